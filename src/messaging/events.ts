@@ -110,3 +110,9 @@ export type ProviderEventType = ProviderEvent["type"];
 
 /** The driver's answer to a permission request. */
 export type PermissionVerdict = "approve" | "approve_always" | "deny" | "cancelled";
+
+/** A prompt content block (the ACP ContentBlock subset parley sends). */
+export type PromptContent =
+  | { type: "text"; text: string }
+  | { type: "image"; mimeType: string; data: string }
+  | { type: "resource_link"; uri: string; name: string; mimeType?: string };

@@ -1,10 +1,6 @@
-import type { PermissionVerdict, ProviderEvent } from "../messaging/events.js";
+import type { PermissionVerdict, PromptContent, ProviderEvent } from "../messaging/events.js";
 
-/** A prompt content block (the ACP ContentBlock subset parley sends). */
-export type PromptContent =
-  | { type: "text"; text: string }
-  | { type: "image"; mimeType: string; data: string }
-  | { type: "resource_link"; uri: string; name: string; mimeType?: string };
+export type { PromptContent };
 
 /**
  * One agent process bound to one session: what SessionManager and TurnDriver need, nothing more.

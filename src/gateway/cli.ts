@@ -1,0 +1,136 @@
+/**
+ * The `parley` command: start | doctor | --help. Exit codes: 0 ok, 1 unhealthy (doctor) or startup
+ * failure, 2 usage or configuration error.
+ */
+import { parseArgs } from "node:util";
+import { ParleyError } from "../messaging/errors.js";
+import type { GrantControl } from "./channel.js";
+import type { ParleyConfig } from "./config.js";
+import { loadConfig, parseAgentCommand } from "./config.js";
+import { doctor } from "./doctor.js";
+import { Gateway } from "./gateway.js";
+import { createLogger } from "./logging.js";
+
+export const HELP = `parley: make an AI agent reachable from the chat apps people already use
+
+Usage:
+  parley start [--config FILE] [--host H] [--port N] [--agent "COMMAND ARGS…"] [--allow-remote]
+  parley doctor [--config FILE]
+  parley --help
+
+start    Run the gateway. With no configuration it serves the web chat on
+         http://127.0.0.1:8787 with the bundled demo agent and prints the URL (with its token).
+doctor   Report, per channel, whether it is configured, incomplete (naming the missing setting)
+         or disabled. Never prints a secret.
+
+Options:
+  --config FILE     Config file (default: ./parley.config.json, over $PARLEY_HOME/config.json)
+  --host H          Web chat host (default 127.0.0.1; a non-loopback host needs --allow-remote)
+  --port N          Web chat port (default 8787; 0 picks a free port)
+  --agent "CMD…"    The ACP agent to run, e.g. --agent "gemini --acp"
+  --allow-remote    Allow binding the web chat to a non-loopback host
+`;
+
+export interface CliIo {
+  out: (line: string) => void;
+  err: (line: string) => void;
+  env: Readonly<Record<string, string | undefined>>;
+  cwd: string;
+  /** Resolves when the process is asked to stop (SIGINT/SIGTERM). */
+  stopSignal: () => Promise<string>;
+  grant?: GrantControl;
+}
+
+const NO_GRANT: GrantControl = {
+  isActive: () => false,
+  command: () => "Auto-approve is not available in this build.",
+};
+
+export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(argv);
+  } catch (error) {
+    io.err(`parley: ${(error as Error).message}\n\n${HELP}`);
+    return 2;
+  }
+  const { values, positionals } = parsed;
+  const command = positionals[0];
+  if (values.help || !command || command === "help") {
+    io.out(HELP);
+    return command || values.help ? 0 : 2;
+  }
+  if (command !== "start" && command !== "doctor") {
+    io.err(`parley: unknown command "${command}"\n\n${HELP}`);
+    return 2;
+  }
+  let loaded: ReturnType<typeof loadConfig>;
+  try {
+    loaded = loadConfig({
+      cwd: io.cwd,
+      processEnv: io.env,
+      ...(values.config ? { configPath: values.config } : {}),
+    });
+    applyOverrides(loaded.config, values);
+  } catch (error) {
+    io.err(`parley: ${error instanceof ParleyError ? error.message : String(error)}`);
+    return 2;
+  }
+  if (command === "doctor") {
+    const report = doctor(loaded);
+    for (const line of report.lines) io.out(line);
+    return report.healthy ? 0 : 1;
+  }
+  const logger = createLogger(loaded.config.logLevel);
+  let gateway: Gateway;
+  try {
+    gateway = await Gateway.start({
+      config: loaded.config,
+      env: loaded.env,
+      home: loaded.home,
+      logger,
+      announce: io.out,
+      grant: io.grant ?? NO_GRANT,
+    });
+  } catch (error) {
+    io.err(`parley: failed to start: ${String(error)}`);
+    return 1;
+  }
+  if (gateway.running.length === 0) {
+    io.err("parley: no channel started; run `parley doctor` to see why");
+    await gateway.shutdown();
+    return 1;
+  }
+  const signal = await io.stopSignal();
+  logger.info(`received ${signal}; shutting down`);
+  await gateway.shutdown();
+  return 0;
+}
+
+function parse(argv: string[]) {
+  return parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      config: { type: "string" },
+      host: { type: "string" },
+      port: { type: "string" },
+      agent: { type: "string" },
+      "allow-remote": { type: "boolean" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+}
+
+function applyOverrides(config: ParleyConfig, values: ReturnType<typeof parse>["values"]): void {
+  if (values.host) config.webchat.host = values.host;
+  if (values.port !== undefined) {
+    const port = Number(values.port);
+    if (!Number.isInteger(port) || port < 0 || port > 65535) {
+      throw new ParleyError("CONFIG_INVALID", `--port must be an integer 0-65535, got "${values.port}"`);
+    }
+    config.webchat.port = port;
+  }
+  if (values["allow-remote"]) config.webchat.allowRemote = true;
+  if (values.agent) config.agent = { ...parseAgentCommand(values.agent), env: {} };
+}

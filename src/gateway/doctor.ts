@@ -1,0 +1,37 @@
+/**
+ * `parley doctor`: what the gateway would do with this config and environment, per channel,
+ * without starting anything and without ever printing a secret (only setting NAMES appear).
+ */
+import type { ChannelEntry } from "./channel.js";
+import type { LoadedConfig } from "./config.js";
+import { resolveAgent } from "./gateway.js";
+import { CHANNELS } from "./registry.js";
+
+export interface DoctorReport {
+  lines: string[];
+  healthy: boolean;
+}
+
+export function doctor(loaded: LoadedConfig, channels: readonly ChannelEntry[] = CHANNELS): DoctorReport {
+  const lines: string[] = [];
+  let healthy = true;
+  lines.push(`config: ${loaded.sources.length ? loaded.sources.join(" + ") : "defaults (no config file)"}`);
+  lines.push(`data home: ${loaded.home}`);
+  const agent = resolveAgent(loaded.config);
+  lines.push(
+    `agent: ${loaded.config.agent ? [agent.command, ...agent.args].join(" ") : "bundled demo agent"}`,
+  );
+  for (const entry of channels) {
+    const probe = entry.configured(loaded.config, loaded.env);
+    if (probe.status === "configured") lines.push(`✓ ${entry.name}: configured`);
+    else if (probe.status === "disabled")
+      lines.push(`- ${entry.name}: disabled${probe.note ? ` (${probe.note})` : ""}`);
+    else {
+      healthy = false;
+      lines.push(
+        `✗ ${entry.name}: incomplete, missing ${probe.missing?.join(", ") ?? "settings"} (see ${entry.docs})`,
+      );
+    }
+  }
+  return { lines, healthy };
+}

@@ -1,0 +1,119 @@
+/**
+ * Gateway lifecycle: build the shared machinery once (audit, sessions over the configured ACP
+ * agent, the auto-approve grant), start every configured channel in isolation, and shut down
+ * quiescently: stop intake and settle turns per channel, then close agent processes.
+ */
+import { join } from "node:path";
+import { JsonlAuditSink } from "../messaging/audit.js";
+import type { PipelineProvider } from "../messaging/dispatch.js";
+import type { Logger } from "../messaging/logger.js";
+import { SessionManager } from "../messaging/session-manager.js";
+import { AcpProvider } from "../providers/acp.js";
+import { demoAgentCommand } from "../providers/demo-command.js";
+import type { ChannelEntry, GatewayContext, GrantControl, RunningChannel } from "./channel.js";
+import type { AgentConfig, Env, ParleyConfig } from "./config.js";
+import { CHANNELS } from "./registry.js";
+
+export interface GatewayOptions {
+  config: ParleyConfig;
+  env: Env;
+  home: string;
+  logger: Logger;
+  announce: (line: string) => void;
+  channels?: readonly ChannelEntry[];
+  grant: GrantControl;
+}
+
+export interface ChannelFailure {
+  name: string;
+  error: string;
+}
+
+/** The agent to run: the configured one, else the bundled demo agent. */
+export function resolveAgent(config: ParleyConfig): AgentConfig {
+  if (config.agent) return config.agent;
+  const demo = demoAgentCommand();
+  return { command: demo.command, args: demo.args, env: {} };
+}
+
+export class Gateway {
+  readonly running: RunningChannel[] = [];
+  readonly failures: ChannelFailure[] = [];
+  private stopping: Promise<void> | null = null;
+
+  private constructor(
+    private readonly ctx: GatewayContext,
+    private readonly audit: JsonlAuditSink,
+  ) {}
+
+  static async start(o: GatewayOptions): Promise<Gateway> {
+    const audit = new JsonlAuditSink(join(o.home, "audit.jsonl"), (error) =>
+      o.logger.error("audit write failed", { error: String(error) }),
+    );
+    const agent = resolveAgent(o.config);
+    const sessions = new SessionManager<PipelineProvider>({
+      softStopBudgetMs: o.config.softStopBudgetSeconds * 1000,
+      logger: o.logger,
+      audit,
+      createProvider: () =>
+        new AcpProvider({
+          command: agent.command,
+          args: agent.args,
+          env: agent.env,
+          ...(agent.cwd ? { cwd: agent.cwd } : {}),
+          logger: o.logger,
+        }),
+    });
+    const ctx: GatewayContext = {
+      config: o.config,
+      env: o.env,
+      home: o.home,
+      logger: o.logger,
+      audit,
+      sessions,
+      pipeline: { audit, logger: o.logger },
+      grant: o.grant,
+      announce: o.announce,
+    };
+    const gateway = new Gateway(ctx, audit);
+    for (const entry of o.channels ?? CHANNELS) await gateway.startChannel(entry);
+    return gateway;
+  }
+
+  /** One channel's failure is logged with what to do, and the others still start. */
+  private async startChannel(entry: ChannelEntry): Promise<void> {
+    const probe = entry.configured(this.ctx.config, this.ctx.env);
+    if (probe.status === "disabled") return;
+    if (probe.status === "incomplete") {
+      const error = `not started: missing ${probe.missing?.join(", ")} (see ${entry.docs}; run \`parley doctor\`)`;
+      this.failures.push({ name: entry.name, error });
+      this.ctx.logger.warn(`${entry.name}: ${error}`);
+      return;
+    }
+    try {
+      const mod = await entry.load();
+      this.running.push(await mod.start(this.ctx));
+      this.ctx.logger.info(`${entry.name}: started`);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.failures.push({ name: entry.name, error: message });
+      this.ctx.logger.error(`${entry.name}: failed to start: ${message} (see ${entry.docs})`);
+    }
+  }
+
+  /** Quiescent and idempotent: channels first (intake, in-flight turns), then the agents. */
+  shutdown(): Promise<void> {
+    this.stopping ??= (async () => {
+      for (const channel of [...this.running].reverse()) {
+        try {
+          await channel.stop();
+        } catch (error) {
+          this.ctx.logger.error(`${channel.name}: stop failed`, { error: String(error) });
+        }
+      }
+      await this.ctx.sessions.closeAll();
+      await this.audit.flush();
+    })();
+    return this.stopping;
+  }
+}

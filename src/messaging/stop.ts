@@ -1,0 +1,30 @@
+/**
+ * /stop (alias /cancel): cancel the running turn, drop every queued message and finalize the
+ * receipt to Cancelled. Shared handler: returns reply TEXT, takes no platform address.
+ */
+import type { MidTurnRouter } from "./mid-turn.js";
+import type { SessionManager } from "./session-manager.js";
+
+export const STOP_NOTHING_RUNNING = "Nothing is running.";
+
+export async function stopRunningTurn(
+  sessions: SessionManager,
+  sessionKey: string,
+  opts: { router?: MidTurnRouter; onError?: (error: unknown) => void },
+): Promise<string> {
+  let dropped = 0;
+  if (opts.router) {
+    const q = opts.router.receiptQueue(sessionKey);
+    // Clear and finalize together under the receipt lock, so a concurrent drain sees both or neither.
+    dropped = await q.lock.run(() => q.clearLocked());
+  }
+  const live = await sessions.hasActiveTurn(sessionKey);
+  if (live) {
+    // The acknowledgement is immediate; escalation to a hard stop runs after the soft-stop budget.
+    sessions.stopTurn(sessionKey).catch((error) => opts.onError?.(error));
+  }
+  if (!live && dropped === 0) return STOP_NOTHING_RUNNING;
+  const parts = [live ? "🛑 Stopping the current turn." : "🛑 No turn was running."];
+  if (dropped > 0) parts.push(`Dropped ${dropped} queued message${dropped === 1 ? "" : "s"}.`);
+  return parts.join(" ");
+}

@@ -1,0 +1,156 @@
+/**
+ * ScriptedProvider: replays scripted event lists as provider turns, for tests and golden transcripts.
+ * Steps may carry a delay (on injected timers); a permission request waits for the driver's answer
+ * and may branch on it, so approve and deny paths are both scriptable. Honours cancel and steer.
+ */
+import type { Timers } from "../messaging/clock.js";
+import { realClock, sleep } from "../messaging/clock.js";
+import type { PermissionVerdict, ProviderEvent } from "../messaging/events.js";
+import type { PromptContent, Provider } from "./provider.js";
+
+export type ScriptStep =
+  | ProviderEvent
+  | { delayMs: number; event?: ProviderEvent }
+  | { throws: string }
+  /** Anything, to exercise the driver's malformed-event path. */
+  | { raw: unknown };
+
+export interface ScriptedTurn {
+  steps: ScriptStep[];
+  /** After a permission request is answered, these steps follow (keyed by verdict). */
+  onPermission?: Partial<Record<PermissionVerdict, ScriptStep[]>>;
+}
+
+export interface ScriptedProviderOptions {
+  timers?: Timers;
+  supportsSteer?: boolean;
+  /** Each steer is acknowledged by this event (default: a typed steer_consumed). */
+  steerEvent?: (text: string, n: number) => ProviderEvent | null;
+  /** When true, cancel() is ignored (an agent that never acks), exercising the hard-stop path. */
+  ignoreCancel?: boolean;
+  cwd?: string;
+}
+
+export class ScriptedProvider implements Provider {
+  readonly prompts: (string | PromptContent[])[] = [];
+  readonly answers: { requestId: string; verdict: PermissionVerdict }[] = [];
+  readonly steers: string[] = [];
+  started = false;
+  closed = false;
+  readonly supportsSteer: boolean;
+  readonly cwd: string;
+  contextUsagePct: number | undefined = undefined;
+  private readonly turns: ScriptedTurn[];
+  private readonly timers: Timers;
+  private active = false;
+  private cancelRequested = false;
+  private readonly pendingPermissions = new Map<string, (verdict: PermissionVerdict) => void>();
+  private readonly injected: ProviderEvent[] = [];
+  private abort = new AbortController();
+
+  constructor(
+    turns: (ScriptedTurn | ScriptStep[])[],
+    private readonly options: ScriptedProviderOptions = {},
+  ) {
+    this.turns = turns.map((t) => (Array.isArray(t) ? { steps: t } : t));
+    this.timers = options.timers ?? realClock;
+    this.supportsSteer = options.supportsSteer ?? false;
+    this.cwd = options.cwd ?? process.cwd();
+  }
+
+  async start(): Promise<void> {
+    this.started = true;
+  }
+
+  hasActiveTurn(): boolean {
+    return this.active;
+  }
+
+  answerPermission(requestId: string, verdict: PermissionVerdict): void {
+    this.answers.push({ requestId, verdict });
+    const settle = this.pendingPermissions.get(requestId);
+    this.pendingPermissions.delete(requestId);
+    settle?.(verdict);
+  }
+
+  async cancel(): Promise<boolean> {
+    if (!this.active || this.options.ignoreCancel) return false;
+    this.cancelRequested = true;
+    for (const [id, settle] of this.pendingPermissions) {
+      this.pendingPermissions.delete(id);
+      settle("cancelled");
+    }
+    this.abort.abort(new Error("cancelled"));
+    return true;
+  }
+
+  async steer(text: string): Promise<boolean> {
+    if (!this.supportsSteer || !this.active) return false;
+    this.steers.push(text);
+    const make = this.options.steerEvent ?? ((t, n) => ({ type: "steer_consumed", id: `s${n}`, summary: t }));
+    const event = make(text, this.steers.length);
+    if (event) this.injected.push(event);
+    return true;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.active = false;
+    this.abort.abort(new Error("closed"));
+  }
+
+  prompt(content: string | PromptContent[]): AsyncIterable<ProviderEvent> {
+    this.prompts.push(content);
+    const turn = this.turns.shift() ?? { steps: [{ type: "complete", stopReason: "end_turn" }] };
+    return this.play(turn);
+  }
+
+  private async *play(turn: ScriptedTurn): AsyncGenerator<ProviderEvent> {
+    this.active = true;
+    this.cancelRequested = false;
+    this.abort = new AbortController();
+    const queue: ScriptStep[] = [...turn.steps];
+    try {
+      while (queue.length > 0) {
+        yield* this.drainInjected();
+        if (this.cancelRequested) break;
+        const step = queue.shift() as ScriptStep;
+        if ("delayMs" in step) {
+          try {
+            await sleep(this.timers, step.delayMs, this.abort.signal);
+          } catch {
+            // Aborted by cancel/close: fall through to the cancelled ending below.
+            break;
+          }
+          if (step.event) yield step.event;
+          continue;
+        }
+        if ("throws" in step) throw new Error(step.throws);
+        if ("raw" in step) {
+          yield step.raw as ProviderEvent;
+          continue;
+        }
+        if (step.type === "permission_request") {
+          const answered = new Promise<PermissionVerdict>((resolve) =>
+            this.pendingPermissions.set(step.requestId, resolve),
+          );
+          yield step;
+          const verdict = await answered;
+          queue.unshift(...(turn.onPermission?.[verdict] ?? []));
+          continue;
+        }
+        yield step;
+        if (step.type === "complete") return;
+      }
+      yield* this.drainInjected();
+      if (this.cancelRequested || this.abort.signal.aborted)
+        yield { type: "complete", stopReason: "cancelled" };
+    } finally {
+      this.active = false;
+    }
+  }
+
+  private *drainInjected(): Generator<ProviderEvent> {
+    while (this.injected.length > 0) yield this.injected.shift() as ProviderEvent;
+  }
+}

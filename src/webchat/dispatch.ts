@@ -1,0 +1,237 @@
+/**
+ * The web chat's dispatcher: its address (one conversation per page id) and its widgets only.
+ * Commands come from the one COMMAND_SPEC; busy handling, the turn pipeline, approvals and /stop
+ * are the shared messaging machinery.
+ */
+
+import type { GrantControl } from "../gateway/channel.js";
+import type { ApprovalDecider, ApprovalRequest, ApprovalTicket } from "../messaging/approval.js";
+import {
+  PendingApprovals,
+  RECEIPT_EXPIRED,
+  TextReplyApprovalDecider,
+  TIMEOUT_NOTICE,
+  WidgetApprovalDecider,
+} from "../messaging/approval.js";
+import type { AuditSink } from "../messaging/audit.js";
+import type { Clock } from "../messaging/clock.js";
+import { realClock } from "../messaging/clock.js";
+import { ConversationState } from "../messaging/conversation.js";
+import type { PipelineDeps, PipelineProvider } from "../messaging/dispatch.js";
+import { driveTurn } from "../messaging/dispatch.js";
+import type { ApprovalMode } from "../messaging/driver.js";
+import { buildDmSessionKey } from "../messaging/link.js";
+import type { Logger } from "../messaging/logger.js";
+import type { QueueMode } from "../messaging/mid-turn.js";
+import { MidTurnRouter } from "../messaging/mid-turn.js";
+import type { SessionManager } from "../messaging/session-manager.js";
+import { stopRunningTurn } from "../messaging/stop.js";
+import type { InboundMessage } from "../messaging/transport.js";
+import type { Connection } from "./client.js";
+import { helpText, parseCommand, usageOf } from "./commands.js";
+import type { ClientFrame } from "./protocol.js";
+import { WebChatRenderer } from "./renderer.js";
+import type { WebChatTransport } from "./transport.js";
+
+export interface WebChatDispatcherOptions {
+  transport: WebChatTransport;
+  sessions: SessionManager<PipelineProvider>;
+  pipeline: Omit<PipelineDeps, "sessions">;
+  audit: AuditSink;
+  logger: Logger;
+  approvalMode: ApprovalMode;
+  queueMode: QueueMode;
+  grant?: GrantControl;
+  clock?: Clock;
+  approvalTimeoutMs?: number;
+  agentName?: string;
+}
+
+export class WebChatDispatcher {
+  private readonly registry: PendingApprovals;
+  private readonly widget: WidgetApprovalDecider;
+  private readonly typed: TextReplyApprovalDecider;
+  private readonly router: MidTurnRouter;
+  private readonly conversations: ConversationState;
+  private readonly active = new Map<string, WebChatRenderer>();
+  private readonly inflight = new Set<Promise<unknown>>();
+  private readonly clock: Clock;
+
+  constructor(private readonly o: WebChatDispatcherOptions) {
+    this.clock = o.clock ?? realClock;
+    this.registry = new PendingApprovals({
+      timers: this.clock,
+      audit: o.audit,
+      ...(o.approvalTimeoutMs ? { timeoutMs: o.approvalTimeoutMs } : {}),
+      onError: (error) => o.logger.warn("approval notice failed", { error: String(error) }),
+    });
+    const onTimeout = (request: ApprovalRequest) =>
+      this.active.get(request.sessionKey)?.markApproval(request.requestId, TIMEOUT_NOTICE);
+    this.widget = new WidgetApprovalDecider(this.registry, { onTimeout });
+    this.typed = new TextReplyApprovalDecider(this.registry, { onTimeout });
+    this.conversations = new ConversationState({ clock: this.clock });
+    this.router = new MidTurnRouter({
+      sessions: o.sessions,
+      queueMode: o.queueMode,
+      surfaceFor: (key) => {
+        const conversationId = this.conversationOf(key);
+        return {
+          post: async (text) => o.transport.post(conversationId, { role: "receipt", text, final: false }),
+          edit: async (id, text) => {
+            o.transport.edit(conversationId, id, { text, final: !text.startsWith("⏳") });
+          },
+        };
+      },
+      runTurn: (key, text, release) => this.runTurn(key, text, release),
+    });
+  }
+
+  private readonly keyToConversation = new Map<string, string>();
+
+  private conversationOf(key: string): string {
+    return this.keyToConversation.get(key) ?? key;
+  }
+
+  sessionKeyFor(conversationId: string): string {
+    const gen = this.conversations.generation(conversationId);
+    const key = buildDmSessionKey("webchat", this.o.agentName ?? "default", conversationId, { gen });
+    this.keyToConversation.set(key, conversationId);
+    return key;
+  }
+
+  /** Frames from the server. Turns run in the background; the socket is never blocked on one. */
+  handleFrame(conn: Connection, frame: ClientFrame): void {
+    const task = this.route(conn, frame).catch((error) => {
+      this.o.logger.error("webchat dispatch failed", { error: String(error) });
+      conn.send({ type: "error", message: "Something went wrong handling that message." });
+    });
+    this.inflight.add(task);
+    void task.finally(() => this.inflight.delete(task));
+  }
+
+  private async route(conn: Connection, frame: ClientFrame): Promise<void> {
+    const t = this.o.transport;
+    if (frame.type === "press") {
+      const key = this.sessionKeyFor(conn.conversationId);
+      const reply = this.widget.press(key, frame.requestId, frame.nonce, frame.verdict);
+      if (reply === RECEIPT_EXPIRED)
+        t.post(conn.conversationId, { role: "system", text: reply, final: true });
+      else
+        this.active
+          .get(key)
+          ?.markApproval(frame.requestId, frame.verdict === "deny" ? "❌ Denied" : "✅ Approved");
+      return;
+    }
+    const interpretCommands = frame.type === "message";
+    // The transport pipeline: ack -> drop bots -> normalize -> authorize (audited) -> dispatch.
+    const outcome = await t.receive({
+      principal: conn.principal,
+      conversationId: conn.conversationId,
+      text: frame.text,
+      author: "user",
+    });
+    if (outcome.status === "denied") conn.send({ type: "error", message: "Not authorized." });
+    if (outcome.status === "dispatched") await this.onMessage(outcome.message, { interpretCommands });
+  }
+
+  private async onMessage(message: InboundMessage, opts: { interpretCommands: boolean }): Promise<void> {
+    const t = this.o.transport;
+    const conversationId = message.conversationId;
+    t.post(conversationId, { role: "user", text: message.text, final: true });
+    const reply = (text: string) => void t.post(conversationId, { role: "system", text, final: true });
+    let key = this.sessionKeyFor(conversationId);
+    let text = message.text;
+    let override: QueueMode | undefined;
+
+    // A message that is entirely 1/2/3 answers the open prompt (typed replies are the floor).
+    if (opts.interpretCommands && this.registry.hasOpen(key)) {
+      const answer = this.typed.handleReply(key, text);
+      if (answer !== null) {
+        if (answer) reply(answer);
+        return;
+      }
+    }
+    if (opts.interpretCommands) {
+      const cmd = parseCommand(text);
+      if (cmd) {
+        if (cmd.spec.override) {
+          if (!cmd.arg) return reply(usageOf(cmd.spec));
+          override = cmd.spec.override;
+          text = cmd.arg; // the payload is content: "/queue /new" queues the literal "/new"
+        } else {
+          switch (cmd.spec.name) {
+            case "help":
+              return reply(helpText());
+            case "stop":
+              return reply(await stopRunningTurn(this.o.sessions, key, { router: this.router }));
+            case "yolo":
+              return reply(
+                this.o.grant ? this.o.grant.command(cmd.arg) : "Auto-approve is not available here.",
+              );
+            case "new": {
+              if (this.o.sessions.isBusy(key))
+                return reply("A turn is still running: /stop it first, then /new.");
+              const old = key;
+              this.conversations.advance(conversationId);
+              key = this.sessionKeyFor(conversationId);
+              await this.o.sessions.evict(old);
+              return reply("🆕 Fresh conversation started.");
+            }
+          }
+        }
+      }
+    }
+    const outcome = await this.router.submit(
+      key,
+      { text },
+      { interpretCommands: opts.interpretCommands, ...(override ? { override } : {}) },
+    );
+    if (outcome === "steered") this.active.get(key)?.noteSteer(text);
+  }
+
+  private decider(key: string): ApprovalDecider {
+    return {
+      open: (request: ApprovalRequest, signal: AbortSignal): ApprovalTicket =>
+        this.widget.open({ ...request, sessionKey: key }, signal),
+    };
+  }
+
+  private async runTurn(key: string, text: string, release: () => void): Promise<void> {
+    const conversationId = this.conversationOf(key);
+    const renderer = new WebChatRenderer(this.o.transport, conversationId, {
+      timers: this.clock,
+      now: () => this.clock.now(),
+    });
+    this.active.set(key, renderer);
+    try {
+      await driveTurn(
+        { ...this.o.pipeline, sessions: this.o.sessions, clock: this.clock },
+        {
+          sessionKey: key,
+          channelType: "webchat",
+          text,
+          renderer,
+          release,
+          origin: { channelType: "webchat", conversationId },
+          policy: {
+            approvalMode: this.o.approvalMode,
+            decider: this.decider(key),
+            autoApproveSession: () => this.o.grant?.isActive() ?? false,
+          },
+        },
+      );
+    } finally {
+      if (this.active.get(key) === renderer) this.active.delete(key);
+      this.registry.denyAll(key);
+    }
+  }
+
+  /** Shutdown: deny open prompts, stop live turns, and wait for in-flight work to settle. */
+  async shutdown(): Promise<void> {
+    for (const key of this.active.keys()) {
+      this.registry.denyAll(key);
+      await stopRunningTurn(this.o.sessions, key, { router: this.router });
+    }
+    await Promise.allSettled([...this.inflight]);
+  }
+}

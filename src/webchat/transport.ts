@@ -1,0 +1,162 @@
+/**
+ * WebChatTransport: the web chat as a MessagingTransport. The page's socket is authenticated by the
+ * per-start token, so the token holder is the one principal; an unconfigured transport (no server,
+ * no token) authorizes nobody. Bubbles are kept per conversation so a reconnect restores the chat.
+ */
+import { defineCapabilities } from "../messaging/capabilities.js";
+import { redactForDisplay } from "../messaging/display-safety.js";
+import type { InboundMessage, TransportOptions } from "../messaging/transport.js";
+import { inboundMessage, MessagingTransport } from "../messaging/transport.js";
+import { renderMarkdown } from "./markdown.js";
+import type { Bubble, ServerFrame } from "./protocol.js";
+
+/** What the server hands the transport for one inbound frame. */
+export interface WebChatEnvelope {
+  principal: string;
+  conversationId: string;
+  text: string;
+  /** Only "user" frames are turns; anything relayed back from our own output is "bot". */
+  author: "user" | "bot";
+}
+
+export const WEBCHAT_CAPABILITIES = defineCapabilities({
+  streaming: true,
+  edit: true,
+  reactions: false,
+  filesInbound: false,
+  filesOutbound: false,
+  richBlocks: true,
+  threads: false,
+  tableMode: "native",
+  nativeTables: true,
+  maxMessageChars: 16_000,
+  maxButtons: 5,
+  // The page parses no broadcast-mention grammar; defanging would only mangle addresses.
+  mentionGrammars: false,
+  supportsProactiveSend: true,
+  returnsMessageId: true,
+});
+
+/** Bubbles kept per conversation; older ones fall off (the agent keeps the real transcript). */
+const MAX_BUBBLES = 500;
+
+export type BubblePatch = Partial<Omit<Bubble, "id" | "html">>;
+
+export class WebChatTransport extends MessagingTransport<WebChatEnvelope> {
+  readonly channelType = "webchat";
+  override readonly capabilities = WEBCHAT_CAPABILITIES;
+  private readonly principals = new Set<string>();
+  private readonly logs = new Map<string, Bubble[]>();
+  private seq = 0;
+  private push: (conversationId: string, frame: ServerFrame) => void = () => {};
+
+  constructor(options: TransportOptions & { push?: (conversationId: string, frame: ServerFrame) => void }) {
+    super(options);
+    if (options.push) this.push = options.push;
+  }
+
+  /** The server calls this once it holds a token: the token holder becomes the one principal. */
+  admit(principal: string, push: (conversationId: string, frame: ServerFrame) => void): void {
+    this.principals.add(principal);
+    this.push = push;
+  }
+
+  /** A page opened this conversation: it now exists as a destination. */
+  open(conversationId: string): Bubble[] {
+    let log = this.logs.get(conversationId);
+    if (!log) {
+      log = [];
+      this.logs.set(conversationId, log);
+    }
+    return log;
+  }
+
+  protected isBotAuthored(raw: WebChatEnvelope): boolean {
+    return raw.author !== "user";
+  }
+
+  protected normalize(raw: WebChatEnvelope): InboundMessage | null {
+    return inboundMessage({
+      channelType: this.channelType,
+      userId: raw.principal,
+      conversationId: raw.conversationId,
+      text: raw.text,
+    });
+  }
+
+  authorize(message: InboundMessage): boolean {
+    return this.principals.has(message.userId);
+  }
+
+  override maySendTo(
+    conversationId: string,
+    _threadId: string | undefined,
+    _opts: { principal: string },
+  ): boolean {
+    return this.principals.size > 0 && this.logs.has(conversationId);
+  }
+
+  async sendMessage(conversationId: string, content: string): Promise<string> {
+    if (!this.logs.has(conversationId)) return "";
+    return this.post(conversationId, { role: "assistant", text: content, final: true });
+  }
+
+  async resolveConversation(userId: string): Promise<string> {
+    return userId;
+  }
+
+  async fetchHistory(conversationId: string): Promise<InboundMessage[]> {
+    return (this.logs.get(conversationId) ?? [])
+      .filter((b) => b.role === "user")
+      .map((b) =>
+        inboundMessage({
+          channelType: this.channelType,
+          userId: "owner",
+          conversationId,
+          text: b.text,
+          messageId: b.id,
+        }),
+      );
+  }
+
+  /** Display-form redaction, then markdown-it with raw HTML off: the one render path of every bubble. */
+  private render(text: string): { text: string; html: string } {
+    const safe = redactForDisplay(text).text;
+    return { text: safe, html: renderMarkdown(safe) };
+  }
+
+  /** Create a bubble; returns its id. */
+  post(conversationId: string, bubble: Omit<Bubble, "id" | "html">): string {
+    const log = this.open(conversationId);
+    const id = `b${++this.seq}`;
+    const rendered = this.render(bubble.text);
+    const full: Bubble = {
+      ...bubble,
+      ...rendered,
+      id,
+      ...(bubble.status ? { status: redactForDisplay(bubble.status).text } : {}),
+    };
+    log.push(full);
+    if (log.length > MAX_BUBBLES) log.splice(0, log.length - MAX_BUBBLES);
+    this.push(conversationId, { type: "upsert", bubble: full });
+    return id;
+  }
+
+  /** Edit a bubble in place; false when it no longer exists. */
+  edit(conversationId: string, id: string, patch: BubblePatch): boolean {
+    const log = this.logs.get(conversationId);
+    const index = log?.findIndex((b) => b.id === id) ?? -1;
+    if (!log || index < 0) return false;
+    const current = log[index] as Bubble;
+    const next: Bubble = { ...current, ...patch };
+    if (patch.text !== undefined) Object.assign(next, this.render(patch.text));
+    if (patch.status !== undefined) next.status = redactForDisplay(patch.status).text;
+    log[index] = next;
+    this.push(conversationId, { type: "upsert", bubble: next });
+    return true;
+  }
+
+  bubbles(conversationId: string): readonly Bubble[] {
+    return this.logs.get(conversationId) ?? [];
+  }
+}

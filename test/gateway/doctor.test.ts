@@ -1,0 +1,72 @@
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { CliIo } from "../../src/gateway/cli.js";
+import { runCli } from "../../src/gateway/cli.js";
+
+async function run(
+  argv: string[],
+  opts: { config?: unknown; env?: Record<string, string>; homeEnv?: string } = {},
+) {
+  const dir = mkdtempSync(join(tmpdir(), "parley-doctor-"));
+  if (opts.config !== undefined) writeFileSync(join(dir, "parley.config.json"), JSON.stringify(opts.config));
+  if (opts.homeEnv !== undefined) writeFileSync(join(dir, ".env"), opts.homeEnv);
+  const out: string[] = [];
+  const err: string[] = [];
+  const io: CliIo = {
+    out: (l) => out.push(l),
+    err: (l) => err.push(l),
+    env: { PARLEY_HOME: dir, ...opts.env },
+    cwd: dir,
+    stopSignal: () => new Promise(() => {}),
+  };
+  const code = await runCli(argv, io);
+  return { code, out: out.join("\n"), err: err.join("\n") };
+}
+
+describe("parley doctor", () => {
+  it("a healthy zero-config setup: web chat configured, demo agent, exit 0", async () => {
+    const r = await run(["doctor"]);
+    expect(r.code).toBe(0);
+    expect(r.out).toContain("✓ webchat: configured");
+    expect(r.out).toContain("agent: bundled demo agent");
+    expect(r.out).toContain("- telegram: disabled (set TELEGRAM_BOT_TOKEN to enable)");
+  });
+
+  it("names the exact missing token and never prints a secret", async () => {
+    const r = await run(["doctor"], {
+      config: { telegram: { allowedUserIds: [42] }, discord: { allowedUserIds: [] } },
+      env: { DISCORD_BOT_TOKEN: "super-secret-discord-token-value" },
+    });
+    expect(r.code).toBe(1);
+    expect(r.out).toContain(
+      "✗ telegram: incomplete, missing TELEGRAM_BOT_TOKEN (see docs/channels/telegram.md)",
+    );
+    expect(r.out).toContain("✗ discord: incomplete, missing discord.allowedUserIds");
+    expect(r.out).not.toContain("super-secret");
+  });
+
+  it("reads secrets from $PARLEY_HOME/.env", async () => {
+    const r = await run(["doctor"], {
+      config: { telegram: { allowedUserIds: ["42"] } },
+      homeEnv: "TELEGRAM_BOT_TOKEN=123:abc\n",
+    });
+    expect(r.out).toContain("✓ telegram: configured");
+    expect(r.out).not.toContain("123:abc");
+  });
+
+  it("an invalid config key is named with what was expected", async () => {
+    const r = await run(["doctor"], { config: { webchat: { prot: 8080 }, approvalMode: "sometimes" } });
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('unknown key "webchat.prot"');
+    expect(r.err).toMatch(/"approvalMode": .*("interactive"|interactive)/);
+  });
+
+  it("--help and unknown commands", async () => {
+    expect((await run(["--help"])).out).toContain("parley start");
+    const bad = await run(["launch"]);
+    expect(bad.code).toBe(2);
+    expect(bad.err).toContain('unknown command "launch"');
+  });
+});

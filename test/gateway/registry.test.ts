@@ -1,0 +1,85 @@
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import type { ChannelEntry } from "../../src/gateway/channel.js";
+import { configSchema } from "../../src/gateway/config.js";
+import { Gateway } from "../../src/gateway/gateway.js";
+import { MemoryLogger } from "../../src/messaging/logger.js";
+import { webchatChannel } from "../../src/webchat/index.js";
+
+describe("channel registry", () => {
+  it("a channel whose load() throws does not stop the web chat from starting", async () => {
+    const loaded: string[] = [];
+    const broken: ChannelEntry = {
+      name: "broken",
+      docs: "docs/channels/broken.md",
+      configured: () => ({ status: "configured" }),
+      load: async () => {
+        loaded.push("broken");
+        throw new Error("cannot import the SDK");
+      },
+    };
+    const lazy: ChannelEntry = {
+      name: "unconfigured",
+      docs: "docs/channels/x.md",
+      configured: () => ({ status: "disabled" }),
+      load: async () => {
+        loaded.push("unconfigured");
+        throw new Error("must never be imported");
+      },
+    };
+    const logger = new MemoryLogger();
+    const announced: string[] = [];
+    const config = configSchema.parse({ webchat: { port: 0 } });
+    const gateway = await Gateway.start({
+      config,
+      env: {},
+      home: mkdtempSync(join(tmpdir(), "parley-reg-")),
+      logger,
+      announce: (l) => announced.push(l),
+      channels: [broken, lazy, webchatChannel],
+      grant: { isActive: () => false, command: () => "" },
+    });
+    try {
+      expect(gateway.running.map((c) => c.name)).toEqual(["webchat"]);
+      expect(gateway.failures).toEqual([{ name: "broken", error: "cannot import the SDK" }]);
+      expect(loaded).toEqual(["broken"]); // the unconfigured channel was never imported
+      expect(announced[0]).toMatch(/^parley web chat: http:\/\/127\.0\.0\.1:\d+\/\?token=/);
+      expect(
+        logger.entries.some((e) => e.level === "error" && e.message.includes("broken: failed to start")),
+      ).toBe(true);
+    } finally {
+      await gateway.shutdown();
+    }
+  });
+
+  it("refuses a non-loopback host unless asked, and warns when asked", async () => {
+    const logger = new MemoryLogger();
+    const base = {
+      env: {},
+      logger,
+      announce: () => {},
+      channels: [webchatChannel],
+      grant: { isActive: () => false, command: () => "" },
+    };
+    const g1 = await Gateway.start({
+      ...base,
+      home: mkdtempSync(join(tmpdir(), "p-")),
+      config: configSchema.parse({ webchat: { host: "0.0.0.0", port: 0 } }),
+    });
+    expect(g1.running).toEqual([]);
+    expect(g1.failures[0]?.error).toContain("--allow-remote");
+    await g1.shutdown();
+    const g2 = await Gateway.start({
+      ...base,
+      home: mkdtempSync(join(tmpdir(), "p-")),
+      config: configSchema.parse({ webchat: { host: "0.0.0.0", port: 0, allowRemote: true } }),
+    });
+    expect(g2.running.map((c) => c.name)).toEqual(["webchat"]);
+    expect(
+      logger.entries.some((e) => e.level === "warn" && e.message.includes("reachable from other machines")),
+    ).toBe(true);
+    await g2.shutdown();
+  });
+});

@@ -1,0 +1,148 @@
+/**
+ * End to end in real headless Chromium: the gateway in-process with the web chat and the bundled
+ * demo agent as a real ACP subprocess; the page is driven like a user would.
+ */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Browser, Page } from "playwright-core";
+import { chromium } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { configSchema } from "../../src/gateway/config.js";
+import { Gateway } from "../../src/gateway/gateway.js";
+import { MemoryLogger } from "../../src/messaging/logger.js";
+import { webchatChannel } from "../../src/webchat/index.js";
+
+let gateway: Gateway;
+let browser: Browser;
+let url = "";
+
+beforeAll(async () => {
+  process.env.DEMO_AGENT_SPEED = "2";
+  const announced: string[] = [];
+  gateway = await Gateway.start({
+    config: configSchema.parse({ webchat: { port: 0 } }),
+    env: {},
+    home: mkdtempSync(join(tmpdir(), "parley-e2e-")),
+    logger: new MemoryLogger(),
+    announce: (l) => announced.push(l),
+    channels: [webchatChannel],
+    grant: { isActive: () => false, command: () => "" },
+  });
+  url = (announced[0] ?? "").replace("parley web chat: ", "");
+  browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--no-first-run",
+    ],
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await gateway?.shutdown();
+});
+
+async function openChat(conversation: string): Promise<Page> {
+  const page = await browser.newPage();
+  await page.goto(`${url}&c=${conversation}`);
+  await page
+    .getByTestId("connection")
+    .filter({ hasText: /^connected$/ })
+    .waitFor();
+  return page;
+}
+
+async function say(page: Page, text: string): Promise<void> {
+  await page.getByTestId("input").fill(text);
+  await page.getByTestId("send").click();
+}
+
+const lastAssistant = (page: Page) => page.locator('[data-role="assistant"][data-final="true"]').last();
+
+describe("web chat in Chromium", () => {
+  it("streams an answer with a rendered code block, then a table", async () => {
+    const page = await openChat("e2e-render");
+    await say(page, "hello");
+    await expect
+      .poll(() => lastAssistant(page).locator("pre code").count(), { timeout: 15_000 })
+      .toBeGreaterThan(0);
+    await say(page, "table");
+    await expect
+      .poll(() => page.locator('[data-role="assistant"] table').count(), { timeout: 15_000 })
+      .toBeGreaterThan(0);
+    const status = await lastAssistant(page).getByTestId("status").textContent();
+    expect(status).toMatch(/^Finished in /);
+    await page.close();
+  }, 40_000);
+
+  it("approves a tool through the button and the agent reports the approval", async () => {
+    const page = await openChat("e2e-tool");
+    await say(page, "tool");
+    const approve = page.getByTestId("approval-button").first();
+    await approve.waitFor({ timeout: 15_000 });
+    await approve.click();
+    await expect
+      .poll(() => page.locator('[data-role="assistant"]').allTextContents(), { timeout: 15_000 })
+      .toEqual(expect.arrayContaining([expect.stringContaining("Permission approved")]));
+    await expect
+      .poll(() => page.locator('[data-role="approval"]').getByTestId("status").textContent())
+      .toBe("✅ Approved");
+    await page.close();
+  }, 40_000);
+
+  it("an option chip is sent back as the user's message and answered", async () => {
+    const page = await openChat("e2e-options");
+    await say(page, "options");
+    const chip = page.getByTestId("chip").first();
+    await chip.waitFor({ timeout: 15_000 });
+    const label = (await chip.textContent()) ?? "";
+    await chip.click();
+    await expect
+      .poll(() => page.locator('[data-role="user"]').allTextContents(), { timeout: 10_000 })
+      .toEqual(expect.arrayContaining([label]));
+    await page.close();
+  }, 40_000);
+
+  it("a message sent mid-turn gets a queue receipt that flips to Now answering", async () => {
+    const page = await openChat("e2e-queue");
+    await say(page, "tool"); // the turn waits on the approval: a stable mid-turn window
+    await page.getByTestId("approval-button").first().waitFor({ timeout: 15_000 });
+    await say(page, "/queue hello again");
+    const receipt = page.locator('[data-role="receipt"]').last();
+    await expect
+      .poll(() => receipt.textContent(), { timeout: 10_000 })
+      .toContain('⏳ Queued (1): "hello again"');
+    await page.getByTestId("approval-button").first().click();
+    await expect
+      .poll(() => receipt.textContent(), { timeout: 15_000 })
+      .toContain('▶️ Now answering (1): "hello again"');
+    await page.close();
+  }, 40_000);
+
+  it("/stop ends a slow turn", async () => {
+    const page = await openChat("e2e-stop");
+    await say(page, "slow");
+    await page.locator('[data-role="assistant"]').last().locator("p").first().waitFor({ timeout: 15_000 });
+    await say(page, "/stop");
+    await expect
+      .poll(() => page.locator('[data-role="system"]').allTextContents(), { timeout: 10_000 })
+      .toEqual(expect.arrayContaining([expect.stringContaining("Stopping the current turn")]));
+    await expect
+      .poll(() => lastAssistant(page).getByTestId("status").textContent(), { timeout: 15_000 })
+      .toMatch(/^🛑 Stopped/);
+    await page.close();
+  }, 40_000);
+
+  it("a reload restores the conversation", async () => {
+    const page = await openChat("e2e-render");
+    await expect
+      .poll(() => page.locator('[data-role="user"]').count(), { timeout: 5_000 })
+      .toBeGreaterThanOrEqual(2);
+    await page.close();
+  });
+});
