@@ -32,7 +32,7 @@ function walk(dir: string): string[] {
 }
 
 /** Every module specifier in a source file: import/export ... from, bare import, dynamic import(). */
-export function specifiersOf(source: string): string[] {
+function specifiersOf(source: string): string[] {
   const out: string[] = [];
   const patterns = [
     /\b(?:import|export)\s[^'"`;]*?\sfrom\s*["']([^"']+)["']/g,

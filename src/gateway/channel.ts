@@ -7,6 +7,7 @@ import type { AuditSink } from "../messaging/audit.js";
 import type { PipelineDeps, PipelineProvider } from "../messaging/dispatch.js";
 import type { Logger } from "../messaging/logger.js";
 import type { SessionManager } from "../messaging/session-manager.js";
+import type { SessionStore } from "../messaging/session-store.js";
 import type { Env, ParleyConfig } from "./config.js";
 
 export interface ChannelProbe {
@@ -19,8 +20,8 @@ export interface ChannelProbe {
 /** The one process-wide auto-approve grant, as a channel sees it. */
 export interface GrantControl {
   isActive(): boolean;
-  /** Handle "/yolo <arg>"; returns the reply text. */
-  command(arg: string): string;
+  /** Handle "/yolo <arg>" from `source` (the channel) on behalf of `caller`; returns the reply text. */
+  command(arg: string, who?: { source: string; caller: string }): string;
 }
 
 export interface GatewayContext {
@@ -32,6 +33,8 @@ export interface GatewayContext {
   sessions: SessionManager<PipelineProvider>;
   pipeline: Omit<PipelineDeps, "sessions">;
   grant: GrantControl;
+  /** The durable session store (absent in tests that need none). */
+  store?: SessionStore;
   /** One line for the operator on stdout (the web chat URL). */
   announce: (line: string) => void;
 }

@@ -90,7 +90,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       home: loaded.home,
       logger,
       announce: io.out,
-      grant: io.grant ?? NO_GRANT,
+      ...(io.grant ? { grant: io.grant } : {}),
     });
   } catch (error) {
     io.err(`parley: failed to start: ${String(error)}`);

@@ -17,7 +17,15 @@ const agentSchema = z.strictObject({
   cwd: z.string().optional(),
 });
 
-const idList = z.array(z.union([z.string(), z.number().int()]).transform(String));
+/** Platform ids as strings; a JSON number past 2^53 has already lost digits, so it is refused. */
+const idList = z.array(
+  z
+    .union([
+      z.string(),
+      z.number().int().refine(Number.isSafeInteger, "id too large for a JSON number: quote it"),
+    ])
+    .transform(String),
+);
 
 export const configSchema = z.strictObject({
   agent: agentSchema.optional(),
@@ -39,6 +47,14 @@ export const configSchema = z.strictObject({
       enabled: z.boolean().optional(),
       apiRoot: z.string().url().optional(),
       allowedUserIds: idList.default([]),
+      allowForum: z.boolean().default(false),
+      /** Negative supergroup ids. */
+      allowedForumChatIds: idList.default([]),
+      forumActivation: z.enum(["always", "mention", "off"]).optional(),
+      /** Unset: the gateway-wide queueMode. */
+      queueMode: z.enum(["steer", "queue"]).optional(),
+      pollTimeoutSeconds: z.number().int().min(0).max(50).default(30),
+      dmScope: z.enum(["per-channel-peer", "per-peer", "unified"]).optional(),
     })
     .optional(),
   discord: z
@@ -46,6 +62,12 @@ export const configSchema = z.strictObject({
       enabled: z.boolean().optional(),
       apiBase: z.string().url().optional(),
       allowedUserIds: idList.default([]),
+      allowedThreadIds: idList.default([]),
+      allowedChannelIds: idList.default([]),
+      autoThread: z.boolean().default(false),
+      reactionsEnabled: z.boolean().default(true),
+      showThinking: z.boolean().default(false),
+      queueMode: z.enum(["steer", "queue"]).optional(),
     })
     .optional(),
 });

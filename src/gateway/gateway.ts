@@ -5,7 +5,9 @@
  */
 import { join } from "node:path";
 import { JsonlAuditSink } from "../messaging/audit.js";
+import { runYoloCommand, SafetyOverride, YOLO_PHRASING_MARKDOWN } from "../messaging/commands.js";
 import type { PipelineProvider } from "../messaging/dispatch.js";
+import { FileSessionStore } from "../messaging/file-session-store.js";
 import type { Logger } from "../messaging/logger.js";
 import { SessionManager } from "../messaging/session-manager.js";
 import { AcpProvider } from "../providers/acp.js";
@@ -21,7 +23,17 @@ export interface GatewayOptions {
   logger: Logger;
   announce: (line: string) => void;
   channels?: readonly ChannelEntry[];
-  grant: GrantControl;
+  /** Defaults to the process-wide SafetyOverride behind /yolo. */
+  grant?: GrantControl;
+}
+
+/** The ONE process-wide auto-approve grant, spoken through the shared /yolo handler. */
+export function safetyGrant(override: SafetyOverride): GrantControl {
+  return {
+    isActive: () => override.isActive(),
+    command: (arg, who = { source: "chat", caller: "" }) =>
+      runYoloCommand(arg, { override, ...who, phrasing: YOLO_PHRASING_MARKDOWN }),
+  };
 }
 
 export interface ChannelFailure {
@@ -36,6 +48,33 @@ export function resolveAgent(config: ParleyConfig): AgentConfig {
   return { command: demo.command, args: demo.args, env: {} };
 }
 
+/** Prefixes of parley's own channel secrets: an agent never needs them, so it never sees them. */
+const CHANNEL_SECRET_PREFIXES = [
+  "TELEGRAM_",
+  "DISCORD_",
+  "SLACK_",
+  "WEBEX_",
+  "WECOM_",
+  "TEAMS_",
+  "MSTEAMS_",
+  "FEISHU_",
+  "LARK_",
+  "WHATSAPP_",
+  "IMESSAGE_",
+  "PARLEY_",
+];
+
+/** The environment an agent starts from: parley's, minus the channel secrets. */
+export function agentBaseEnv(env: Env): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (value === undefined || CHANNEL_SECRET_PREFIXES.some((p) => name.toUpperCase().startsWith(p)))
+      continue;
+    out[name] = value;
+  }
+  return out;
+}
+
 export class Gateway {
   readonly running: RunningChannel[] = [];
   readonly failures: ChannelFailure[] = [];
@@ -44,12 +83,15 @@ export class Gateway {
   private constructor(
     private readonly ctx: GatewayContext,
     private readonly audit: JsonlAuditSink,
+    private readonly store: FileSessionStore,
   ) {}
 
   static async start(o: GatewayOptions): Promise<Gateway> {
     const audit = new JsonlAuditSink(join(o.home, "audit.jsonl"), (error) =>
       o.logger.error("audit write failed", { error: String(error) }),
     );
+    // A corrupt store refuses to start with a repair hint rather than silently resetting state.
+    const store = await FileSessionStore.openIn(o.home, { logger: o.logger });
     const agent = resolveAgent(o.config);
     const sessions = new SessionManager<PipelineProvider>({
       softStopBudgetMs: o.config.softStopBudgetSeconds * 1000,
@@ -60,6 +102,7 @@ export class Gateway {
           command: agent.command,
           args: agent.args,
           env: agent.env,
+          baseEnv: agentBaseEnv(o.env),
           ...(agent.cwd ? { cwd: agent.cwd } : {}),
           logger: o.logger,
         }),
@@ -71,11 +114,12 @@ export class Gateway {
       logger: o.logger,
       audit,
       sessions,
-      pipeline: { audit, logger: o.logger },
-      grant: o.grant,
+      pipeline: { audit, logger: o.logger, store },
+      grant: o.grant ?? safetyGrant(new SafetyOverride({ audit, logger: o.logger })),
+      store,
       announce: o.announce,
     };
-    const gateway = new Gateway(ctx, audit);
+    const gateway = new Gateway(ctx, audit, store);
     for (const entry of o.channels ?? CHANNELS) await gateway.startChannel(entry);
     return gateway;
   }
@@ -112,6 +156,11 @@ export class Gateway {
         }
       }
       await this.ctx.sessions.closeAll();
+      try {
+        await this.store.close();
+      } catch (error) {
+        this.ctx.logger.error("session store close failed", { error: String(error) });
+      }
       await this.audit.flush();
     })();
     return this.stopping;

@@ -165,6 +165,9 @@ export async function driveTurn(deps: PipelineDeps, turn: ChannelTurn): Promise<
     result.error = error;
     result.stopReason ||= "error";
     log.error("turn failed", { session: turn.sessionKey, error: String(error) });
+    // A provider that failed mid-turn (exit, protocol garbage) stays failed: replace it so the next
+    // message starts cleanly instead of meeting the same error.
+    deps.sessions.hardStop(turn.sessionKey).catch((e) => log.warn("respawn failed", { error: String(e) }));
   } finally {
     try {
       await renderer.close(result.ok ? undefined : "turn_failed");

@@ -166,7 +166,9 @@ export class WebChatDispatcher {
               return reply(await stopRunningTurn(this.o.sessions, key, { router: this.router }));
             case "yolo":
               return reply(
-                this.o.grant ? this.o.grant.command(cmd.arg) : "Auto-approve is not available here.",
+                this.o.grant
+                  ? this.o.grant.command(cmd.arg, { source: "webchat", caller: message.userId })
+                  : "Auto-approve is not available here.",
               );
             case "new": {
               if (this.o.sessions.isBusy(key))

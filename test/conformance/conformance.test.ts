@@ -8,9 +8,11 @@ import { afterAll, describe, expect, it } from "vitest";
 import { capabilitiesToJson } from "../../src/messaging/capabilities.js";
 import type { ChannelHarness } from "./contract.js";
 import { CONTRACT_CHECKS, channelContract } from "./contract.js";
+import { discordHarness } from "./discord.harness.js";
+import { telegramHarness } from "./telegram.harness.js";
 import { webchatHarness } from "./webchat.harness.js";
 
-const HARNESSES: ChannelHarness[] = [webchatHarness];
+const HARNESSES: ChannelHarness[] = [webchatHarness, telegramHarness, discordHarness];
 const results = new Map<string, Map<string, boolean>>();
 
 for (const h of HARNESSES) {

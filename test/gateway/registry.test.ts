@@ -83,3 +83,19 @@ describe("channel registry", () => {
     await g2.shutdown();
   });
 });
+
+describe("agent environment", () => {
+  it("keeps the agent's own keys and strips parley's channel secrets", async () => {
+    const { agentBaseEnv } = await import("../../src/gateway/gateway.js");
+    expect(
+      agentBaseEnv({
+        PATH: "/bin",
+        GEMINI_API_KEY: "agent-needs-this",
+        TELEGRAM_BOT_TOKEN: "123:abc",
+        DISCORD_BOT_TOKEN: "x",
+        PARLEY_HOME: "/h",
+        UNSET: undefined,
+      }),
+    ).toEqual({ PATH: "/bin", GEMINI_API_KEY: "agent-needs-this" });
+  });
+});

@@ -103,8 +103,10 @@ describe("web chat in Chromium", () => {
     const label = (await chip.textContent()) ?? "";
     await chip.click();
     await expect
-      .poll(() => page.locator('[data-role="user"]').allTextContents(), { timeout: 10_000 })
-      .toEqual(expect.arrayContaining([label]));
+      .poll(async () => (await page.locator('[data-role="user"]').allTextContents()).map((t) => t.trim()), {
+        timeout: 10_000,
+      })
+      .toEqual(expect.arrayContaining([label.trim()]));
     await page.close();
   }, 40_000);
 

@@ -1,0 +1,147 @@
+/**
+ * Starting Discord: REST + Gateway client, transport, dispatcher, wired to the gateway's shared
+ * machinery. The Gateway must reach READY (bounded) for the channel to count as started; the
+ * application-command registration runs in the background because its only product is
+ * discoverability, and the ! text commands are the floor if it fails.
+ */
+import type { GatewayContext, RunningChannel } from "../gateway/channel.js";
+import type { Clock } from "../messaging/clock.js";
+import { ParleyError } from "../messaging/errors.js";
+import type { DiscordClientOptions } from "./client.js";
+import { DiscordClient, intentsFor } from "./client.js";
+import { applicationCommandPayload } from "./commands.js";
+import { DiscordDispatcher } from "./dispatch.js";
+import { readDiscordSettings, readToggles } from "./settings.js";
+import { DiscordTransport } from "./transport.js";
+import type { DiscordEnvelope } from "./wire.js";
+import {
+  INTERACTION_APPLICATION_COMMAND,
+  INTERACTION_MESSAGE_COMPONENT,
+  interactionSchema,
+  messageSchema,
+} from "./wire.js";
+
+/** Knobs tests (and embedders) may turn; the gateway passes none. */
+export interface DiscordStartOverrides {
+  clock?: Clock;
+  throttleMs?: number;
+  approvalTimeoutMs?: number;
+  client?: Partial<
+    Pick<DiscordClientOptions, "breaker" | "reconnect" | "readyTimeoutMs" | "requestTimeoutMs">
+  >;
+}
+
+export interface RunningDiscord extends RunningChannel {
+  client: DiscordClient;
+  transport: DiscordTransport;
+  dispatcher: DiscordDispatcher;
+  /** Settles when the background command registration finished (tests await it). */
+  registration: Promise<void>;
+}
+
+/** PING, autocomplete and modal submit each need their own callback shape: dropped at the boundary. */
+const HANDLED_INTERACTIONS = new Set([INTERACTION_APPLICATION_COMMAND, INTERACTION_MESSAGE_COMPONENT]);
+
+export function toEnvelope(event: string, data: unknown): DiscordEnvelope | null {
+  if (event === "MESSAGE_CREATE") {
+    const m = messageSchema.safeParse(data);
+    return m.success ? { kind: "message", message: m.data } : null;
+  }
+  if (event === "INTERACTION_CREATE") {
+    const i = interactionSchema.safeParse(data);
+    return i.success && HANDLED_INTERACTIONS.has(i.data.type)
+      ? { kind: "interaction", interaction: i.data }
+      : null;
+  }
+  return null;
+}
+
+export async function startDiscord(
+  ctx: GatewayContext,
+  overrides: DiscordStartOverrides = {},
+): Promise<RunningDiscord> {
+  const s = readDiscordSettings(ctx.config, ctx.env);
+  for (const problem of s.problems) ctx.logger.warn(`discord: ${problem}`);
+  if (!s.token) throw new ParleyError("CONFIG_INVALID", "DISCORD_BOT_TOKEN is not set");
+  if (s.allowedUserIds.size === 0)
+    ctx.logger.warn("discord: discord.allowedUserIds is empty, so nobody can use the bot (deny by default)");
+  if (s.allowedChannelIds.size > 0 && !s.autoThread)
+    ctx.logger.warn(
+      "discord: allowedChannelIds has no effect without autoThread (a channel is never answered in place)",
+    );
+  const guild = s.allowedThreadIds.size > 0 || s.allowedChannelIds.size > 0;
+  let dispatcher: DiscordDispatcher | null = null;
+  const client = new DiscordClient({
+    token: s.token,
+    apiBase: s.apiBase,
+    intents: intentsFor(guild),
+    logger: ctx.logger,
+    ...(overrides.clock ? { clock: overrides.clock } : {}),
+    ...overrides.client,
+    onDispatch: (event, data) => {
+      const envelope = toEnvelope(event, data);
+      if (envelope) void dispatcher?.handle(envelope);
+      else if (event === "MESSAGE_CREATE" || event === "INTERACTION_CREATE")
+        ctx.logger.debug("discord: event dropped at the boundary", { event });
+    },
+    onState: (state) => {
+      if (state.error) ctx.logger.warn(`discord: ${state.error}`);
+    },
+  });
+  const transport = new DiscordTransport({
+    audit: ctx.audit,
+    rest: client,
+    botUserId: () => client.botUserId,
+    allowedUserIds: s.allowedUserIds,
+    allowedThreadIds: s.allowedThreadIds,
+    allowedChannelIds: s.allowedChannelIds,
+    autoThread: s.autoThread,
+    logger: ctx.logger,
+  });
+  dispatcher = new DiscordDispatcher({
+    transport,
+    rest: client,
+    sessions: ctx.sessions,
+    pipeline: ctx.pipeline,
+    audit: ctx.audit,
+    logger: ctx.logger,
+    approvalMode: ctx.config.approvalMode,
+    queueMode: s.queueMode,
+    autoApproveSession: () => ctx.grant.isActive(),
+    toggles: () =>
+      readToggles(
+        () => ctx.config,
+        (error) => ctx.logger.warn("discord: toggles unreadable", { error: String(error) }),
+      ),
+    ...(overrides.clock ? { clock: overrides.clock } : {}),
+    ...(overrides.throttleMs !== undefined ? { throttleMs: overrides.throttleMs } : {}),
+    ...(overrides.approvalTimeoutMs ? { approvalTimeoutMs: overrides.approvalTimeoutMs } : {}),
+  });
+  await client.connect();
+  const { rows, skipped } = applicationCommandPayload();
+  if (skipped.length) ctx.logger.warn("discord: command rows skipped (invalid for Discord)", { skipped });
+  const registration = client.registerCommands(rows).then((res) => {
+    if (!res.ok)
+      ctx.logger.warn("discord: registering slash commands failed; ! commands still work", {
+        status: res.status,
+      });
+  });
+  ctx.announce(`parley discord: connected as ${client.botUserId}`);
+  const running = dispatcher;
+  return {
+    name: "discord",
+    client,
+    transport,
+    dispatcher: running,
+    registration,
+    async stop() {
+      await running.shutdown();
+      await registration;
+      await client.close();
+    },
+  };
+}
+
+export function start(ctx: GatewayContext): Promise<RunningChannel> {
+  return startDiscord(ctx);
+}

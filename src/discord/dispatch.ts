@@ -1,0 +1,424 @@
+/**
+ * Discord's dispatcher: its addresses (a DM, an allow-listed thread, an autoThread-created thread)
+ * and its widgets only. Per Gateway event: the transport's silent screen, then its audited receive,
+ * then commands from the one COMMAND_SPEC, presses (approval, option, model), the typed approval
+ * floor, and everything else through the shared MidTurnRouter (run now, steer, or queue behind one
+ * receipt) into driveTurn with a DiscordRenderer. Events are handled in the background: the Gateway
+ * reader is never blocked on a turn.
+ */
+import type { ApprovalDecider, ApprovalRequest, ApprovalTicket } from "../messaging/approval.js";
+import {
+  PendingApprovals,
+  RECEIPT_EXPIRED,
+  TextReplyApprovalDecider,
+  TIMEOUT_NOTICE,
+  WidgetApprovalDecider,
+} from "../messaging/approval.js";
+import type { AuditSink } from "../messaging/audit.js";
+import type { Clock } from "../messaging/clock.js";
+import { realClock } from "../messaging/clock.js";
+import { ConversationState } from "../messaging/conversation.js";
+import type { PipelineDeps, PipelineProvider } from "../messaging/dispatch.js";
+import { driveTurn } from "../messaging/dispatch.js";
+import type { ApprovalMode } from "../messaging/driver.js";
+import type { ChannelLink } from "../messaging/link.js";
+import {
+  buildDmSessionKey,
+  rebindConversationLocation,
+  releaseConversationLocation,
+} from "../messaging/link.js";
+import type { Logger } from "../messaging/logger.js";
+import type { QueueMode } from "../messaging/mid-turn.js";
+import { MidTurnRouter } from "../messaging/mid-turn.js";
+import type { QueuedItem } from "../messaging/queue-receipt.js";
+import type { SessionManager } from "../messaging/session-manager.js";
+import { stopRunningTurn } from "../messaging/stop.js";
+import type { InboundMessage } from "../messaging/transport.js";
+import { uploadsRestricted } from "../messaging/upload-gate.js";
+import {
+  helpText,
+  isBareOverride,
+  isUnknownCommand,
+  parseCommand,
+  unknownCommandCard,
+  usageOf,
+} from "./commands.js";
+import { discordSafe, fitPlatformCap } from "./format.js";
+import { commandReply, EPHEMERAL } from "./payload.js";
+import { DiscordRenderer } from "./renderer.js";
+import type { RenderToggles } from "./settings.js";
+import type { DiscordRest, DiscordTransport } from "./transport.js";
+import type { UploadPolicy } from "./uploads.js";
+import { parseCustomId } from "./widgets.js";
+import type { DiscordEnvelope, DiscordInteraction } from "./wire.js";
+import { buttonLabel, INTERACTION_APPLICATION_COMMAND } from "./wire.js";
+
+/** The reaction that tells a user their mid-turn message was folded into the running turn. */
+export const STEER_RECEIPT_EMOJI = "📥";
+
+export interface DiscordDispatcherOptions {
+  transport: DiscordTransport;
+  rest: DiscordRest;
+  sessions: SessionManager<PipelineProvider>;
+  pipeline: Omit<PipelineDeps, "sessions">;
+  audit: AuditSink;
+  logger: Logger;
+  approvalMode: ApprovalMode;
+  queueMode: QueueMode;
+  /** The process-wide grant; Discord offers no command to arm it, but honours it. */
+  autoApproveSession?: () => boolean;
+  /** Re-read per turn (reactions, show-thinking). */
+  toggles: () => RenderToggles;
+  clock?: Clock;
+  approvalTimeoutMs?: number;
+  throttleMs?: number;
+  agentName?: string;
+}
+
+interface Origin {
+  messageId?: string;
+}
+
+type Reply = (text: string) => Promise<void>;
+
+export class DiscordDispatcher {
+  private readonly registry: PendingApprovals;
+  private readonly widget: WidgetApprovalDecider;
+  private readonly typed: TextReplyApprovalDecider;
+  private readonly router: MidTurnRouter;
+  private readonly conversations: ConversationState;
+  private readonly active = new Map<string, DiscordRenderer>();
+  private readonly inflight = new Set<Promise<unknown>>();
+  private readonly keyToLocation = new Map<string, ChannelLink>();
+  private readonly clock: Clock;
+
+  constructor(private readonly o: DiscordDispatcherOptions) {
+    this.clock = o.clock ?? realClock;
+    this.registry = new PendingApprovals({
+      timers: this.clock,
+      audit: o.audit,
+      ...(o.approvalTimeoutMs ? { timeoutMs: o.approvalTimeoutMs } : {}),
+      onError: (error) => o.logger.warn("approval notice failed", { error: String(error) }),
+    });
+    // The decision window denies by default on timeout; the prompt says so.
+    const onTimeout = (request: ApprovalRequest) =>
+      this.active.get(request.sessionKey)?.markApproval(request.requestId, TIMEOUT_NOTICE);
+    this.widget = new WidgetApprovalDecider(this.registry, { onTimeout });
+    this.typed = new TextReplyApprovalDecider(this.registry, { onTimeout });
+    this.conversations = new ConversationState({ clock: this.clock });
+    this.router = new MidTurnRouter({
+      sessions: o.sessions,
+      queueMode: o.queueMode,
+      surfaceFor: (key) => {
+        const channelId = this.locationOf(key).conversationId;
+        return {
+          post: async (text) => {
+            const res = await o.rest.createMessage(channelId, { content: discordSafe(text) });
+            return res.ok ? res.data.id : "";
+          },
+          edit: async (id, text) => {
+            if (id) await o.rest.editMessage(channelId, id, { content: discordSafe(text) });
+          },
+        };
+      },
+      runTurn: (key, text, release, opts) => this.runTurn(key, text, release, opts.items),
+    });
+  }
+
+  /** One Gateway dispatch. Runs in the background; failures are logged, never thrown at the reader. */
+  handle(envelope: DiscordEnvelope): Promise<void> {
+    const task = this.route(envelope).catch((error: unknown) => {
+      this.o.logger.error("discord dispatch failed", { error: String(error) });
+    });
+    this.inflight.add(task);
+    void task.finally(() => this.inflight.delete(task));
+    return task;
+  }
+
+  private location(message: InboundMessage): ChannelLink {
+    return {
+      channelType: "discord",
+      conversationId: message.conversationId,
+      ...(message.threadId ? { threadId: message.threadId } : {}),
+    };
+  }
+
+  private locationOf(key: string): ChannelLink {
+    return this.keyToLocation.get(key) ?? { channelType: "discord", conversationId: key };
+  }
+
+  /** DM: the peer's id is the scope (so proactive sends can name their principal); thread: the thread. */
+  sessionKeyFor(message: InboundMessage): string {
+    const thread = message.threadId;
+    const route = thread ? `thread:${thread}` : `dm:${message.userId}`;
+    const gen = this.conversations.generation(route);
+    const key = thread
+      ? buildDmSessionKey("discord", this.o.agentName ?? "default", thread, { gen, chatType: "thread" })
+      : buildDmSessionKey("discord", this.o.agentName ?? "default", message.userId, { gen });
+    this.keyToLocation.set(key, this.location(message));
+    return key;
+  }
+
+  private routeName(message: InboundMessage): string {
+    return message.threadId ? `thread:${message.threadId}` : `dm:${message.userId}`;
+  }
+
+  private async route(envelope: DiscordEnvelope): Promise<void> {
+    const t = this.o.transport;
+    if (!(await t.screen(envelope))) return;
+    const outcome = await t.receive(envelope);
+    if (envelope.kind === "interaction") {
+      if (outcome.status === "denied" && envelope.interaction.type === INTERACTION_APPLICATION_COMMAND)
+        await this.callbackReply(envelope.interaction, "You are not allowed to use this bot.");
+      if (outcome.status === "dispatched") await this.onInteraction(envelope.interaction, outcome.message);
+      return;
+    }
+    if (outcome.status !== "dispatched") return;
+    let message = outcome.message;
+    if (t.routeFor(message) === "channel") {
+      const routed = await t.openThreadFor(message);
+      if (!routed) return;
+      message = routed;
+    }
+    const reply: Reply = async (text) => this.post(message.conversationId, text);
+    await this.onMessage(message, reply, { interpretCommands: true });
+  }
+
+  private async post(channelId: string, text: string): Promise<void> {
+    for (const part of fitPlatformCap(discordSafe(text))) {
+      const res = await this.o.rest.createMessage(channelId, { content: part });
+      if (!res.ok) this.o.logger.warn("discord reply failed", { status: res.status });
+    }
+  }
+
+  /** A slash-command reply: type 4, ephemeral (an approved thread is readable by every member). */
+  private async callbackReply(interaction: DiscordInteraction, text: string): Promise<void> {
+    const [first] = fitPlatformCap(discordSafe(text));
+    const res = await this.o.rest.interactionCallback(
+      interaction.id,
+      interaction.token,
+      commandReply(first ?? ""),
+    );
+    if (!res.ok) this.o.logger.warn("discord command reply failed", { status: res.status });
+  }
+
+  private async onInteraction(interaction: DiscordInteraction, message: InboundMessage): Promise<void> {
+    if (interaction.type === INTERACTION_APPLICATION_COMMAND) {
+      // The one permitted first response is the command's reply itself.
+      const reply: Reply = (text) => this.callbackReply(interaction, text);
+      const handled = await this.onCommand(message, reply);
+      if (!handled) await reply("I don't know that command.");
+      return;
+    }
+    const customId = interaction.data?.custom_id ?? "";
+    const target = parseCustomId(customId);
+    const key = this.sessionKeyFor(message);
+    const ephemeral = async (text: string) => {
+      const res = await this.o.rest.followup(interaction.token, {
+        content: discordSafe(text),
+        flags: EPHEMERAL,
+      });
+      if (!res.ok) this.o.logger.warn("discord follow-up failed", { status: res.status });
+    };
+    if (!target) return;
+    if (target.kind === "approval") {
+      const verdict = target.approve ? "approve" : "deny";
+      const answer = this.widget.press(key, target.requestId, target.nonce, verdict);
+      if (answer === RECEIPT_EXPIRED) return ephemeral(answer);
+      await this.active
+        .get(key)
+        ?.markApproval(target.requestId, target.approve ? "✅ Approved" : "❌ Denied");
+      return;
+    }
+    if (target.kind === "model") return ephemeral("Model switching is not available with this agent.");
+    // An option press: the label comes back from the component the user actually saw.
+    const label = buttonLabel(interaction, customId);
+    const shown = interaction.message;
+    if (!label || !shown) return ephemeral("That choice is no longer available.");
+    await this.o.rest.editMessage(shown.channel_id, shown.id, {
+      content: fitPlatformCap(`${shown.content}\n-# ✔️ ${discordSafe(label)}`)[0] ?? "",
+      components: [],
+    });
+    // A label is model-authored: re-dispatched with command interpretation OFF.
+    await this.onMessage({ ...message, text: label }, (text) => this.post(message.conversationId, text), {
+      interpretCommands: false,
+    });
+  }
+
+  private async onMessage(
+    message: InboundMessage,
+    reply: Reply,
+    opts: { interpretCommands: boolean },
+  ): Promise<void> {
+    const key = this.sessionKeyFor(message);
+    let text = message.text;
+    let override: QueueMode | undefined;
+    if (opts.interpretCommands) {
+      // A message that is entirely 1 / 2 answers the open prompt: typed replies are the floor.
+      if (this.registry.hasOpen(key)) {
+        const answer = this.typed.handleReply(key, text);
+        if (answer !== null) return answer ? reply(answer) : undefined;
+      }
+      const bare = isBareOverride(text);
+      if (bare) return reply(usageOf(bare));
+      const cmd = parseCommand(text);
+      if (cmd?.spec.override) {
+        override = cmd.spec.override;
+        text = cmd.arg; // the payload is content: "!queue !new" queues the literal "!new"
+      } else if (cmd) {
+        await this.onCommand(message, reply);
+        return;
+      } else if (isUnknownCommand(text)) return reply(unknownCommandCard());
+    }
+    const busy = this.o.sessions.isBusy(key);
+    this.conversations.maybeRotate(this.routeName(message), { busy });
+    const current = this.sessionKeyFor(message);
+    const item: QueuedItem = { text, payload: { messageId: message.messageId } satisfies Origin };
+    const outcome = await this.router.submit(current, item, {
+      interpretCommands: opts.interpretCommands,
+      ...(override ? { override } : {}),
+      hasAttachments: message.attachments.length > 0,
+    });
+    if (outcome === "steered") {
+      this.active.get(current)?.noteSteer(text);
+      if (message.messageId)
+        await this.o.rest.addReaction(message.conversationId, message.messageId, STEER_RECEIPT_EMOJI);
+    }
+  }
+
+  /** Returns false when the text is not a known command. The handlers return text; `reply` sends it. */
+  private async onCommand(message: InboundMessage, reply: Reply): Promise<boolean> {
+    const cmd = parseCommand(message.text);
+    if (!cmd) return false;
+    const key = this.sessionKeyFor(message);
+    if (cmd.spec.override) {
+      await reply(
+        cmd.arg ? "Send that as a message (`!queue <message>`), not from the menu." : usageOf(cmd.spec),
+      );
+      return true;
+    }
+    const store = this.o.pipeline.store;
+    switch (cmd.spec.name) {
+      case "help":
+        await reply(helpText());
+        return true;
+      case "stop":
+        await reply(await stopRunningTurn(this.o.sessions, key, { router: this.router }));
+        return true;
+      case "status": {
+        const running = await this.o.sessions.hasActiveTurn(key);
+        const queued = this.router.receiptQueue(key).size;
+        await reply(`${running ? "▶️ A turn is running." : "💤 Idle."}${queued ? ` ${queued} queued.` : ""}`);
+        return true;
+      }
+      case "new": {
+        if (this.o.sessions.isBusy(key)) {
+          await reply("A turn is still running: `!stop` it first, then `!new`.");
+          return true;
+        }
+        this.conversations.advance(this.routeName(message));
+        await this.o.sessions.evict(key);
+        await reply("🆕 Fresh conversation started.");
+        return true;
+      }
+      case "link":
+        await reply(
+          store
+            ? await rebindConversationLocation(store, {
+                key,
+                location: this.location(message),
+                unlinkCommand: "`!unlink`",
+              })
+            : "Linking is not available in this gateway.",
+        );
+        return true;
+      case "unlink":
+        await reply(
+          store
+            ? (
+                await releaseConversationLocation(store, {
+                  key,
+                  location: this.location(message),
+                  channel: "discord",
+                  logger: this.o.logger,
+                })
+              ).text
+            : "Linking is not available in this gateway.",
+        );
+        return true;
+    }
+    return false;
+  }
+
+  private decider(key: string): ApprovalDecider {
+    return {
+      open: (request: ApprovalRequest, signal: AbortSignal): ApprovalTicket =>
+        this.widget.open({ ...request, sessionKey: key }, signal),
+    };
+  }
+
+  /** The approved upload root is the session provider's real cwd; unknown refuses every reference. */
+  private uploadPolicy(key: string): UploadPolicy {
+    const store = this.o.pipeline.store as { flag?: (key: string, flag: string) => boolean } | undefined;
+    return {
+      root: async () => {
+        const provider = (await this.o.sessions.existingProvider(key)) as { cwd?: unknown } | undefined;
+        return typeof provider?.cwd === "string" ? provider.cwd : undefined;
+      },
+      restricted: () =>
+        typeof store?.flag === "function"
+          ? uploadsRestricted(store as { flag: (k: string, f: string) => boolean }, key, "discord", {
+              audit: this.o.audit,
+            })
+          : false,
+    };
+  }
+
+  private async runTurn(key: string, text: string, release: () => void, items: QueuedItem[]): Promise<void> {
+    const location = this.locationOf(key);
+    const origin = (items[items.length - 1]?.payload ?? {}) as Origin;
+    const renderer = new DiscordRenderer({
+      rest: this.o.rest,
+      channelId: location.conversationId,
+      ...(origin.messageId ? { userMessageId: origin.messageId } : {}),
+      toggles: this.o.toggles(),
+      audit: this.o.audit,
+      logger: this.o.logger,
+      clock: this.clock,
+      ...(this.o.throttleMs !== undefined ? { throttleMs: this.o.throttleMs } : {}),
+      uploads: this.uploadPolicy(key),
+      contextUsage: async () => (await this.o.sessions.existingProvider(key))?.contextUsagePct,
+    });
+    this.active.set(key, renderer);
+    try {
+      await driveTurn(
+        { ...this.o.pipeline, sessions: this.o.sessions, clock: this.clock },
+        {
+          sessionKey: key,
+          channelType: "discord",
+          text,
+          renderer,
+          release,
+          origin: location,
+          policy: {
+            approvalMode: this.o.approvalMode,
+            decider: this.decider(key),
+            autoApproveSession: () => this.o.autoApproveSession?.() ?? false,
+          },
+        },
+      );
+    } finally {
+      if (this.active.get(key) === renderer) this.active.delete(key);
+      this.registry.denyAll(key);
+    }
+  }
+
+  /** Shutdown: deny open prompts, stop live turns, and wait for in-flight work to settle. */
+  async shutdown(): Promise<void> {
+    for (const key of [...this.active.keys()]) {
+      this.registry.denyAll(key);
+      await stopRunningTurn(this.o.sessions, key, { router: this.router });
+    }
+    await Promise.allSettled([...this.inflight]);
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * Discord's widgets and their custom_id grammar, written once: the renderer builds them and the
+ * dispatcher parses what a press sends back. Three families:
+ *   opt:<i>                          an [OPTIONS:] choice; the label is recovered from the component
+ *   a:<request_id>:<nonce>:<1|0>     an approval; the nonce is checked by PendingApprovals
+ *   m:<i>                            a model-picker entry, resolved by index against a TTL registry
+ * A custom_id caps at 100 characters and Discord replays old ones indefinitely, so none carries a
+ * payload a stale press could act on by itself.
+ */
+import type { ActionRow, Button } from "./payload.js";
+
+export const CUSTOM_ID_MAX = 100;
+/** Discord's per-button label cap. */
+export const LABEL_MAX = 80;
+const PER_ROW = 5;
+const MAX_ROWS = 5;
+
+export type PressTarget =
+  | { kind: "option"; index: number }
+  | { kind: "approval"; requestId: string; nonce: string; approve: boolean }
+  | { kind: "model"; index: number };
+
+function clipLabel(label: string): string {
+  const cps = Array.from(label.trim() || "…");
+  return cps.length > LABEL_MAX ? `${cps.slice(0, LABEL_MAX - 1).join("")}…` : cps.join("");
+}
+
+function rows(buttons: Button[]): ActionRow[] {
+  const out: ActionRow[] = [];
+  for (let i = 0; i < buttons.length && out.length < MAX_ROWS; i += PER_ROW)
+    out.push({ type: 1, components: buttons.slice(i, i + PER_ROW) });
+  return out;
+}
+
+/** [OPTIONS:] choices (already capped and display-safe) as secondary buttons, opt:<index>. */
+export function optionRows(labels: readonly string[]): ActionRow[] {
+  return rows(
+    labels.map((label, i) => ({ type: 2, style: 2, label: clipLabel(label), custom_id: `opt:${i}` })),
+  );
+}
+
+export function approvalCustomId(requestId: string, nonce: string, approve: boolean): string {
+  return `a:${requestId}:${nonce}:${approve ? 1 : 0}`;
+}
+
+/**
+ * Approve / Deny. Null when the request id is too long to fit a custom_id with its nonce: a button
+ * that cannot carry its nonce could never be validated, so none is rendered and the prompt times
+ * out to DENY (the safe direction).
+ */
+export function approvalRows(requestId: string, nonce: string): ActionRow[] | null {
+  if (approvalCustomId(requestId, nonce, true).length > CUSTOM_ID_MAX) return null;
+  return rows([
+    { type: 2, style: 3, label: "Approve", custom_id: approvalCustomId(requestId, nonce, true) },
+    { type: 2, style: 4, label: "Deny", custom_id: approvalCustomId(requestId, nonce, false) },
+  ]);
+}
+
+export function modelRows(labels: readonly string[]): ActionRow[] {
+  return rows(
+    labels.map((label, i) => ({ type: 2, style: 2, label: clipLabel(label), custom_id: `m:${i}` })),
+  );
+}
+
+const INDEX = /^(0|[1-9]\d{0,2})$/;
+
+/**
+ * Parse a pressed custom_id. The approval form is read right to left (verdict, then nonce), so a
+ * request id containing ':' stays whole; a button minted before the nonce existed leaves part of the
+ * id where the nonce belongs, and the nonce compare then fails closed.
+ */
+export function parseCustomId(customId: string): PressTarget | null {
+  if (customId.startsWith("opt:") && INDEX.test(customId.slice(4)))
+    return { kind: "option", index: Number(customId.slice(4)) };
+  if (customId.startsWith("m:") && INDEX.test(customId.slice(2)))
+    return { kind: "model", index: Number(customId.slice(2)) };
+  if (!customId.startsWith("a:")) return null;
+  const rest = customId.slice(2);
+  const verdictAt = rest.lastIndexOf(":");
+  if (verdictAt < 0) return null;
+  const verdict = rest.slice(verdictAt + 1);
+  if (verdict !== "1" && verdict !== "0") return null;
+  const head = rest.slice(0, verdictAt);
+  const nonceAt = head.lastIndexOf(":");
+  if (nonceAt <= 0) return null;
+  return {
+    kind: "approval",
+    requestId: head.slice(0, nonceAt),
+    nonce: head.slice(nonceAt + 1),
+    approve: verdict === "1",
+  };
+}

@@ -1,0 +1,77 @@
+/** Options, defaults and small shared helpers of AcpProvider. Layer: providers (messaging types). */
+import { realClock, type Timers } from "../messaging/clock.js";
+import type { Logger } from "../messaging/logger.js";
+
+export type LogLevel = "debug" | "info" | "warn" | "error";
+export type ProviderLogger = (level: LogLevel, msg: string, fields?: Record<string, unknown>) => void;
+
+export interface AcpProviderOptions {
+  /** The agent executable, e.g. "gemini" or process.execPath. Resolved through PATH. */
+  command: string;
+  args?: string[];
+  /** Added to (and overriding) parley's own environment. */
+  env?: Record<string, string>;
+  /**
+   * The environment the agent inherits before `env` is layered on (default: parley's own). The
+   * gateway passes one without parley's channel secrets, so an agent cannot read a bot token.
+   */
+  baseEnv?: Readonly<Record<string, string | undefined>>;
+  /** Working directory of the agent and of its session; made absolute. Default: process.cwd(). */
+  cwd?: string;
+  /** A log function, or the messaging Logger port. Fields never carry prompt or answer text. */
+  logger?: ProviderLogger | Logger;
+  /** An unanswered permission request is rejected after this long. Default 5 minutes. */
+  permissionTimeoutMs?: number;
+  /** How long cancel() waits for the agent to end the turn before a hard stop. Default 5000. */
+  cancelGraceMs?: number;
+  /** SIGTERM -> SIGKILL window of a hard stop. Default 2000. */
+  killGraceMs?: number;
+  /** initialize + session/new must finish within this. Default 60000 (agents launched via npx are slow). */
+  startTimeoutMs?: number;
+  clientInfo?: { name: string; version: string; title?: string };
+  /** Timers for the permission, cancel and startup deadlines (default: real, unref'd). */
+  timers?: Timers;
+}
+
+export const DEFAULTS = {
+  permissionTimeoutMs: 5 * 60_000,
+  cancelGraceMs: 5_000,
+  killGraceMs: 2_000,
+  startTimeoutMs: 60_000,
+} as const;
+
+/** The ACP version parley speaks; v2 changes session/prompt semantics, so only 1 is accepted. */
+export const ACP_PROTOCOL_VERSION = 1;
+
+/** The steering extension (agent-protocols.md): request name and the idle guard. */
+export const STEERING_METHOD = "_session/steering";
+
+/** Warnings and errors to stderr, so a default-constructed provider never fails silently. */
+export const defaultLogger: ProviderLogger = (level, msg, fields) => {
+  if (level === "warn" || level === "error") {
+    console.error(`[parley:acp] ${level}: ${msg}`, fields ?? "");
+  }
+};
+
+export function toLogFunction(logger: ProviderLogger | Logger | undefined): ProviderLogger {
+  if (logger === undefined) return defaultLogger;
+  if (typeof logger === "function") return logger;
+  return (level, msg, fields) => logger[level](msg, fields);
+}
+
+/** Resolves with the promise's value, or undefined once `ms` have passed. */
+export async function withTimeout<T>(
+  promise: Promise<T>,
+  ms: number,
+  timers: Timers = realClock,
+): Promise<T | undefined> {
+  let handle: unknown;
+  const timeout = new Promise<undefined>((resolve) => {
+    handle = timers.setTimeout(() => resolve(undefined), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    timers.clearTimeout(handle);
+  }
+}

@@ -1,0 +1,93 @@
+/**
+ * Inline keyboards and their callback_data grammar.
+ *
+ * Approval: `a:<request_id>:<nonce>:<1|0|t>` (approve, deny, approve and trust the conversation).
+ * The nonce is what a press is validated against: ACP request ids restart in every agent process,
+ * so a button left in the scrollback names an id that may be live again for a different tool. The
+ * parse runs right to left, so a button from before the nonce existed leaves part of its id where
+ * the nonce belongs and the compare fails closed. Telegram caps callback_data at 64 BYTES; a prompt
+ * whose id would not fit gets no buttons (typed replies still answer it) rather than a cut id.
+ *
+ * Options: `o:<index>`; the label is recovered from the pressed message's own keyboard, never
+ * trusted from the payload.
+ */
+import type { ApprovalVerdict } from "../messaging/approval.js";
+import type { PromptOption } from "../messaging/renderer.js";
+import { TELEGRAM_MAX_CALLBACK_BYTES } from "./limits.js";
+import type { TgInlineButton, TgInlineKeyboard } from "./wire.js";
+
+const VERDICT_CODE: Readonly<Record<ApprovalVerdict, string>> = {
+  approve: "1",
+  deny: "0",
+  approve_always: "t",
+};
+const CODE_VERDICT: Readonly<Record<string, ApprovalVerdict>> = {
+  "1": "approve",
+  "0": "deny",
+  t: "approve_always",
+};
+const LABEL: Readonly<Record<ApprovalVerdict, string>> = {
+  approve: "✅ Approve",
+  approve_always: "🤝 Trust",
+  deny: "❌ Deny",
+};
+const ORDER: readonly ApprovalVerdict[] = ["approve", "approve_always", "deny"];
+
+export function approvalData(requestId: string, nonce: string, verdict: ApprovalVerdict): string {
+  return `a:${requestId}:${nonce}:${VERDICT_CODE[verdict]}`;
+}
+
+const fits = (data: string) => Buffer.byteLength(data, "utf8") <= TELEGRAM_MAX_CALLBACK_BYTES;
+
+/** One button per verdict the prompt offers (all sharing the prompt's nonce); null if they cannot fit. */
+export function approvalKeyboard(
+  requestId: string,
+  nonce: string,
+  options: readonly PromptOption[],
+): TgInlineKeyboard | null {
+  const offered = new Set(options.map((o) => o.verdict));
+  const verdicts = ORDER.filter((v) => (offered.size === 0 ? v !== "approve_always" : offered.has(v)));
+  const row = verdicts.map((v) => ({ text: LABEL[v], callback_data: approvalData(requestId, nonce, v) }));
+  if (row.length === 0 || !row.every((b) => fits(b.callback_data))) return null;
+  return { inline_keyboard: [row] };
+}
+
+export interface ApprovalPress {
+  requestId: string;
+  nonce: string;
+  verdict: ApprovalVerdict;
+}
+
+/** Right-to-left parse; null for anything that is not an approval press. */
+export function parseApprovalData(data: string): ApprovalPress | null {
+  if (!data.startsWith("a:")) return null;
+  const rest = data.slice(2);
+  const v = rest.lastIndexOf(":");
+  const n = v < 0 ? -1 : rest.lastIndexOf(":", v - 1);
+  if (n <= 0) return null;
+  const verdict = CODE_VERDICT[rest.slice(v + 1)];
+  if (!verdict) return null;
+  return { requestId: rest.slice(0, n), nonce: rest.slice(n + 1, v), verdict };
+}
+
+/** [OPTIONS:] choices as buttons, two per row (labels are already display-safe). */
+export function optionsKeyboard(labels: readonly string[]): TgInlineKeyboard {
+  const buttons: TgInlineButton[] = labels.map((text, i) => ({
+    text: text || `${i + 1}`,
+    callback_data: `o:${i}`,
+  }));
+  const rows: TgInlineButton[][] = [];
+  for (let i = 0; i < buttons.length; i += 2) rows.push(buttons.slice(i, i + 2));
+  return { inline_keyboard: rows };
+}
+
+/** The label of the pressed option, read back from the message's own keyboard. */
+export function optionLabel(data: string, keyboard: TgInlineKeyboard | undefined): string | null {
+  const m = /^o:([0-9]{1,3})$/.exec(data);
+  if (!m) return null;
+  const index = Number(m[1]);
+  for (const row of keyboard?.inline_keyboard ?? []) {
+    for (const button of row) if (button.callback_data === `o:${index}`) return button.text;
+  }
+  return null;
+}

@@ -1,0 +1,458 @@
+/**
+ * Telegram's dispatcher: its addresses (DM or forum Topic) and its widgets only. Per update:
+ * the transport's audited gate, then commands from the one COMMAND_SPEC, the typed approval floor,
+ * the activation gate for Topics, and everything else through the shared MidTurnRouter (run now,
+ * steer into the live turn, or hold behind one receipt) into driveTurn with this channel's renderer.
+ *
+ * Intake is sequential and turns are not: handleUpdate answers `accepted` once the message is routed
+ * (so the poller keeps per-chat order) and `settled` once the update is terminal (the cursor's
+ * low-water mark advances past it only then).
+ */
+import type { GrantControl } from "../gateway/channel.js";
+import type { ApprovalDecider, ApprovalRequest, ApprovalTicket } from "../messaging/approval.js";
+import {
+  PendingApprovals,
+  parseTypedVerdict,
+  RECEIPT_EXPIRED,
+  TextReplyApprovalDecider,
+  TIMEOUT_NOTICE,
+  WidgetApprovalDecider,
+} from "../messaging/approval.js";
+import type { AuditSink } from "../messaging/audit.js";
+import type { Clock } from "../messaging/clock.js";
+import { realClock } from "../messaging/clock.js";
+import { ConversationState } from "../messaging/conversation.js";
+import type { PipelineDeps, PipelineProvider } from "../messaging/dispatch.js";
+import { driveTurn } from "../messaging/dispatch.js";
+import type { ApprovalMode } from "../messaging/driver.js";
+import type { Logger } from "../messaging/logger.js";
+import type { QueueMode } from "../messaging/mid-turn.js";
+import { MidTurnRouter } from "../messaging/mid-turn.js";
+import { PrivacyModes } from "../messaging/privacy-mode.js";
+import type { QueuedItem } from "../messaging/queue-receipt.js";
+import type { Release } from "../messaging/semaphore.js";
+import type { SessionManager } from "../messaging/session-manager.js";
+import type { SessionStore } from "../messaging/session-store.js";
+import { MemorySessionStore } from "../messaging/session-store.js";
+import { SessionTrust } from "../messaging/session-trust.js";
+import { splitMarkdownSafe } from "../messaging/split.js";
+import { stopRunningTurn } from "../messaging/stop.js";
+import type { InboundMessage } from "../messaging/transport.js";
+import { uploadsRestricted } from "../messaging/upload-gate.js";
+import { optionLabel, parseApprovalData } from "./buttons.js";
+import type { Handled } from "./command-handlers.js";
+import { NOTHING, runCommand } from "./command-handlers.js";
+import { isBareMidTurnOverride, parseCommand, usageOf } from "./commands.js";
+import { activationOutcome } from "./gate.js";
+import { fitTelegramHtml } from "./html.js";
+import { STEER_RECEIPT_EMOJI, TELEGRAM_SOURCE_CAP } from "./limits.js";
+import type { TelegramRendererOptions } from "./renderer.js";
+import { TelegramRenderer } from "./renderer.js";
+import type { Route } from "./routes.js";
+import { locationOf, routeOf, sessionKeyFor } from "./routes.js";
+import type { ForumActivation, TelegramDmScope } from "./settings.js";
+import type { TelegramTransport } from "./transport.js";
+import { threadOf } from "./transport.js";
+import type { TgCallbackQuery, TgUpdate } from "./wire.js";
+
+export interface TelegramDispatcherOptions {
+  transport: TelegramTransport;
+  sessions: SessionManager<PipelineProvider>;
+  pipeline: Omit<PipelineDeps, "sessions">;
+  audit: AuditSink;
+  logger: Logger;
+  approvalMode: ApprovalMode;
+  queueMode: QueueMode;
+  forumActivation: ForumActivation;
+  dmScope: TelegramDmScope;
+  /** How many user ids are allow-listed: host-wide listings need exactly one (an unambiguous owner). */
+  ownerCount: number;
+  grant?: GrantControl;
+  /** The session store (links, flags, titles, generations); in-memory when the gateway has none. */
+  store?: SessionStore;
+  clock?: Clock;
+  approvalTimeoutMs?: number;
+  agentName?: string;
+  renderer?: Partial<Omit<TelegramRendererOptions, "chatId" | "threadId">>;
+}
+
+export interface UpdateHandling {
+  accepted: Promise<void>;
+  settled: Promise<void>;
+}
+
+/** Per-message payload riding the router's queue. */
+interface Carried {
+  onStart?: () => void;
+}
+
+const DONE: UpdateHandling = { accepted: Promise.resolve(), settled: Promise.resolve() };
+
+export class TelegramDispatcher {
+  readonly store: SessionStore;
+  readonly router: MidTurnRouter;
+  readonly privacy: PrivacyModes;
+  readonly trust: SessionTrust;
+  readonly registry: PendingApprovals;
+  readonly conversations: ConversationState;
+  private readonly widget: WidgetApprovalDecider;
+  private readonly typed: TextReplyApprovalDecider;
+  private readonly active = new Map<string, TelegramRenderer>();
+  private readonly keyRoutes = new Map<string, Route>();
+  private readonly inflight = new Set<Promise<unknown>>();
+  private readonly clock: Clock;
+
+  constructor(readonly o: TelegramDispatcherOptions) {
+    this.clock = o.clock ?? realClock;
+    this.store = o.store ?? new MemorySessionStore({ logger: o.logger });
+    this.privacy = new PrivacyModes({ audit: o.audit, store: this.store, logger: o.logger });
+    this.trust = new SessionTrust(o.audit);
+    this.registry = new PendingApprovals({
+      timers: this.clock,
+      audit: o.audit,
+      ...(o.approvalTimeoutMs ? { timeoutMs: o.approvalTimeoutMs } : {}),
+      onError: (error) => o.logger.warn("telegram: approval notice failed", { error: String(error) }),
+    });
+    const deciderOptions = {
+      onTimeout: (request: ApprovalRequest) =>
+        this.active.get(request.sessionKey)?.markApproval(request.requestId, TIMEOUT_NOTICE),
+      // The Trust button arms the SHARED per-session grant (both halves), never a channel-local one.
+      armSessionGrant: (key: string) =>
+        this.trust.addTrustedSession(key, { sessions: this.store, source: "telegram" }),
+    };
+    this.widget = new WidgetApprovalDecider(this.registry, deciderOptions);
+    this.typed = new TextReplyApprovalDecider(this.registry, deciderOptions);
+    this.conversations = new ConversationState({
+      clock: this.clock,
+      seed: (route) => this.store.generationOf(this.bucketKey(route)),
+    });
+    this.router = new MidTurnRouter({
+      sessions: o.sessions,
+      queueMode: o.queueMode,
+      surfaceFor: (key) => this.receiptSurface(key),
+      runTurn: (key, text, release, opts) => this.runTurn(key, text, release, opts.items),
+    });
+  }
+
+  // ── addresses ─────────────────────────────────────────────────────────────────────────────
+
+  private keyOpts(gen: number) {
+    return {
+      agent: this.o.agentName ?? "default",
+      gen,
+      dmScope: this.o.dmScope,
+      // Only a sender known to BE the operator may share the unified bucket: one allow-listed id.
+      operator: this.o.ownerCount === 1,
+    };
+  }
+
+  /** The generation-0 key a route's generation is persisted on (a Topic route always holds a ':'). */
+  private bucketKey(route: string): string {
+    const chatType = route.includes(":") ? "forum" : "direct";
+    return sessionKeyFor({ route, chatType, chatId: "", threadId: undefined }, this.keyOpts(0));
+  }
+
+  /** The current session key of a route (its generation included); remembers where the key lives. */
+  keyOf(r: Route): string {
+    const key = sessionKeyFor(r, this.keyOpts(this.conversations.generation(r.route)));
+    this.keyRoutes.set(key, r);
+    return key;
+  }
+
+  /** /new: a fresh generation on the same route, persisted so a restart cannot resurrect the old one. */
+  advance(r: Route): string {
+    const gen = this.conversations.advance(r.route);
+    try {
+      this.store.setGeneration(this.bucketKey(r.route), gen);
+    } catch (error) {
+      this.o.logger.warn("telegram: persisting the generation failed", { error: String(error) });
+    }
+    return this.keyOf(r);
+  }
+
+  /** Send markdown text into a route (split and bound like every body). */
+  async reply(r: Route, text: string): Promise<void> {
+    for (const source of splitMarkdownSafe(text, TELEGRAM_SOURCE_CAP)) {
+      for (const html of fitTelegramHtml(source)) {
+        try {
+          await this.o.transport.postHtml(r.chatId, html, { threadId: r.threadId });
+        } catch (error) {
+          this.o.logger.warn("telegram: reply failed", { error: String(error) });
+          return;
+        }
+      }
+    }
+  }
+
+  private receiptSurface(key: string) {
+    return {
+      post: async (text: string) => {
+        const r = this.keyRoutes.get(key);
+        if (!r) throw new Error("telegram: receipt for an unknown session");
+        return String(
+          await this.o.transport.postHtml(r.chatId, fitTelegramHtml(text)[0] ?? "", { threadId: r.threadId }),
+        );
+      },
+      // Edited, never deleted: the receipt is the record that a held message was accepted.
+      edit: async (id: string, text: string) => {
+        const r = this.keyRoutes.get(key);
+        if (r) await this.o.transport.editHtml(r.chatId, Number(id), fitTelegramHtml(text)[0] ?? "");
+      },
+    };
+  }
+
+  // ── intake ────────────────────────────────────────────────────────────────────────────────
+
+  handleUpdate(update: TgUpdate): UpdateHandling {
+    if (update.callback_query) {
+      const done = this.track(this.onCallback(update.callback_query));
+      return { accepted: done, settled: done };
+    }
+    if (!update.message) return DONE;
+    let finish: () => void = () => {};
+    const turnDone = new Promise<void>((resolve) => {
+      finish = resolve;
+    });
+    const accepted = this.track(
+      (async () => {
+        const outcome = await this.o.transport.receive(update);
+        if (outcome.status !== "dispatched") return finish();
+        const { turn } = await this.onMessage(outcome.message);
+        turn.then(finish, (error: unknown) => {
+          this.o.logger.error("telegram: turn failed", { error: String(error) });
+          finish();
+        });
+      })().catch((error: unknown) => {
+        finish();
+        throw error;
+      }),
+    );
+    return { accepted, settled: accepted.then(() => turnDone) };
+  }
+
+  private track<T>(p: Promise<T>): Promise<T> {
+    const guarded = p.catch((error: unknown) => {
+      this.o.logger.error("telegram: handling an update failed", { error: String(error) });
+    });
+    this.inflight.add(guarded);
+    void guarded.finally(() => this.inflight.delete(guarded));
+    return guarded as Promise<T>;
+  }
+
+  /**
+   * Routes one authorized message; resolves once routed, with the turn's end wrapped in an object
+   * (an async function returning a bare promise would wait for it, and intake would stall).
+   */
+  private async onMessage(message: InboundMessage): Promise<Handled> {
+    const t = this.o.transport;
+    const raw = t.rawOf(message);
+    const r = routeOf(message.userId, message.conversationId, message.threadId);
+    let key = this.keyOf(r);
+    let text = message.text;
+    let override: QueueMode | undefined;
+    const parsed = parseCommand(text, t.identity?.username ?? null);
+    if (parsed?.kind === "foreign") return NOTHING;
+
+    // A message that is entirely 1/2/3 answers the open prompt (typed replies are the floor).
+    if (parseTypedVerdict(text) !== null && this.registry.hasOpen(key)) {
+      const answer = this.typed.handleReply(key, text);
+      if (answer) await this.reply(r, answer);
+      return NOTHING;
+    }
+    if (parsed?.kind === "command") {
+      if (isBareMidTurnOverride(parsed)) {
+        await this.reply(r, usageOf(parsed.spec));
+        return NOTHING;
+      }
+      if (parsed.spec.override) {
+        override = parsed.spec.override;
+        text = parsed.arg; // the payload is content: "/queue /new" queues the literal "/new"
+      } else {
+        return runCommand(this, {
+          route: r,
+          key,
+          userId: message.userId,
+          spec: parsed.spec,
+          arg: parsed.arg,
+        });
+      }
+    }
+
+    const activation = activationOutcome(raw?.chat.type ?? "", this.o.forumActivation, message.isMention);
+    if (activation !== "activated") {
+      this.o.audit.log("telegram.activation", "denied", { chat: r.chatId, reason: activation });
+      return NOTHING;
+    }
+    const busy = this.o.sessions.isBusy(key);
+    if (this.conversations.maybeRotate(r.route, { busy }).rotated) key = this.keyOf(r);
+    const privacy = await this.privacy.stripAndApply(text, key, {
+      source: "telegram",
+      caller: message.userId,
+      notify: (notice) => this.reply(r, notice),
+    });
+    if (privacy.onlyModifier) return NOTHING;
+    return this.submit(key, privacy.text, { interpretCommands: true, override, messageId: raw?.message_id });
+  }
+
+  /** Hand a message to the router; resolves once it ran, steered or queued. */
+  async submit(
+    key: string,
+    text: string,
+    opts: { interpretCommands: boolean; override?: QueueMode | undefined; messageId?: number | undefined },
+  ): Promise<Handled> {
+    let started: () => void = () => {};
+    const running = new Promise<"ran">((resolve) => {
+      started = () => resolve("ran");
+    });
+    const carried: Carried = { onStart: started };
+    const turn = this.router.submit(
+      key,
+      { text, payload: carried },
+      { interpretCommands: opts.interpretCommands, ...(opts.override ? { override: opts.override } : {}) },
+    );
+    const outcome = await Promise.race([turn, running]);
+    if (outcome === "steered") {
+      this.active.get(key)?.noteSteer(text);
+      const r = this.keyRoutes.get(key);
+      // A reaction, not a reply: a mid-turn steer costs no extra bubble.
+      if (r && opts.messageId !== undefined)
+        await this.o.transport.react(r.chatId, opts.messageId, STEER_RECEIPT_EMOJI);
+    }
+    return { turn };
+  }
+
+  // ── turns ─────────────────────────────────────────────────────────────────────────────────
+
+  private decider(key: string): ApprovalDecider {
+    return {
+      open: (request: ApprovalRequest, signal: AbortSignal): ApprovalTicket =>
+        this.widget.open({ ...request, sessionKey: key }, signal),
+    };
+  }
+
+  /** One turn under the held session semaphore (the router drains after it). */
+  async runTurn(key: string, text: string, release: Release, items: readonly QueuedItem[]): Promise<void> {
+    for (const item of items) (item.payload as Carried | undefined)?.onStart?.();
+    const r = this.keyRoutes.get(key);
+    if (!r) {
+      release();
+      throw new Error("telegram: a turn for a session with no known route");
+    }
+    const renderer = new TelegramRenderer(this.o.transport, {
+      chatId: r.chatId,
+      threadId: r.threadId,
+      timers: this.clock,
+      now: () => this.clock.now(),
+      logger: this.o.logger,
+      uploads: {
+        root: async () =>
+          ((await this.o.sessions.existingProvider(key)) as { cwd?: unknown } | undefined)?.cwd as
+            | string
+            | undefined,
+        allowed: () =>
+          !uploadsRestricted(this.store, key, "telegram", {
+            audit: this.o.audit,
+            privacy: this.privacy,
+            logger: this.o.logger,
+          }),
+      },
+      ...this.o.renderer,
+    });
+    this.active.set(key, renderer);
+    try {
+      await driveTurn(
+        {
+          ...this.o.pipeline,
+          ...(this.o.pipeline.store ? {} : { store: this.store }),
+          sessions: this.o.sessions,
+          clock: this.clock,
+        },
+        {
+          sessionKey: key,
+          channelType: "telegram",
+          text,
+          renderer,
+          release,
+          origin: locationOf(r),
+          policy: {
+            approvalMode: this.o.approvalMode,
+            decider: this.decider(key),
+            // Read per request: the global grant, or this conversation's Trust press.
+            autoApproveSession: () => (this.o.grant?.isActive() ?? false) || this.trust.isSessionTrusted(key),
+          },
+        },
+      );
+    } finally {
+      if (this.active.get(key) === renderer) this.active.delete(key);
+      this.registry.denyAll(key);
+    }
+  }
+
+  // ── button presses ────────────────────────────────────────────────────────────────────────
+
+  private async onCallback(q: TgCallbackQuery): Promise<void> {
+    const t = this.o.transport;
+    // An unauthorized presser gets no answer at all (audited by the transport).
+    if (!t.authorizeCallback(q) || !q.message) return;
+    const m = q.message;
+    const r = routeOf(String(q.from.id), String(m.chat.id), threadOf(m));
+    const key = this.keyOf(r);
+    const data = q.data ?? "";
+    if (data.startsWith("a:")) {
+      const press = parseApprovalData(data);
+      // Taken before the press: the verdict can end the turn (and retire its renderer) at once.
+      const renderer = this.active.get(key);
+      const reply = press
+        ? this.widget.press(key, press.requestId, press.nonce, press.verdict)
+        : RECEIPT_EXPIRED;
+      if (!press) this.o.audit.log("tool_permission", "refused", { session: key, reason: "malformed_press" });
+      if (reply === RECEIPT_EXPIRED || !press) {
+        await t.answerCallback(q.id, RECEIPT_EXPIRED);
+        // A stale button should not keep inviting presses.
+        await t
+          .clearKeyboard(r.chatId, m.message_id)
+          .catch((error: unknown) =>
+            this.o.logger.debug("telegram: clearing a stale keyboard failed", { error: String(error) }),
+          );
+        return;
+      }
+      const outcome =
+        press.verdict === "deny"
+          ? "❌ Denied"
+          : press.verdict === "approve"
+            ? "✅ Approved"
+            : "🤝 Approved and trusted";
+      // Queued on the renderer now, ahead of the output the verdict releases.
+      const marked = renderer?.markApproval(press.requestId, outcome);
+      await t.answerCallback(q.id, outcome);
+      await marked;
+      return;
+    }
+    const label = optionLabel(data, m.reply_markup);
+    await t.answerCallback(q.id, label ?? undefined);
+    if (label === null) return;
+    await t
+      .clearKeyboard(r.chatId, m.message_id)
+      .catch((error: unknown) =>
+        this.o.logger.debug("telegram: clearing an options keyboard failed", { error: String(error) }),
+      );
+    // A label is model-authored: it is sent as text with command interpretation OFF.
+    await this.reply(r, `› ${label}`);
+    const { turn } = await this.submit(key, label, { interpretCommands: false });
+    this.track(turn);
+  }
+
+  // ── lifecycle ─────────────────────────────────────────────────────────────────────────────
+
+  /** Shutdown: deny open prompts, stop live turns, and wait for in-flight work to settle. */
+  async shutdown(): Promise<void> {
+    for (const key of [...this.active.keys()]) {
+      this.registry.denyAll(key);
+      await stopRunningTurn(this.o.sessions, key, {
+        router: this.router,
+        onError: (error) => this.o.logger.warn("telegram: stop on shutdown failed", { error: String(error) }),
+      });
+    }
+    await Promise.allSettled([...this.inflight]);
+  }
+}

@@ -1,0 +1,458 @@
+/**
+ * TelegramRenderer: one live message edited in place (throttled; the client paces per chat and
+ * honours 429s underneath), sealed into Telegram-HTML messages. Length rotation comes from the
+ * shared StreamingSplitter at a 4000 code-point source cap (fence-balanced; the first sealed chunk
+ * reuses the live message, so there is never a preview plus a duplicate), and every body is bound
+ * again to 4096 UTF-16 units at the wire. A steer boundary seals the pre-steer answer (its
+ * [OPTIONS:] travel with it as a keyboard) and the continuation opens with a lazily materialized
+ * quote chip. The live footer carries the tool/thinking line and the 🥱/😨 stall marks, read from the
+ * clock; neither ever reaches a sealed message. All platform calls run on one queue per renderer,
+ * so a throttled edit can never land on a message after it was sealed.
+ */
+import type { Timers } from "../messaging/clock.js";
+import { realClock } from "../messaging/clock.js";
+import type { Logger } from "../messaging/logger.js";
+import { silentLogger } from "../messaging/logger.js";
+import { applyOptionsCap, displaySafeFor, splitOptionsTrailer } from "../messaging/options.js";
+import type { OutboundFile } from "../messaging/outbound-files.js";
+import { hideLocalRefs } from "../messaging/outbound-files.js";
+import type { PromptOption } from "../messaging/renderer.js";
+import { Renderer } from "../messaging/renderer.js";
+import { DEFAULT_LADDER_TIMINGS, formatTurnStatus } from "../messaging/status-reactions.js";
+import { StreamingSplitter } from "../messaging/streaming-splitter.js";
+import { renderTables } from "../messaging/tables.js";
+import { approvalKeyboard, optionsKeyboard } from "./buttons.js";
+import { escapeHtml, fitTelegramHtml, toTelegramHtml } from "./html.js";
+import { TELEGRAM_SOURCE_CAP } from "./limits.js";
+import type { TelegramTransport } from "./transport.js";
+import type { UploadPolicy } from "./uploads.js";
+import { albums, extractUploads, recoveryMarkdown } from "./uploads.js";
+import type { TgInlineKeyboard } from "./wire.js";
+
+export interface TelegramRendererOptions {
+  chatId: string;
+  threadId?: string | undefined;
+  timers?: Timers;
+  now?: () => number;
+  /** Minimum gap between two live edits (the client's per-chat pace still applies underneath). */
+  throttleMs?: number;
+  /** Typing expires after 5 s on Telegram; re-sent this often while the agent works. */
+  typingIntervalMs?: number;
+  stallSoftMs?: number;
+  stallHardMs?: number;
+  logger?: Logger;
+  /** Local images to upload after the text; absent = paths stay text (the honest degradation). */
+  uploads?: UploadPolicy;
+}
+
+const TYPED_APPROVAL_HINT = "Or reply 1 to approve, 2 to deny, 3 to approve and trust this conversation.";
+const PROMPT_ABANDONED = "⏹️ The turn ended before this was answered.";
+const STALL_SOFT = "🥱";
+const STALL_HARD = "😨";
+const MAX_TITLE_CHARS = 200;
+
+function clip(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, " ").trim();
+  const cps = Array.from(flat);
+  return cps.length > max ? `${cps.slice(0, max - 1).join("")}…` : flat;
+}
+
+export class TelegramRenderer extends Renderer {
+  private readonly timers: Timers;
+  private readonly now: () => number;
+  private readonly log: Logger;
+  private readonly throttleMs: number;
+  private readonly typingIntervalMs: number;
+  private readonly stallSoftMs: number;
+  private readonly stallHardMs: number;
+  private splitter = new StreamingSplitter(TELEGRAM_SOURCE_CAP);
+  private live: { id: number; shown: string } | null = null;
+  /** The quote chip waiting for the first real text of the post-steer segment. */
+  private chip = "";
+  private footer = "";
+  private readonly startedAt: number;
+  private lastProgressAt: number;
+  private waitingOnHuman = false;
+  private contextUsagePct: number | undefined;
+  /** Real answer text reached the chat (a footer-only frame does not count). */
+  private answered = false;
+  /** Sealed chunks queued but not yet sent: a live frame then would show the wrong tail. */
+  private pendingSeals = 0;
+  private finished = false;
+  private noted: string[] = [];
+  /** A tool call separated this text from what came before: the next text opens a new paragraph. */
+  private paragraphBreak = false;
+  private queue: Promise<void> = Promise.resolve();
+  private editTimer: unknown = null;
+  private frameQueued = false;
+  private lastEditAt = 0;
+  private typingTimer: unknown = null;
+  private stallTimers: unknown[] = [];
+  /** requestId -> the prompt's message, so the outcome can be written onto the prompt itself. */
+  private readonly prompts = new Map<string, { id: number; head: string }>();
+
+  constructor(
+    private readonly transport: TelegramTransport,
+    private readonly o: TelegramRendererOptions,
+  ) {
+    super(transport.capabilities);
+    this.timers = o.timers ?? realClock;
+    this.now = o.now ?? (() => Date.now());
+    this.log = o.logger ?? silentLogger;
+    this.throttleMs = o.throttleMs ?? 1000;
+    this.typingIntervalMs = o.typingIntervalMs ?? 4000;
+    this.stallSoftMs = o.stallSoftMs ?? DEFAULT_LADDER_TIMINGS.stallSoftMs;
+    this.stallHardMs = o.stallHardMs ?? DEFAULT_LADDER_TIMINGS.stallHardMs;
+    this.startedAt = this.now();
+    this.lastProgressAt = this.startedAt;
+  }
+
+  /** The dispatcher records the user's own words, so the chip quotes them, not the backend's echo. */
+  noteSteer(text: string): void {
+    this.noted.push(text);
+  }
+
+  override async onTurnStart(): Promise<void> {
+    this.keepTyping();
+    this.armStallTimers();
+  }
+
+  async onTextChunk(text: string): Promise<void> {
+    this.progress();
+    const tail = this.splitter.tail;
+    const lead =
+      this.paragraphBreak && tail.trim() && !tail.endsWith("\n\n")
+        ? tail.endsWith("\n")
+          ? "\n"
+          : "\n\n"
+        : "";
+    this.paragraphBreak = false;
+    // Text after a tool call means the tool finished: the footer no longer describes the turn.
+    this.footer = "";
+    const sealed = this.splitter.append(lead ? lead + text.replace(/^[ \t]+/, "") : text);
+    this.pendingSeals += sealed.length;
+    for (const chunk of sealed) {
+      await this.enqueue(async () => {
+        this.pendingSeals -= 1;
+        await this.sealChunk(chunk);
+      });
+    }
+    this.scheduleEdit();
+  }
+
+  async onThinking(): Promise<void> {
+    this.progress();
+    this.footer = "💭 Thinking…";
+    this.scheduleEdit();
+  }
+
+  async onToolCall(_toolCallId: string, title: string): Promise<void> {
+    this.progress();
+    this.paragraphBreak = true;
+    this.footer = `🔧 ${clip(title || "Working", MAX_TITLE_CHARS)}…`;
+    this.scheduleEdit();
+  }
+
+  async onPromptChoice(
+    options: PromptOption[],
+    requestId: string,
+    context: { toolTitle: string; toolPurpose: string; nonce: string },
+  ): Promise<void> {
+    this.progress();
+    // Waiting on a human is not a stall: no mark while the prompt is open.
+    this.waitingOnHuman = true;
+    this.clearStallTimers();
+    this.cancelEdit();
+    await this.enqueue(async () => {
+      // The answer so far stays above the prompt; what the decision releases continues below it.
+      await this.sealSegment("");
+      const title = escapeHtml(
+        displaySafeFor(clip(context.toolTitle || "a tool", MAX_TITLE_CHARS), this.capabilities),
+      );
+      const purpose = context.toolPurpose
+        ? `\n${escapeHtml(displaySafeFor(clip(context.toolPurpose, 400), this.capabilities))}`
+        : "";
+      const keyboard = approvalKeyboard(requestId, context.nonce, options);
+      const head = `🔐 <b>Permission needed:</b> ${title}${purpose}`;
+      const hint = keyboard ? TYPED_APPROVAL_HINT : TYPED_APPROVAL_HINT.replace(/^Or r/, "R");
+      const id = await this.post(`${head}\n\n<i>${escapeHtml(hint)}</i>`, keyboard ?? undefined);
+      if (id !== null) this.prompts.set(requestId, { id, head });
+    });
+  }
+
+  /** Write the outcome onto the prompt and drop its buttons, so a decided prompt never looks live. */
+  async markApproval(requestId: string, outcome: string): Promise<void> {
+    // Looked up on the queue: a press can arrive before the prompt's own send has returned.
+    await this.enqueue(async () => {
+      const prompt = this.prompts.get(requestId);
+      if (!prompt) return;
+      this.prompts.delete(requestId);
+      try {
+        const html = `${prompt.head}\n\n<b>${escapeHtml(outcome)}</b>`;
+        await this.transport.editHtml(this.o.chatId, prompt.id, html, { inline_keyboard: [] });
+      } catch (error) {
+        this.log.warn("telegram: could not mark the approval prompt", { error: String(error) });
+      }
+    });
+  }
+
+  async onCompaction(contextUsagePct: number | undefined, receipt: string): Promise<void> {
+    this.progress();
+    if (contextUsagePct !== undefined) this.contextUsagePct = contextUsagePct;
+    if (receipt) await this.enqueue(async () => void (await this.post(escapeHtml(receipt), undefined, true)));
+  }
+
+  override async onSteerConsumed(summary: string): Promise<void> {
+    this.progress();
+    this.cancelEdit();
+    await this.enqueue(() => this.sealSegment(""));
+    const words = this.noted.shift() ?? summary;
+    this.chip = words ? `> ↪️ ${clip(words, 200)}\n\n` : "";
+    // The chip rides the first chunk of the continuation: the splitter keeps room for it.
+    this.splitter = new StreamingSplitter(TELEGRAM_SOURCE_CAP, { reserve: Array.from(this.chip).length });
+  }
+
+  async onDone(stopReason: string): Promise<void> {
+    this.finished = true;
+    this.stopTyping();
+    this.clearStallTimers();
+    this.cancelEdit();
+    const line = formatTurnStatus({
+      elapsedMs: this.now() - this.startedAt,
+      ...(this.contextUsagePct === undefined ? {} : { contextUsagePct: this.contextUsagePct }),
+    });
+    const status =
+      stopReason === "cancelled" ? `🛑 Stopped · ${line}` : stopReason === "error" ? `⚠️ ${line}` : line;
+    await this.enqueue(() => this.sealSegment(status));
+  }
+
+  override async close(reason?: unknown): Promise<void> {
+    this.finished = true;
+    this.stopTyping();
+    this.clearStallTimers();
+    this.cancelEdit();
+    // A prompt still showing buttons when the turn ends was never decided: say so on it.
+    for (const requestId of [...this.prompts.keys()]) void this.markApproval(requestId, PROMPT_ABANDONED);
+    await this.enqueue(async () => {
+      if (this.answered) return;
+      // A turn that produced nothing must still say so, never leave the user guessing.
+      const text = reason ? "⚠️ The agent did not answer. Try again, or /new to start fresh." : "(no answer)";
+      if (this.live) await this.editOrPost(this.live.id, escapeHtml(text));
+      else await this.post(escapeHtml(text));
+      this.live = null;
+    });
+  }
+
+  // ── the queue ─────────────────────────────────────────────────────────────────────────────
+
+  private enqueue(op: () => Promise<void>): Promise<void> {
+    const run = this.queue.then(op);
+    // A failed op is recorded where it happened; the queue itself must keep going.
+    this.queue = run.catch((error: unknown) => {
+      this.deliveryFailed = true;
+      this.log.error("telegram: render step failed", { error: String(error) });
+    });
+    return this.queue;
+  }
+
+  // ── live frames ───────────────────────────────────────────────────────────────────────────
+
+  private progress(): void {
+    this.lastProgressAt = this.now();
+    this.waitingOnHuman = false;
+    this.armStallTimers();
+  }
+
+  private scheduleEdit(): void {
+    if (this.editTimer !== null || this.finished) return;
+    const wait = Math.max(0, this.lastEditAt + this.throttleMs - this.now());
+    this.editTimer = this.timers.setTimeout(() => {
+      this.editTimer = null;
+      // One frame waiting in the queue is enough: it renders the buffer as it is when it runs.
+      if (this.frameQueued) return;
+      this.frameQueued = true;
+      void this.enqueue(async () => {
+        this.frameQueued = false;
+        await this.flushLive();
+      });
+    }, wait);
+  }
+
+  private cancelEdit(): void {
+    if (this.editTimer !== null) this.timers.clearTimeout(this.editTimer);
+    this.editTimer = null;
+  }
+
+  private stallMark(): string {
+    if (this.waitingOnHuman || this.finished) return "";
+    const quiet = this.now() - this.lastProgressAt;
+    return quiet >= this.stallHardMs ? STALL_HARD : quiet >= this.stallSoftMs ? STALL_SOFT : "";
+  }
+
+  /** Re-render the footer when a stall threshold passes; the mark itself is read from the clock. */
+  private armStallTimers(): void {
+    this.clearStallTimers();
+    if (this.finished || this.waitingOnHuman) return;
+    for (const ms of [this.stallSoftMs, this.stallHardMs]) {
+      this.stallTimers.push(this.timers.setTimeout(() => this.scheduleEdit(), ms + 1));
+    }
+  }
+
+  private clearStallTimers(): void {
+    for (const t of this.stallTimers) this.timers.clearTimeout(t);
+    this.stallTimers = [];
+  }
+
+  /** The live buffer as shown: a partial [OPTIONS trailer hidden, tables left raw until sealed. */
+  private liveSource(): string {
+    const shown = splitOptionsTrailer(this.splitter.tail, { hidePartial: true }).body;
+    // With uploads on, no path flashes on screen only to vanish into a photo at the seal.
+    const body = this.o.uploads ? hideLocalRefs(shown) : shown;
+    return body.trim() ? this.chip + body : "";
+  }
+
+  private async flushLive(): Promise<void> {
+    if (this.finished || this.pendingSeals > 0) return;
+    const mark = this.stallMark();
+    const footerText = [this.footer, mark].filter(Boolean).join(" ");
+    const footer = footerText ? `<i>${escapeHtml(footerText)}</i>` : "";
+    const source = this.liveSource();
+    // A live frame may be longer than the wire once escaped; it is a preview, so the first part
+    // is shown (the seal delivers all of it).
+    const body = source ? (fitTelegramHtml(source, footer.length + 2)[0] ?? "") : "";
+    const html = body && footer ? `${body}\n\n${footer}` : body || footer;
+    if (!html) return;
+    this.lastEditAt = this.now();
+    if (!this.live) {
+      const id = await this.post(html);
+      if (id !== null) this.live = { id, shown: html };
+      if (id !== null && body) this.answered = true;
+      return;
+    }
+    if (html === this.live.shown) return;
+    try {
+      await this.transport.editHtml(this.o.chatId, this.live.id, html);
+      this.live.shown = html;
+      if (body) this.answered = true;
+    } catch (error) {
+      // A lost frame is harmless (the seal rewrites the message); a lost seal is not.
+      this.log.debug("telegram: live edit failed", { error: String(error) });
+    }
+  }
+
+  // ── seals ─────────────────────────────────────────────────────────────────────────────────
+
+  /** The sealed presentation of canonical source: the chip, then tables as a monospace grid. */
+  private present(source: string): string {
+    const withChip = source.trim() ? this.chip + source : "";
+    if (withChip) this.chip = "";
+    return renderTables(withChip, {
+      policy: this.capabilities.tableMode,
+      nativeTables: this.capabilities.nativeTables,
+    });
+  }
+
+  /** A length-sealed chunk: it finalizes the live message; the tail moves to a new one. */
+  private async sealChunk(source: string): Promise<void> {
+    await this.deliver(fitTelegramHtml(this.present(source)), "", undefined);
+  }
+
+  /** A semantic seal (steer boundary or done): everything buffered, options as a keyboard. */
+  private async sealSegment(status: string): Promise<void> {
+    const chunks = this.splitter.finish();
+    this.splitter = new StreamingSplitter(TELEGRAM_SOURCE_CAP);
+    const last = chunks.pop() ?? "";
+    for (const chunk of chunks) await this.sealChunk(chunk);
+    const { body, choices } = splitOptionsTrailer(last, { hidePartial: false });
+    const capped = applyOptionsCap(body, choices, this.capabilities);
+    // Only a semantic seal extracts, once; length-sealed chunks keep their references as text.
+    const { text, files } = this.o.uploads
+      ? await extractUploads(capped.body, this.o.uploads, this.log)
+      : { text: capped.body, files: [] };
+    const statusHtml = status ? `<i>${escapeHtml(status)}</i>` : "";
+    const pieces = fitTelegramHtml(this.present(text), statusHtml.length + 2);
+    const keyboard = capped.choices.length ? optionsKeyboard(capped.choices) : undefined;
+    if (pieces.length === 0) {
+      // No text: the status lands on the live message of an answer; with no answer at all, close()
+      // says so on that message instead. The live message is kept for a continuation otherwise.
+      if (keyboard) pieces.push(escapeHtml("Choose one:"));
+      else if (statusHtml && this.live && (this.answered || files.length > 0)) pieces.push("");
+      else return this.sendPhotos(files);
+    }
+    await this.deliver(pieces, statusHtml, keyboard);
+    await this.sendPhotos(files);
+  }
+
+  /** Photos after the text seal; a failed album restores its references as one short follow-up. */
+  private async sendPhotos(files: readonly OutboundFile[]): Promise<void> {
+    for (const album of albums(files)) {
+      try {
+        await this.transport.sendPhotos(this.o.chatId, this.o.threadId, album);
+        this.answered = true;
+      } catch (error) {
+        this.log.warn("telegram: photo upload failed; restoring the references", { error: String(error) });
+        if ((await this.post(toTelegramHtml(recoveryMarkdown(album)), undefined, true)) !== null)
+          this.answered = true;
+      }
+    }
+  }
+
+  /** Deliver sealed bodies: the first reuses the live message; the suffix and keyboard go on the last. */
+  private async deliver(
+    pieces: string[],
+    suffix: string,
+    keyboard: TgInlineKeyboard | undefined,
+  ): Promise<void> {
+    for (const [i, piece] of pieces.entries()) {
+      const isLast = i === pieces.length - 1;
+      const html = isLast && suffix ? (piece ? `${piece}\n\n${suffix}` : suffix) : piece;
+      const markup = isLast ? keyboard : undefined;
+      if (i === 0 && this.live) await this.editOrPost(this.live.id, html, markup);
+      else await this.post(html, markup);
+      if (piece) this.answered = true;
+    }
+    this.live = null;
+  }
+
+  // ── platform calls ────────────────────────────────────────────────────────────────────────
+
+  /** Post one body; null (and deliveryFailed) when it did not land. */
+  private async post(html: string, keyboard?: TgInlineKeyboard, quiet = false): Promise<number | null> {
+    try {
+      return await this.transport.postHtml(this.o.chatId, html, {
+        threadId: this.o.threadId,
+        replyMarkup: keyboard,
+        disableNotification: quiet,
+      });
+    } catch (error) {
+      this.deliveryFailed = true;
+      this.log.error("telegram: send failed", { error: String(error) });
+      return null;
+    }
+  }
+
+  /** Finalize a message by editing it; if the edit cannot land (deleted message), post it anew. */
+  private async editOrPost(id: number, html: string, keyboard?: TgInlineKeyboard): Promise<void> {
+    try {
+      await this.transport.editHtml(this.o.chatId, id, html, keyboard);
+    } catch (error) {
+      this.log.warn("telegram: final edit failed; sending as a new message", { error: String(error) });
+      await this.post(html, keyboard);
+    }
+  }
+
+  // ── typing ────────────────────────────────────────────────────────────────────────────────
+
+  private keepTyping(): void {
+    if (this.finished) return;
+    this.transport.typing(this.o.chatId, this.o.threadId).catch((error: unknown) => {
+      this.log.debug("telegram: typing indicator failed", { error: String(error) });
+    });
+    this.typingTimer = this.timers.setTimeout(() => this.keepTyping(), this.typingIntervalMs);
+  }
+
+  private stopTyping(): void {
+    if (this.typingTimer !== null) this.timers.clearTimeout(this.typingTimer);
+    this.typingTimer = null;
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * The Discord channel under the shared contract: the real DiscordTransport and DiscordRenderer over
+ * the real REST client, against the loopback fake. `outbound()` reads what the fake stored, i.e. what
+ * a Discord user would see: message bodies, button labels and attachment descriptions.
+ */
+import { DiscordClient } from "../../src/discord/client.js";
+import { DiscordRenderer } from "../../src/discord/renderer.js";
+import { DISCORD_CAPABILITIES, DiscordTransport } from "../../src/discord/transport.js";
+import type { DiscordEnvelope } from "../../src/discord/wire.js";
+import type { AuditSink } from "../../src/messaging/audit.js";
+import { MemoryAuditSink } from "../../src/messaging/audit.js";
+import { MemoryLogger } from "../../src/messaging/logger.js";
+import type { MessagingTransport } from "../../src/messaging/transport.js";
+import { FakeDiscord } from "../fakes/discord/server.js";
+import type { ChannelHarness, OutboundMessage } from "./contract.js";
+
+const ALLOWED = "200000000000000001";
+const DM = "300000000000000001";
+
+function client(apiBase: string, token: string): DiscordClient {
+  return new DiscordClient({ token, apiBase, intents: 0, logger: new MemoryLogger(), onDispatch: () => {} });
+}
+
+let seq = 0;
+function envelope(user: string, text: string, opts?: { bot?: boolean }): DiscordEnvelope {
+  seq += 1;
+  return {
+    kind: "message",
+    message: {
+      id: `${900000000000000000n + BigInt(seq)}`,
+      channel_id: DM,
+      author: {
+        id: /^\d+$/.test(user) ? user : "999999999999999999",
+        username: user,
+        ...(opts?.bot ? { bot: true } : {}),
+      },
+      content: text,
+      attachments: [],
+      mentions: [],
+    },
+  };
+}
+
+export const discordHarness: ChannelHarness = {
+  name: "discord",
+  capabilities: DISCORD_CAPABILITIES,
+  unconfigured: (audit: AuditSink) =>
+    new DiscordTransport({
+      audit,
+      // Never called: an unconfigured transport refuses before any send.
+      rest: client("http://127.0.0.1:9/api", "unused"),
+      botUserId: () => "",
+      allowedUserIds: new Set(),
+      logger: new MemoryLogger(),
+    }) as unknown as MessagingTransport<unknown>,
+  async configured(audit: AuditSink) {
+    const fake = await new FakeDiscord().start();
+    fake.addChannel({ id: DM, type: 1 });
+    const rest = client(fake.apiBase, fake.token);
+    const transport = new DiscordTransport({
+      audit,
+      rest,
+      botUserId: () => fake.botId,
+      allowedUserIds: new Set([ALLOWED]),
+      logger: new MemoryLogger(),
+    });
+    return {
+      transport: transport as unknown as MessagingTransport<unknown>,
+      conversationId: DM,
+      allowedUser: ALLOWED,
+      envelope,
+      newRenderer: () =>
+        new DiscordRenderer({
+          rest,
+          channelId: DM,
+          toggles: { reactionsEnabled: true, showThinking: true },
+          audit: new MemoryAuditSink(),
+          logger: new MemoryLogger(),
+          throttleMs: 0,
+        }),
+      outbound: (): OutboundMessage[] =>
+        fake.channelMessages(DM).map((m) => {
+          const labels = (m.components as Array<{ components?: Array<{ label?: string }> }>).flatMap((row) =>
+            (row.components ?? []).map((b) => b.label ?? ""),
+          );
+          return {
+            text: m.content,
+            rendered: [
+              m.content,
+              ...labels,
+              ...m.attachments.map((a) => `${a.filename} ${a.description ?? ""}`),
+            ],
+            buttons: labels.length,
+          };
+        }),
+      close: async () => {
+        await rest.close();
+        await fake.close();
+      },
+    };
+  },
+};

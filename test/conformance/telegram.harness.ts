@@ -1,0 +1,79 @@
+/**
+ * Telegram under the channel contract: the real transport and renderer, grammY's real client, and
+ * the loopback fake Bot API. Outbound payloads are every sendMessage/editMessageText body (the HTML
+ * as sent), with what Telegram would display and every button label as the rendered forms.
+ */
+import type { AuditSink } from "../../src/messaging/audit.js";
+import type { MessagingTransport } from "../../src/messaging/transport.js";
+import { createTelegramBot, telegramOps } from "../../src/telegram/client.js";
+import { TelegramRenderer } from "../../src/telegram/renderer.js";
+import { TELEGRAM_CAPABILITIES, TelegramTransport } from "../../src/telegram/transport.js";
+import type { TgInlineKeyboard, TgUpdate } from "../../src/telegram/wire.js";
+import { parseTelegramHtml } from "../fakes/telegram/html.js";
+import { FakeTelegram } from "../fakes/telegram/server.js";
+import type { ChannelHarness, OutboundMessage } from "./contract.js";
+
+const OWNER = "4242";
+let updateId = 1;
+
+function envelope(user: string, text: string, opts?: { bot?: boolean }): TgUpdate {
+  const id = Number.parseInt(user, 10);
+  // A non-numeric "user" (the contract's stranger) still gets a well-formed, unknown id.
+  const from = Number.isFinite(id) ? id : 777;
+  return {
+    update_id: updateId++,
+    message: {
+      message_id: updateId,
+      chat: { id: from, type: "private" },
+      from: { id: from, is_bot: opts?.bot === true },
+      text,
+    },
+  };
+}
+
+function labels(markup: unknown): string[] {
+  return ((markup as TgInlineKeyboard | undefined)?.inline_keyboard ?? []).flat().map((b) => b.text);
+}
+
+export const telegramHarness: ChannelHarness = {
+  name: "telegram",
+  capabilities: TELEGRAM_CAPABILITIES,
+  unconfigured: (audit: AuditSink) =>
+    new TelegramTransport({ audit }) as unknown as MessagingTransport<unknown>,
+  async configured(audit: AuditSink) {
+    const fake = await FakeTelegram.start({ lifetimeMs: 60_000 });
+    const bot = createTelegramBot({
+      token: fake.token,
+      apiRoot: fake.apiRoot,
+      pace: { privateIntervalMs: 0, groupIntervalMs: 0 },
+    });
+    const transport = new TelegramTransport({
+      audit,
+      ops: telegramOps(bot),
+      allowedUserIds: new Set([OWNER]),
+    });
+    return {
+      transport: transport as unknown as MessagingTransport<unknown>,
+      conversationId: OWNER,
+      allowedUser: OWNER,
+      envelope,
+      newRenderer: () => new TelegramRenderer(transport, { chatId: OWNER, throttleMs: 0 }),
+      outbound: (): OutboundMessage[] =>
+        fake.calls
+          .filter((c) => c.ok && (c.method === "sendMessage" || c.method === "editMessageText"))
+          .map((c) => {
+            const body = String(c.params.text ?? "");
+            const parseMode = c.params.parse_mode;
+            return {
+              text: body,
+              rendered: [
+                parseMode === "HTML" ? parseTelegramHtml(body) : body,
+                ...labels(c.params.reply_markup),
+              ],
+              buttons: labels(c.params.reply_markup).length,
+            };
+          }),
+      close: () => fake.stop(),
+    };
+  },
+};

@@ -1,0 +1,129 @@
+/**
+ * The Discord stack against the loopback fake: the real @discordjs/rest + @discordjs/ws clients,
+ * the real transport/dispatcher/renderer, the shared turn pipeline, and a ScriptedProvider as the
+ * agent. Only the network boundary is fake.
+ */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { vi } from "vitest";
+import type { DiscordStartOverrides, RunningDiscord } from "../../src/discord/channel.js";
+import { startDiscord } from "../../src/discord/channel.js";
+import type { ParleyConfig } from "../../src/gateway/config.js";
+import { configSchema } from "../../src/gateway/config.js";
+import { MemoryAuditSink } from "../../src/messaging/audit.js";
+import type { PipelineProvider } from "../../src/messaging/dispatch.js";
+import { MemoryLogger } from "../../src/messaging/logger.js";
+import { SessionManager } from "../../src/messaging/session-manager.js";
+import type { ScriptedProviderOptions, ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
+import { ScriptedProvider } from "../../src/providers/scripted.js";
+import { FakeDiscord } from "../fakes/discord/server.js";
+
+export const ALICE = "200000000000000001";
+export const MALLORY = "200000000000000666";
+export const DM = "300000000000000001";
+export const GUILD = "400000000000000001";
+
+export interface Stack {
+  fake: FakeDiscord;
+  running: RunningDiscord;
+  audit: MemoryAuditSink;
+  logger: MemoryLogger;
+  provider: ScriptedProvider;
+  sessions: SessionManager<PipelineProvider>;
+  close(): Promise<void>;
+}
+
+export async function startStack(o: {
+  turns?: (ScriptedTurn | ScriptStep[])[];
+  provider?: ScriptedProviderOptions;
+  discord?: Record<string, unknown>;
+  overrides?: DiscordStartOverrides;
+  fake?: FakeDiscord;
+}): Promise<Stack> {
+  const fake = o.fake ?? (await new FakeDiscord().start());
+  fake.addChannel({ id: DM, type: 1 });
+  const audit = new MemoryAuditSink();
+  const logger = new MemoryLogger();
+  const provider = new ScriptedProvider(o.turns ?? [], o.provider ?? {});
+  const sessions = new SessionManager<PipelineProvider>({ createProvider: () => provider });
+  const config = {
+    ...configSchema.parse({}),
+    discord: { allowedUserIds: [ALICE], apiBase: fake.apiBase, ...o.discord },
+  } as unknown as ParleyConfig;
+  const running = await startDiscord(
+    {
+      config,
+      env: { DISCORD_BOT_TOKEN: fake.token },
+      home: mkdtempSync(join(tmpdir(), "parley-discord-")),
+      logger,
+      audit,
+      sessions,
+      pipeline: { audit, logger },
+      grant: { isActive: () => false, command: () => "" },
+      announce: () => {},
+    },
+    { throttleMs: 0, ...o.overrides },
+  );
+  await running.registration;
+  return {
+    fake,
+    running,
+    audit,
+    logger,
+    provider,
+    sessions,
+    async close() {
+      await running.stop();
+      await fake.close();
+    },
+  };
+}
+
+/** Wait (bounded) until the DM shows the turn-status footer: the turn finished rendering. */
+export async function untilFooter(fake: FakeDiscord, channelId: string, count = 1): Promise<void> {
+  await vi.waitFor(
+    () => {
+      const n = fake.channelMessages(channelId).filter((m) => m.content.includes("-# Finished in")).length;
+      if (n < count) throw new Error(`footers: ${n}`);
+    },
+    { timeout: 10_000, interval: 10 },
+  );
+}
+
+/** Fence delimiters on their own line, per chunk: an even count means the chunk is balanced. */
+export function fenceLines(text: string): number {
+  return text.split("\n").filter((l) => /^ {0,3}(`{3,}|~{3,})/.test(l)).length;
+}
+
+/** Deterministic timers: nothing fires until the test advances the clock. */
+export class FakeTimers {
+  t = 1_000_000;
+  private seq = 0;
+  private readonly due = new Map<number, { at: number; fn: () => void }>();
+  now(): number {
+    return this.t;
+  }
+  setTimeout(fn: () => void, ms: number): unknown {
+    this.seq += 1;
+    this.due.set(this.seq, { at: this.t + ms, fn });
+    return this.seq;
+  }
+  clearTimeout(handle: unknown): void {
+    this.due.delete(handle as number);
+  }
+  /** Advance, firing due timers in time order. */
+  advance(ms: number): void {
+    const end = this.t + ms;
+    for (;;) {
+      let next: [number, { at: number; fn: () => void }] | undefined;
+      for (const entry of this.due)
+        if (entry[1].at <= end && (next === undefined || entry[1].at < next[1].at)) next = entry;
+      if (next === undefined) break;
+      this.due.delete(next[0]);
+      this.t = next[1].at;
+      next[1].fn();
+    }
+    this.t = end;
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * Starts the whole Telegram channel (startTelegram) against the fake Bot API with scripted agents:
+ * the same wiring the gateway uses, with only the network boundary faked.
+ */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { GatewayContext, GrantControl } from "../../src/gateway/channel.js";
+import type { ParleyConfig } from "../../src/gateway/config.js";
+import { configSchema } from "../../src/gateway/config.js";
+import { MemoryAuditSink } from "../../src/messaging/audit.js";
+import type { PipelineProvider } from "../../src/messaging/dispatch.js";
+import { MemoryLogger } from "../../src/messaging/logger.js";
+import { SessionManager } from "../../src/messaging/session-manager.js";
+import type { ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
+import { ScriptedProvider } from "../../src/providers/scripted.js";
+import type { RunningTelegram, TelegramStartOverrides } from "../../src/telegram/channel.js";
+import { startTelegram } from "../../src/telegram/channel.js";
+import type { FakeTelegram } from "../fakes/telegram/server.js";
+import { NO_PACE } from "./helpers.js";
+
+export const OWNER = 42;
+
+export interface ChannelUnderTest {
+  running: RunningTelegram;
+  audit: MemoryAuditSink;
+  logger: MemoryLogger;
+  sessions: SessionManager<PipelineProvider>;
+  /** Providers by session key, in creation order. */
+  providers: Map<string, ScriptedProvider>;
+  home: string;
+  stop(): Promise<void>;
+}
+
+export interface ChannelOptions {
+  telegram?: Record<string, unknown>;
+  /** Scripted turns for a session's provider (each session gets its own provider). */
+  turns?: (key: string) => (ScriptedTurn | ScriptStep[])[];
+  supportsSteer?: boolean;
+  home?: string;
+  overrides?: TelegramStartOverrides;
+  grant?: GrantControl;
+  queueMode?: "steer" | "queue";
+  /** Over the default env (the fake's token and API root). */
+  env?: Record<string, string>;
+}
+
+export async function startChannel(fake: FakeTelegram, o: ChannelOptions = {}): Promise<ChannelUnderTest> {
+  const home = o.home ?? mkdtempSync(join(tmpdir(), "parley-tg-"));
+  const audit = new MemoryAuditSink();
+  const logger = new MemoryLogger();
+  const providers = new Map<string, ScriptedProvider>();
+  const sessions = new SessionManager<PipelineProvider>({
+    logger,
+    audit,
+    createProvider: (key) => {
+      const p = new ScriptedProvider(o.turns?.(key) ?? [], { supportsSteer: o.supportsSteer ?? false });
+      providers.set(key, p);
+      return p;
+    },
+  });
+  // The telegram section may carry keys the gateway schema does not know yet; the channel reads
+  // its own section defensively, so it is passed as the raw object.
+  const config: ParleyConfig = {
+    ...configSchema.parse({ queueMode: o.queueMode ?? "steer" }),
+    telegram: {
+      allowedUserIds: [String(OWNER)],
+      pollTimeoutSeconds: 1,
+      ...o.telegram,
+    } as ParleyConfig["telegram"],
+  };
+  const ctx: GatewayContext = {
+    config,
+    env: { TELEGRAM_BOT_TOKEN: fake.token, TELEGRAM_API_ROOT: fake.apiRoot, ...o.env },
+    home,
+    logger,
+    audit,
+    sessions,
+    pipeline: { audit, logger },
+    grant: o.grant ?? { isActive: () => false, command: () => "Auto-approve is off." },
+    announce: () => {},
+  };
+  const running = await startTelegram(ctx, {
+    pace: NO_PACE,
+    renderer: { throttleMs: 0 },
+    ...o.overrides,
+  });
+  let stopped = false;
+  return {
+    running,
+    audit,
+    logger,
+    sessions,
+    providers,
+    home,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await running.stop();
+      await sessions.closeAll();
+    },
+  };
+}
+
+export const text = (t: string): ScriptStep => ({ type: "text", text: t });
+export const done: ScriptStep = { type: "complete", stopReason: "end_turn" };

@@ -1,0 +1,124 @@
+/** One COMMAND_SPEC drives parsing, /help and the setMyCommands menu; approval callback data. */
+import { describe, expect, it } from "vitest";
+import {
+  approvalData,
+  approvalKeyboard,
+  optionLabel,
+  optionsKeyboard,
+  parseApprovalData,
+} from "../../src/telegram/buttons.js";
+import {
+  COMMAND_SPEC,
+  helpText,
+  isBareMidTurnOverride,
+  menuCommands,
+  parseCommand,
+} from "../../src/telegram/commands.js";
+import { isReactionEmoji, REACTION_EMOJI } from "../../src/telegram/limits.js";
+
+describe("COMMAND_SPEC", () => {
+  it("covers the issue's command list", () => {
+    const names = COMMAND_SPEC.map((s) => s.name).sort();
+    expect(names).toEqual(
+      [
+        "compact",
+        "help",
+        "incognito",
+        "link",
+        "new",
+        "queue",
+        "sessions",
+        "status",
+        "steer",
+        "stop",
+        "temporary",
+        "title",
+        "unlink",
+        "yolo",
+      ].sort(),
+    );
+    expect(parseCommand("/cancel", "bot")).toMatchObject({ kind: "command", spec: { name: "stop" } });
+  });
+
+  it("every table entry parses, is in the menu and in /help, and nothing else is", () => {
+    const menu = menuCommands();
+    const help = helpText();
+    expect(menu.map((m) => m.command)).toEqual(COMMAND_SPEC.map((s) => s.name));
+    for (const spec of COMMAND_SPEC) {
+      expect(parseCommand(`/${spec.name}`, "bot")).toMatchObject({ kind: "command", spec });
+      expect(help).toContain(`/${spec.name}`);
+      // Telegram's menu grammar: lowercase, digits, underscore; 1-32; a non-empty description.
+      expect(spec.name).toMatch(/^[a-z0-9_]{1,32}$/);
+    }
+    for (const m of menu) expect(m.description.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it("honours /cmd@bot only for this bot; a path is not a command", () => {
+    expect(parseCommand("/new@Parley_Bot", "parley_bot")).toMatchObject({
+      kind: "command",
+      spec: { name: "new" },
+    });
+    expect(parseCommand("/new@other_bot", "parley_bot")).toEqual({ kind: "foreign" });
+    expect(parseCommand("/etc/hosts is a file", "parley_bot")).toBeNull();
+    expect(parseCommand("/unknown", "parley_bot")).toBeNull();
+    expect(parseCommand("/queue /new", "parley_bot")).toMatchObject({ spec: { name: "queue" }, arg: "/new" });
+  });
+
+  it("a bare /steer or /queue is an override with no body", () => {
+    expect(isBareMidTurnOverride(parseCommand("/steer", "b"))).toBe(true);
+    expect(isBareMidTurnOverride(parseCommand("/queue   ", "b"))).toBe(true);
+    expect(isBareMidTurnOverride(parseCommand("/queue later", "b"))).toBe(false);
+    expect(isBareMidTurnOverride(parseCommand("/new", "b"))).toBe(false);
+  });
+});
+
+describe("approval callback_data", () => {
+  const nonce = "AbCdEfGhIjKlMnOpQrStUv"; // 22 chars, like newApprovalNonce
+  const options = [
+    { id: "a", label: "Allow", verdict: "approve" as const },
+    { id: "t", label: "Always", verdict: "approve_always" as const },
+    { id: "d", label: "Deny", verdict: "deny" as const },
+  ];
+
+  it("a:<request_id>:<nonce>:<1|0|t>, all three sharing the nonce, within 64 bytes", () => {
+    const kb = approvalKeyboard("r-17", nonce, options);
+    expect(kb?.inline_keyboard[0]?.map((b) => b.callback_data)).toEqual([
+      `a:r-17:${nonce}:1`,
+      `a:r-17:${nonce}:t`,
+      `a:r-17:${nonce}:0`,
+    ]);
+    const longest = "x".repeat(64 - `a::${nonce}:t`.length);
+    expect(Buffer.byteLength(approvalData(longest, nonce, "approve_always"))).toBe(64);
+    expect(approvalKeyboard(longest, nonce, options)).not.toBeNull();
+    // One byte more and the prompt gets no buttons rather than a truncated id.
+    expect(approvalKeyboard(`${longest}x`, nonce, options)).toBeNull();
+    expect(approvalKeyboard("é".repeat(20), nonce, options)).toBeNull();
+  });
+
+  it("parses right to left, so an id holding ':' survives and a nonce-less button fails closed", () => {
+    expect(parseApprovalData(`a:sess:7:${nonce}:0`)).toEqual({ requestId: "sess:7", nonce, verdict: "deny" });
+    // A button minted before nonces existed: part of the id lands where the nonce belongs.
+    expect(parseApprovalData("a:sess:7:1")).toEqual({ requestId: "sess", nonce: "7", verdict: "approve" });
+    expect(parseApprovalData("a:7:1")).toBeNull();
+    expect(parseApprovalData(`a:7:${nonce}:x`)).toBeNull();
+    expect(parseApprovalData("o:1")).toBeNull();
+  });
+
+  it("options buttons carry an index; the label comes back from the message's keyboard", () => {
+    const kb = optionsKeyboard(["Yes", "No", "Maybe"]);
+    expect(kb.inline_keyboard).toHaveLength(2);
+    expect(optionLabel("o:2", kb)).toBe("Maybe");
+    expect(optionLabel("o:7", kb)).toBeNull();
+    expect(optionLabel("o:1; drop", kb)).toBeNull();
+  });
+});
+
+describe("reaction set", () => {
+  it("has 73 members and matches VS16 spellings", () => {
+    expect(REACTION_EMOJI.size).toBe(73);
+    expect(isReactionEmoji("❤️")).toBe(true);
+    expect(isReactionEmoji("❤")).toBe(true);
+    expect(isReactionEmoji("✅")).toBe(false);
+    expect(isReactionEmoji("🤖")).toBe(false);
+  });
+});

@@ -1,0 +1,185 @@
+/**
+ * The dispatcher's commands and widgets through the whole channel: /new, /stop, /sessions' two
+ * gates, privacy modes, /title, /link, /yolo, and an [OPTIONS:] press re-dispatched as text.
+ */
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { ScriptStep } from "../../src/providers/scripted.js";
+import { FakeTelegram } from "../fakes/telegram/server.js";
+import type { ChannelOptions, ChannelUnderTest } from "./channel-harness.js";
+import { done, OWNER, startChannel, text } from "./channel-harness.js";
+
+let fake: FakeTelegram;
+const started: ChannelUnderTest[] = [];
+const FORUM = { id: -100777, type: "supergroup" as const, is_forum: true };
+const KEY = "telegram:default:direct:42";
+
+async function channel(o: ChannelOptions = {}): Promise<ChannelUnderTest> {
+  const c = await startChannel(fake, o);
+  started.push(c);
+  return c;
+}
+
+beforeEach(async () => {
+  fake = await FakeTelegram.start({ lifetimeMs: 30_000 });
+});
+
+afterEach(async () => {
+  for (const c of started.splice(0)) await c.stop();
+  await fake.stop();
+});
+
+/** Send a message and wait for the n-th message the bot sends to that chat. */
+async function say(body: string, n: number, opts: Parameters<FakeTelegram["pushMessage"]>[2] = {}) {
+  fake.pushMessage({ id: OWNER }, body, opts);
+  const chat = opts.chat?.id ?? OWNER;
+  await fake.waitFor(() => fake.sentMessages(chat).length >= n, 5000, `reply ${n} to ${body}`);
+  return fake.sentMessages(chat)[n - 1]?.visible ?? "";
+}
+
+const hold: ScriptStep = {
+  type: "permission_request",
+  requestId: "r1",
+  toolCallId: "t1",
+  title: "wait",
+  kind: "execute",
+  options: [{ optionId: "d", name: "Deny", kind: "reject_once" }],
+};
+
+describe("conversation commands", () => {
+  it("/new starts a fresh generation: the next message runs under a new session key", async () => {
+    const c = await channel({ turns: () => [[text("ok"), done]] });
+    await fake.waitFor(() => fake.callsOf("getUpdates").length > 0, 5000, "polling");
+    await say("hello", 1);
+    await fake.waitFor(
+      () => fake.sentMessages(OWNER)[0]?.visible.includes("Finished") ?? false,
+      5000,
+      "answer",
+    );
+    expect(await say("/new", 2)).toBe("🆕 Fresh conversation started.");
+    await say("again", 3);
+    expect([...c.providers.keys()]).toEqual([KEY, `${KEY}:gen1`]);
+    expect(c.running.dispatcher.store.generationOf(KEY)).toBe(1);
+  });
+
+  it("/stop cancels the running turn and says so", async () => {
+    const c = await channel({ turns: () => [{ steps: [text("working"), hold] }] });
+    fake.pushMessage({ id: OWNER }, "go");
+    await fake.waitFor(
+      () => fake.sentMessages(OWNER).some((m) => m.visible.includes("Permission needed")),
+      5000,
+      "prompt",
+    );
+    fake.pushMessage({ id: OWNER }, "/stop");
+    await fake.waitFor(
+      () => fake.sentMessages(OWNER).some((m) => m.visible.startsWith("🛑 Stopping")),
+      5000,
+      "stop reply",
+    );
+    await fake.waitFor(
+      () =>
+        fake.sentMessages(OWNER).some((m) => m.visible.includes("The turn ended before this was answered")),
+      5000,
+      "the prompt to be closed",
+    );
+    expect(c.providers.get(KEY)?.hasActiveTurn()).toBe(false);
+  });
+
+  it("/sessions is refused in a Topic and with more than one allow-listed user", async () => {
+    const forum = { allowForum: true, allowedForumChatIds: [String(FORUM.id)] };
+    const c = await channel({ telegram: forum });
+    expect(await say("/sessions", 1, { chat: FORUM, threadId: 5 })).toContain("only shown in a private chat");
+    expect(c.audit.find("telegram.sessions", "refused")[0]?.fields.reason).toBe("shared_topic_audience");
+    expect(await say("/sessions", 1)).toMatch(/No sessions yet|Sessions/);
+    await c.stop();
+
+    const two = await channel({ telegram: { allowedUserIds: [String(OWNER), "43"] } });
+    expect(await say("/sessions", 2)).toContain("exactly one allow-listed user");
+    expect(two.audit.find("telegram.sessions", "refused")[0]?.fields.reason).toBe("no_unambiguous_owner");
+  });
+
+  it("/temporary marks the conversation; /title then refuses to persist; /status reports both", async () => {
+    const c = await channel();
+    expect(await say("/temporary", 1)).toContain("Temporary mode");
+    expect(c.running.dispatcher.privacy.isTemporary(KEY)).toBe(true);
+    expect(c.running.dispatcher.store.flag(KEY, "temporary")).toBe(true);
+    expect(await say("/title Deploy plan", 2)).toContain("not saved");
+    expect(c.running.dispatcher.store.titleOf(KEY)).toBeNull();
+    const status = await say("/status", 3);
+    expect(status).toContain("Privacy: temporary");
+    expect(status).toContain("Auto-approve: off");
+  });
+
+  it("/title names the conversation; /link and /unlink bind and release this chat", async () => {
+    const c = await channel();
+    expect(await say("/title Deploy plan", 1)).toBe("✏️ Title set: Deploy plan");
+    expect(c.running.dispatcher.store.titleOf(KEY)).toEqual({ title: "Deploy plan", kind: "manual" });
+    expect(await say("/link", 2)).toContain("Linked");
+    expect(c.running.dispatcher.store.getMirrorLink(KEY)).toEqual({
+      channelType: "telegram",
+      conversationId: "42",
+    });
+    expect(await say("/unlink", 3)).toBe("✅ Unlinked.");
+    expect(c.running.dispatcher.store.mirrorOptOut(KEY)).toBe(true);
+  });
+
+  it("/yolo goes to the one gateway-wide grant", async () => {
+    const calls: string[] = [];
+    await channel({
+      grant: {
+        isActive: () => false,
+        command: (arg) => {
+          calls.push(arg);
+          return "⚠️ Auto-approve is ON for 30m.";
+        },
+      },
+    });
+    expect(await say("/yolo on 30m", 1)).toBe("⚠️ Auto-approve is ON for 30m.");
+    expect(calls).toEqual(["on 30m"]);
+  });
+});
+
+describe("session keys", () => {
+  it("dmScope unified puts the single owner's DM in the unified bucket; a Topic keeps its own key", async () => {
+    const c = await channel({
+      telegram: { dmScope: "unified", allowForum: true, allowedForumChatIds: [String(FORUM.id)] },
+      turns: () => [[text("ok"), done]],
+    });
+    fake.pushMessage({ id: OWNER }, "in the DM");
+    fake.pushMessage({ id: OWNER }, "in a topic", { chat: FORUM, threadId: 5 });
+    await fake.waitFor(
+      () => fake.sentMessages().filter((m) => m.visible.includes("Finished")).length === 2,
+      5000,
+      "two answers",
+    );
+    expect([...c.providers.keys()].sort()).toEqual(["telegram:default:forum:-100777:5", "unified:default"]);
+  });
+});
+
+describe("options buttons", () => {
+  it("a press sends the label as text, never as a command", async () => {
+    const c = await channel({
+      turns: () => [
+        [text("Which one?\n[OPTIONS: /new | Tea]"), done],
+        [text("noted"), done],
+      ],
+    });
+    fake.pushMessage({ id: OWNER }, "ask me");
+    await fake.waitFor(
+      () => fake.sentMessages(OWNER).some((m) => m.replyMarkup !== undefined),
+      5000,
+      "the keyboard",
+    );
+    const asked = fake.sentMessages(OWNER).find((m) => m.replyMarkup !== undefined);
+    fake.pushCallback({ id: OWNER }, asked?.messageId ?? 0, "o:0");
+    await fake.waitFor(
+      () => fake.sentMessages(OWNER).some((m) => m.visible.startsWith("noted")),
+      5000,
+      "the second turn",
+    );
+    expect(c.providers.get(KEY)?.prompts).toEqual(["ask me", "/new"]);
+    expect([...c.providers.keys()]).toEqual([KEY]);
+    expect(fake.sentMessages(OWNER).find((m) => m.messageId === asked?.messageId)?.replyMarkup).toEqual({
+      inline_keyboard: [],
+    });
+  });
+});

@@ -1,0 +1,96 @@
+import { describe, expect, it } from "vitest";
+import { MemoryAuditSink } from "../../src/messaging/audit.js";
+import { helpText, parseCommand } from "../../src/webchat/commands.js";
+import type { ServerFrame } from "../../src/webchat/protocol.js";
+import { clientFrameSchema } from "../../src/webchat/protocol.js";
+import { WebChatTransport } from "../../src/webchat/transport.js";
+
+function admitted() {
+  const frames: ServerFrame[] = [];
+  const t = new WebChatTransport({ audit: new MemoryAuditSink() });
+  t.admit("owner", (_c, f) => frames.push(f));
+  t.open("c1");
+  return { t, frames };
+}
+
+describe("WebChatTransport rendering", () => {
+  it("model output can never inject markup or script", () => {
+    const { t } = admitted();
+    const id = t.post("c1", {
+      role: "assistant",
+      text: '<script>alert(1)</script> <img src=x onerror="alert(2)"> [click](javascript:alert(3)) <b>bold</b>',
+      final: true,
+    });
+    const html = t.bubbles("c1").find((b) => b.id === id)?.html ?? "";
+    expect(html).not.toMatch(/<script|<img|<b>/i);
+    expect(html).not.toContain('href="javascript:');
+    expect(html).toContain("&lt;script&gt;");
+  });
+
+  it("renders fenced code and tables, links open safely", () => {
+    const { t } = admitted();
+    const id = t.post("c1", {
+      role: "assistant",
+      text: "```ts\nconst x = 1;\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n[docs](https://example.com)",
+      final: true,
+    });
+    const html = t.bubbles("c1").find((b) => b.id === id)?.html ?? "";
+    expect(html).toContain('<pre><code class="language-ts">');
+    expect(html).toContain("<table>");
+    expect(html).toContain('rel="noopener noreferrer nofollow"');
+  });
+
+  it("redacts in display form before rendering, in text and status", () => {
+    const { t, frames } = admitted();
+    t.post("c1", {
+      role: "assistant",
+      text: "key AKIA**IOSFODNN7EXAMPLE**",
+      status: "🔧 curl AKIAIOSFODNN7EXAMPLE",
+      final: true,
+    });
+    const wire = JSON.stringify(frames);
+    expect(wire).not.toContain("IOSFODNN7EXAMPLE");
+  });
+
+  it("edits in place and keeps a bounded history", () => {
+    const { t } = admitted();
+    const id = t.post("c1", { role: "assistant", text: "a", final: false });
+    expect(t.edit("c1", id, { text: "ab", final: true })).toBe(true);
+    expect(t.bubbles("c1").find((b) => b.id === id)?.text).toBe("ab");
+    expect(t.edit("c1", "missing", { text: "x" })).toBe(false);
+    for (let i = 0; i < 600; i++) t.post("c1", { role: "system", text: `${i}`, final: true });
+    expect(t.bubbles("c1").length).toBe(500);
+  });
+
+  it("proactive sends reach only a conversation a page opened, and only once admitted", async () => {
+    const unadmitted = new WebChatTransport({ audit: new MemoryAuditSink() });
+    unadmitted.open("c1");
+    expect(unadmitted.maySendTo("c1", undefined, { principal: "" })).toBe(false);
+    const { t } = admitted();
+    expect(t.maySendTo("c1", undefined, { principal: "" })).toBe(true);
+    expect(t.maySendTo("never-opened", undefined, { principal: "" })).toBe(false);
+    expect(await t.sendMessage("never-opened", "x")).toBe("");
+  });
+});
+
+describe("web chat protocol and commands", () => {
+  it("validates client frames strictly", () => {
+    expect(clientFrameSchema.safeParse({ type: "message", text: "hi" }).success).toBe(true);
+    expect(clientFrameSchema.safeParse({ type: "message", text: "" }).success).toBe(false);
+    expect(clientFrameSchema.safeParse({ type: "message", text: "hi", extra: 1 }).success).toBe(false);
+    expect(
+      clientFrameSchema.safeParse({ type: "press", requestId: "r", nonce: "n", verdict: "maybe" }).success,
+    ).toBe(false);
+    expect(clientFrameSchema.safeParse({ type: "nuke" }).success).toBe(false);
+  });
+
+  it("one table drives parsing and help", () => {
+    expect(parseCommand("/stop")?.spec.name).toBe("stop");
+    expect(parseCommand("/cancel")?.spec.name).toBe("stop");
+    expect(parseCommand("/queue /new")).toMatchObject({ spec: { name: "queue" }, arg: "/new" });
+    expect(parseCommand("/etc/hosts")).toBeNull();
+    expect(parseCommand("/unknown")).toBeNull();
+    for (const name of ["/new", "/stop", "/yolo", "/queue", "/steer", "/help"])
+      expect(helpText()).toContain(name);
+  });
+});
