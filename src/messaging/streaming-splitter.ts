@@ -402,7 +402,9 @@ function pairPositions(text: string): readonly number[] {
     let at: number[] | undefined;
     // A streamed delta is short: a plain scan beats a regex call.
     for (let i = 0; i + 1 < text.length; i++) {
-      if (isHigh(text.charCodeAt(i)) && isLow(text.charCodeAt(i + 1))) (at ??= []).push(i++);
+      if (!isHigh(text.charCodeAt(i)) || !isLow(text.charCodeAt(i + 1))) continue;
+      at ??= [];
+      at.push(i++);
     }
     return at ?? NO_PAIRS;
   }
