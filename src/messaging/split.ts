@@ -20,6 +20,12 @@ export function splitMarkdownSafe(text: string, limit: number, opts: SplitOption
 
 /** Smallest character budget worth re-splitting at; below it the UTF-8 floor takes over. */
 const MIN_CHAR_BUDGET = 16;
+/**
+ * Re-splits allowed before the floor takes over. Real text converges in a few (the parity sample needs
+ * at most 4); a chunk whose fence scaffolding alone overflows the cap would otherwise shrink by a
+ * sliver per full re-split, hundreds of times.
+ */
+const MAX_RESPLITS = 32;
 
 /**
  * splitMarkdownSafe for a platform that caps UTF-8 bytes: split by characters, measure the chunks,
@@ -37,13 +43,13 @@ export function splitMarkdownBytes(text: string, maxBytes: number, opts: SplitOp
   // Same contract as splitMarkdownSafe: a cap that leaves no room means "do not split".
   if (maxBytes <= 0 || budget <= 0 || utf8Length(text) <= budget) return [text];
   let chars = budget;
-  for (;;) {
+  for (let attempt = 1; ; attempt++) {
     const chunks = splitMarkdownSafe(text, chars);
     let worst = 0;
     for (const chunk of chunks) worst = Math.max(worst, utf8Length(chunk));
     if (worst <= budget) return chunks;
     const next = Math.floor((chars * budget) / worst);
-    if (next < MIN_CHAR_BUDGET) {
+    if (next < MIN_CHAR_BUDGET || attempt === MAX_RESPLITS) {
       return chunks.flatMap((chunk) =>
         utf8Length(chunk) > budget ? chunkUtf8Bytes(chunk, budget) : [chunk],
       );

@@ -188,7 +188,8 @@ export class StreamingSplitter {
       }
       const used = this.#chunkCp;
       if (state === null) {
-        // An opener's closer is budgeted from the opener on, unless the chunk is empty.
+        // An opener budgets its closer, except into an empty chunk: an opener line has no clean cut,
+        // so insisting on that room would force a dirty cut of a line the chunk can hold.
         const cost = after !== null && more ? after.size + 1 : 0;
         if (used === 0 ? this.#fragCp <= budget : used + this.#fragCp + cost <= budget) {
           if (!final) return;
@@ -398,16 +399,6 @@ const PAIR = /[\ud800-\udbff][\udc00-\udfff]/g;
 
 /** Indices of the surrogate pairs in `text` (a lone surrogate is one code point, as in Python). */
 function pairPositions(text: string): readonly number[] {
-  if (text.length < 64) {
-    let at: number[] | undefined;
-    // A streamed delta is short: a plain scan beats a regex call.
-    for (let i = 0; i + 1 < text.length; i++) {
-      if (!isHigh(text.charCodeAt(i)) || !isLow(text.charCodeAt(i + 1))) continue;
-      at ??= [];
-      at.push(i++);
-    }
-    return at ?? NO_PAIRS;
-  }
   if (!SURROGATE.test(text)) return NO_PAIRS;
   const at: number[] = [];
   PAIR.lastIndex = 0;

@@ -515,6 +515,11 @@ describe("byte-capped splitting", () => {
     ]);
     expect(splitMarkdownBytes("中文", 0)).toEqual(["中文"]);
     expect(splitMarkdownBytes("中文".repeat(20), 30)).toEqual(Array(4).fill("中文".repeat(5)));
+    // A reopener longer than the cap overflows every re-split by the same sliver: bounded, then the floor.
+    const opener = `\`\`\`${"x".repeat(4010)}\n${"body\n".repeat(50)}`;
+    const floored = splitMarkdownBytes(opener, 4000);
+    expect(floored.every((chunk) => utf8(chunk) <= 4000)).toBe(true);
+    expect(floored.join("")).toContain("body");
     fc.assert(
       fc.property(anyText, fc.integer({ min: 1, max: 60 }), reserveArb, (text, max, reserve) => {
         const chunks = splitMarkdownBytes(text, max, { reserve });

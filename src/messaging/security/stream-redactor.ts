@@ -14,8 +14,10 @@
 import {
   allowedHostSet,
   type ExfiltrationOptions,
-  planCredentials,
-  planExfiltrationWith,
+  planCredentialsFull,
+  planExfiltrationFull,
+  quietCredentialCut,
+  quietExfiltrationCut,
   type StagePlan,
   spliceSpans,
 } from "./redact.js";
@@ -30,6 +32,8 @@ const CONTEXT = 16;
 const REPLAN_EAGERLY_BELOW = 4096;
 
 type Planner = (text: string, start: number, eof: boolean) => StagePlan;
+/** The planner's cut when it provably plans no span (ordinary prose), else -1: skips building a plan. */
+type QuietCut = (text: string, start: number, eof: boolean) => number;
 
 class Stage {
   private buf = "";
@@ -37,7 +41,10 @@ class Stage {
   private start = 0;
   private lastPlannedPending = 0;
 
-  constructor(private readonly plan: Planner) {}
+  constructor(
+    private readonly quiet: QuietCut,
+    private readonly plan: Planner,
+  ) {}
 
   get pending(): number {
     return this.buf.length - this.start;
@@ -57,9 +64,16 @@ class Stage {
 
   private drain(eof: boolean): string {
     if (this.pending === 0) return "";
-    const plan = this.plan(this.buf, this.start, eof);
-    const cut = Math.max(plan.cut, this.start);
-    const out = cut > this.start ? spliceSpans(this.buf, plan.spans, this.start, cut) : "";
+    let cut = this.quiet(this.buf, this.start, eof);
+    let out: string;
+    if (cut >= 0) {
+      cut = Math.max(cut, this.start);
+      out = this.buf.slice(this.start, cut);
+    } else {
+      const plan = this.plan(this.buf, this.start, eof);
+      cut = Math.max(plan.cut, this.start);
+      out = cut > this.start ? spliceSpans(this.buf, plan.spans, this.start, cut) : "";
+    }
     const keepFrom = Math.max(0, cut - CONTEXT);
     this.buf = this.buf.slice(keepFrom);
     this.start = cut - keepFrom;
@@ -74,8 +88,10 @@ export class StreamRedactor {
 
   constructor(opts: ExfiltrationOptions = {}) {
     const allowed = allowedHostSet(opts);
-    this.exfil = new Stage((text, start, eof) => planExfiltrationWith(text, start, eof, allowed));
-    this.creds = new Stage(planCredentials);
+    this.exfil = new Stage(quietExfiltrationCut, (text, start, eof) =>
+      planExfiltrationFull(text, start, eof, allowed),
+    );
+    this.creds = new Stage(quietCredentialCut, planCredentialsFull);
   }
 
   /** Feeds a chunk; returns the text that is now final (possibly empty). */

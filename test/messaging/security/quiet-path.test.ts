@@ -1,0 +1,191 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import {
+  planCredentials,
+  planCredentialsFull,
+  planExfiltrationFull,
+  planExfiltrationWith,
+  quietCredentialCut,
+  quietExfiltrationCut,
+  redactAll,
+} from "../../../src/messaging/security/redact.js";
+import { StreamRedactor } from "../../../src/messaging/security/stream-redactor.js";
+
+/**
+ * The quiet-text fast paths claim to know the planners' answer without running them.
+ * These properties hold them to it: wherever a fast path answers, the full planner
+ * plans no span, no warning and exactly the same cut, for every start and both ends.
+ */
+
+/** Pieces of prose plus everything next to the fast paths' edges: key names, prefixes, partial URLs, surrogates. */
+const ATOMS = [
+  "the",
+  "quick",
+  "well",
+  "known",
+  " ",
+  " ",
+  "\n",
+  "\t",
+  ".",
+  ". ",
+  ",",
+  ":",
+  ": ",
+  "-",
+  "- ",
+  "--",
+  "-la",
+  "**",
+  "`",
+  "(",
+  ")",
+  "[",
+  "]",
+  "](",
+  '"',
+  "'",
+  "=",
+  "_",
+  "/",
+  "+",
+  "?",
+  "&",
+  "@",
+  "%",
+  "a",
+  "A",
+  "K",
+  "I",
+  "M",
+  "S",
+  "x",
+  "s",
+  "k",
+  "0",
+  "12",
+  "345678",
+  "abcdefghij",
+  "ABCDEFGH",
+  "eyJ",
+  "SG.",
+  "AKIA",
+  "sk-",
+  "xoxb",
+  "xapp-",
+  "pypi-",
+  "glpat-",
+  "GOCSPX-",
+  "token",
+  "Token",
+  "pass",
+  "word",
+  "secret",
+  "key",
+  "api-key",
+  "AccessKeyId",
+  "SessionToken",
+  "bearer",
+  "Authorization",
+  "h",
+  "ht",
+  "htt",
+  "http",
+  "https://",
+  "://",
+  "é",
+  "\u0131",
+  "\u212a",
+  "\ud83d",
+  "\ude00",
+  "😀",
+];
+
+const textArb = fc
+  .array(fc.constantFrom(...ATOMS), { minLength: 1, maxLength: 14 })
+  .map((parts) => parts.join(""));
+const caseArb = textArb.chain((text) =>
+  fc.tuple(fc.constant(text), fc.integer({ min: 0, max: text.length }), fc.boolean()),
+);
+const NO_HOSTS: ReadonlySet<string> = new Set();
+
+describe("quiet-text fast paths", () => {
+  it("credential fast path answers exactly what the planner plans", () => {
+    fc.assert(
+      fc.property(caseArb, ([text, start, eof]) => {
+        const quiet = quietCredentialCut(text, start, eof);
+        const full = planCredentialsFull(text, start, eof);
+        if (quiet >= 0) {
+          expect(full.spans).toEqual([]);
+          expect(full.warnings).toEqual([]);
+          expect(quiet).toBe(full.cut);
+        }
+        expect(planCredentials(text, start, eof)).toEqual(full);
+      }),
+      { numRuns: 4000 },
+    );
+  });
+
+  it("exfiltration fast path answers exactly what the planner plans", () => {
+    fc.assert(
+      fc.property(caseArb, ([text, start, eof]) => {
+        const quiet = quietExfiltrationCut(text, start, eof);
+        const full = planExfiltrationFull(text, start, eof, NO_HOSTS);
+        if (quiet >= 0) {
+          expect(full.spans).toEqual([]);
+          expect(full.warnings).toEqual([]);
+          expect(quiet).toBe(full.cut);
+        }
+        expect(planExfiltrationWith(text, start, eof, NO_HOSTS)).toEqual(full);
+      }),
+      { numRuns: 4000 },
+    );
+  });
+
+  it("takes the fast path for ordinary prose, and not for key names or token shapes", () => {
+    for (const prose of [
+      "the ",
+      "**bold** ",
+      "a lazy dog.\n",
+      "`code` ",
+      "well-known ls -la ",
+      "Note: it works. ",
+    ]) {
+      expect(quietCredentialCut(prose, 0, false)).toBe(prose.length);
+      expect(quietExfiltrationCut(prose, 0, false)).toBe(prose.length);
+    }
+    // The trailing word may still grow into something: held from its start.
+    expect(quietCredentialCut("the quick", 0, false)).toBe(4);
+    expect(quietExfiltrationCut("see ht", 0, false)).toBe(4);
+    for (const loud of [
+      "password = ",
+      "Bearer ",
+      "AKIAIOSFODNN7EXAMPLE",
+      "eyJhIjoxfQ.a.b",
+      "sk-abc",
+      "12345678:",
+    ])
+      expect(quietCredentialCut(loud, 0, false)).toBe(-1);
+    for (const loud of ["https://x", "[a](b"]) expect(quietExfiltrationCut(loud, 0, false)).toBe(-1);
+  });
+
+  it("redactAll and the stream agree on quiet and loud text alike", () => {
+    fc.assert(
+      fc.property(
+        textArb,
+        fc.array(fc.integer({ min: 1, max: 6 }), { minLength: 1, maxLength: 8 }),
+        (text, sizes) => {
+          const r = new StreamRedactor();
+          let out = "";
+          for (let i = 0, k = 0; i < text.length; k++) {
+            const size = sizes[k % sizes.length] as number;
+            out += r.push(text.slice(i, i + size));
+            i += size;
+          }
+          expect(out + r.flush()).toBe(redactAll(text));
+        },
+      ),
+      { numRuns: 1500 },
+    );
+  });
+});
