@@ -214,6 +214,10 @@ export class TurnDriver {
 
   /** Framing first (compaction notice, then steer frames), then streaming redaction. */
   private async onText(text: string): Promise<void> {
+    // Fast path with identical output: no notice pending, no frame held, no "[" that could start one.
+    if (this.compactionFilter.passthrough && this.steerParser.idle && !text.includes("[")) {
+      return this.emitText(this.redactor.push(text));
+    }
     for (const piece of this.compactionFilter.push(text)) {
       if (piece.type === "compacted") await this.emitCompactionReceipt();
       else await this.onFramedText(piece.text);

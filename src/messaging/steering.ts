@@ -50,6 +50,11 @@ function partialPrefixLength(buf: string): number {
 export class SteerFrameParser {
   private buf = "";
 
+  /** Nothing held back: a chunk without "[" would pass through whole (the driver's fast path). */
+  get idle(): boolean {
+    return this.buf === "";
+  }
+
   push(chunk: string): SteerPiece[] {
     this.buf += chunk;
     return this.drain(false);
@@ -106,6 +111,11 @@ export type CompactionPiece = { type: "text"; text: string } | { type: "compacte
 export class CompactionNoticeFilter {
   private state: "undecided" | "inside" | "passthrough" = "undecided";
   private buf = "";
+
+  /** Past the start of the turn: every chunk passes through unchanged. */
+  get passthrough(): boolean {
+    return this.state === "passthrough";
+  }
 
   push(chunk: string): CompactionPiece[] {
     if (this.state === "passthrough") return chunk ? [{ type: "text", text: chunk }] : [];
