@@ -1,3 +1,5 @@
+import { pyStrip } from "./py-text.js";
+
 /**
  * Markdown reductions for a chat surface that renders none of the source form.
  *
@@ -18,16 +20,6 @@
 
 /** Python's `str.isspace()` set, as a regex class body (the same set as Python's `\\s`). */
 const WS = "\\t\\n\\v\\f\\r\\x1c-\\x1f \\x85\\xa0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000";
-const IS_SPACE = new RegExp(`^[${WS}]$`);
-
-/** Python's `str.strip()` (JS `trim()` disagrees on U+FEFF, U+001C–U+001F and U+0085), in linear time. */
-function pyStrip(text: string): string {
-  let start = 0;
-  let end = text.length;
-  while (start < end && IS_SPACE.test(text.charAt(start))) start += 1;
-  while (end > start && IS_SPACE.test(text.charAt(end - 1))) end -= 1;
-  return text.slice(start, end);
-}
 
 // ── <thinking> blocks ──
 

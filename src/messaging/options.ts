@@ -16,6 +16,7 @@
  */
 import type { TransportCapabilities } from "./capabilities.js";
 import { redactForDisplay } from "./display-safety.js";
+import { isPyWhitespace, pyStrip } from "./py-text.js";
 
 /** The capability fields this module reads. */
 export type OptionsCaps = Pick<TransportCapabilities, "maxButtons" | "mentionGrammars">;
@@ -24,40 +25,11 @@ export type OptionsCaps = Pick<TransportCapabilities, "maxButtons" | "mentionGra
 // Python whitespace semantics
 // ---------------------------------------------------------------------------------------------
 
-/**
- * Python's `str.isspace()` / `re` `\s` set. JavaScript's `\s` differs both ways (it adds U+FEFF and
- * omits U+001C..U+001F and U+0085), and the trailer grammar was specified against Python's, so a
- * BOM after a marker must keep it from being a trailer exactly as it did there.
- */
-function isPyWhitespace(code: number): boolean {
-  if (code <= 0x20) return code === 0x20 || (code >= 0x09 && code <= 0x0d) || (code >= 0x1c && code <= 0x1f);
-  if (code < 0x85) return false;
-  return (
-    code === 0x85 ||
-    code === 0xa0 ||
-    code === 0x1680 ||
-    (code >= 0x2000 && code <= 0x200a) ||
-    code === 0x2028 ||
-    code === 0x2029 ||
-    code === 0x202f ||
-    code === 0x205f ||
-    code === 0x3000
-  );
-}
-
 /** End index of `text[0:end]` after Python `rstrip()` (every whitespace unit is BMP). */
 function rstripEnd(text: string, end: number = text.length): number {
   let e = end;
   while (e > 0 && isPyWhitespace(text.charCodeAt(e - 1))) e--;
   return e;
-}
-
-/** Python `str.strip()`. */
-function pyStrip(text: string): string {
-  let s = 0;
-  const e = rstripEnd(text);
-  while (s < e && isPyWhitespace(text.charCodeAt(s))) s++;
-  return text.slice(s, e);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -9,6 +9,7 @@
  * append resumes from there instead of re-splitting the buffer.
  */
 import { closerOf, contentEnd, type FenceState, nextFence, prefixTogglesFence, readHead } from "./fences.js";
+import { isPyWhitespace as isPySpace } from "./py-text.js";
 
 export interface SplitOptions {
   /** Capacity held back from every chunk for a suffix the caller appends. */
@@ -427,23 +428,6 @@ function cpToIndex(text: string, k: number): number {
 /** A remainder starting with indent or a fence character could read as a delimiter. */
 function startsDelimiter(u: number): boolean {
   return u === 0x20 || u === 0x09 || u === 0x60 || u === 0x7e;
-}
-
-/** Python's str.isspace() for one UTF-16 unit (every Python whitespace character is in the BMP). */
-function isPySpace(u: number): boolean {
-  if (u <= 0x20) return u === 0x20 || (u >= 0x09 && u <= 0x0d) || (u >= 0x1c && u <= 0x1f);
-  if (u < 0x85) return false;
-  return (
-    u === 0x85 ||
-    u === 0xa0 ||
-    u === 0x1680 ||
-    (u >= 0x2000 && u <= 0x200a) ||
-    u === 0x2028 ||
-    u === 0x2029 ||
-    u === 0x202f ||
-    u === 0x205f ||
-    u === 0x3000
-  );
 }
 
 /** Python's str.rstrip(): its whitespace set, not JavaScript's. */

@@ -1,3 +1,6 @@
+import { isPyWhitespace, pyStrip } from "./py-text.js";
+
+export { pyStrip };
 /**
  * Line grammar for table rendering (part of tables.ts): which lines are opaque code or HTML, which
  * start another Markdown block, and how a row splits into cells. Everything here leans
@@ -32,32 +35,6 @@ export function lineEnd(table: LineTable, k: number): number {
 
 export function lineText(table: LineTable, k: number): string {
   return table.text.slice(table.starts[k]!, lineEnd(table, k));
-}
-
-// Python's str.isspace() set, so cell trimming matches the reference's str.strip() exactly (JS
-// trim() differs on U+001C-001F, U+0085 and U+FEFF).
-function isPyWhitespace(code: number): boolean {
-  if (code <= 0x20) return code === 0x20 || (code >= 0x09 && code <= 0x0d) || (code >= 0x1c && code <= 0x1f);
-  if (code < 0x85) return false;
-  return (
-    code === 0x85 ||
-    code === 0xa0 ||
-    code === 0x1680 ||
-    (code >= 0x2000 && code <= 0x200a) ||
-    code === 0x2028 ||
-    code === 0x2029 ||
-    code === 0x202f ||
-    code === 0x205f ||
-    code === 0x3000
-  );
-}
-
-export function pyStrip(text: string): string {
-  let start = 0;
-  let end = text.length;
-  while (start < end && isPyWhitespace(text.charCodeAt(start))) start++;
-  while (end > start && isPyWhitespace(text.charCodeAt(end - 1))) end--;
-  return start === 0 && end === text.length ? text : text.slice(start, end);
 }
 
 export function isBlank(line: string): boolean {
