@@ -118,7 +118,7 @@ describe("startup", () => {
       /rejected the bot token/,
     );
     fake.inject("getMe", { code: 502, description: "Bad Gateway" });
-    const c = await channel({ overrides: { identifyRetryMs: 10 } });
+    const c = await channel({ overrides: { identifyRetryMs: 300 } });
     expect(c.running.transport.identity).toBeNull();
     await until(() => c.running.transport.identity !== null, "the identity");
     // (The rejected token never got past the fake's token check, so only this bot's calls are here.)
