@@ -8,11 +8,11 @@
  */
 import type { ApprovalDecider, ApprovalRequest, ApprovalTicket } from "../messaging/approval.js";
 import {
-  PendingApprovals,
+  ChannelApprovals,
+  type PendingApprovals,
   RECEIPT_EXPIRED,
-  TextReplyApprovalDecider,
-  TIMEOUT_NOTICE,
-  WidgetApprovalDecider,
+  type TextReplyApprovalDecider,
+  type WidgetApprovalDecider,
 } from "../messaging/approval.js";
 import type { AuditSink } from "../messaging/audit.js";
 import type { Clock } from "../messaging/clock.js";
@@ -94,17 +94,17 @@ export class DiscordDispatcher {
 
   constructor(private readonly o: DiscordDispatcherOptions) {
     this.clock = o.clock ?? realClock;
-    this.registry = new PendingApprovals({
+    // The decision window denies by default on timeout; the prompt says so.
+    const approvals = new ChannelApprovals({
+      channel: "discord",
       timers: this.clock,
       audit: o.audit,
       ...(o.approvalTimeoutMs ? { timeoutMs: o.approvalTimeoutMs } : {}),
-      onError: (error) => o.logger.warn("approval notice failed", { error: String(error) }),
+      logger: o.logger,
+      onTimeout: (request, notice) =>
+        this.active.get(request.sessionKey)?.markApproval(request.requestId, notice),
     });
-    // The decision window denies by default on timeout; the prompt says so.
-    const onTimeout = (request: ApprovalRequest) =>
-      this.active.get(request.sessionKey)?.markApproval(request.requestId, TIMEOUT_NOTICE);
-    this.widget = new WidgetApprovalDecider(this.registry, { onTimeout });
-    this.typed = new TextReplyApprovalDecider(this.registry, { onTimeout });
+    ({ registry: this.registry, widget: this.widget, typed: this.typed } = approvals);
     this.conversations = new ConversationState({ clock: this.clock });
     this.router = new MidTurnRouter({
       sessions: o.sessions,

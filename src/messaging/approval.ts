@@ -232,3 +232,40 @@ export class WidgetApprovalDecider extends RegistryApprovalDecider {
     return "";
   }
 }
+
+export interface ChannelApprovalsOptions {
+  /** Names the channel in log lines. */
+  channel: string;
+  timers?: Timers;
+  audit?: AuditSink;
+  timeoutMs?: number;
+  logger: { warn(message: string, fields?: Record<string, unknown>): void };
+  /** Resolve the prompt still on screen when its window closes (the verdict is already DENY). */
+  onTimeout: (request: ApprovalRequest, notice: string) => void;
+  armSessionGrant?: (sessionKey: string) => void;
+}
+
+/**
+ * One channel's approval set: the registry plus both answer styles over it, so a press and a typed
+ * reply settle the same entry, and every channel wires the timeout notice the same way.
+ */
+export class ChannelApprovals {
+  readonly registry: PendingApprovals;
+  readonly widget: WidgetApprovalDecider;
+  readonly typed: TextReplyApprovalDecider;
+
+  constructor(o: ChannelApprovalsOptions) {
+    this.registry = new PendingApprovals({
+      ...(o.timers ? { timers: o.timers } : {}),
+      ...(o.audit ? { audit: o.audit } : {}),
+      ...(o.timeoutMs ? { timeoutMs: o.timeoutMs } : {}),
+      onError: (error) => o.logger.warn(`${o.channel}: approval notice failed`, { error: String(error) }),
+    });
+    const options: RegistryDeciderOptions = {
+      onTimeout: (request) => o.onTimeout(request, TIMEOUT_NOTICE),
+      ...(o.armSessionGrant ? { armSessionGrant: o.armSessionGrant } : {}),
+    };
+    this.widget = new WidgetApprovalDecider(this.registry, options);
+    this.typed = new TextReplyApprovalDecider(this.registry, options);
+  }
+}

@@ -11,12 +11,12 @@
 import type { GrantControl } from "../gateway/channel.js";
 import type { ApprovalDecider, ApprovalRequest, ApprovalTicket } from "../messaging/approval.js";
 import {
-  PendingApprovals,
+  ChannelApprovals,
+  type PendingApprovals,
   parseTypedVerdict,
   RECEIPT_EXPIRED,
-  TextReplyApprovalDecider,
-  TIMEOUT_NOTICE,
-  WidgetApprovalDecider,
+  type TextReplyApprovalDecider,
+  type WidgetApprovalDecider,
 } from "../messaging/approval.js";
 import type { AuditSink } from "../messaging/audit.js";
 import type { Clock } from "../messaging/clock.js";
@@ -107,21 +107,19 @@ export class TelegramDispatcher {
     this.store = o.store ?? new MemorySessionStore({ logger: o.logger });
     this.privacy = new PrivacyModes({ audit: o.audit, store: this.store, logger: o.logger });
     this.trust = new SessionTrust(o.audit);
-    this.registry = new PendingApprovals({
+    const approvals = new ChannelApprovals({
+      channel: "telegram",
       timers: this.clock,
       audit: o.audit,
       ...(o.approvalTimeoutMs ? { timeoutMs: o.approvalTimeoutMs } : {}),
-      onError: (error) => o.logger.warn("telegram: approval notice failed", { error: String(error) }),
-    });
-    const deciderOptions = {
-      onTimeout: (request: ApprovalRequest) =>
-        this.active.get(request.sessionKey)?.markApproval(request.requestId, TIMEOUT_NOTICE),
+      logger: o.logger,
+      onTimeout: (request, notice) =>
+        this.active.get(request.sessionKey)?.markApproval(request.requestId, notice),
       // The Trust button arms the SHARED per-session grant (both halves), never a channel-local one.
       armSessionGrant: (key: string) =>
         this.trust.addTrustedSession(key, { sessions: this.store, source: "telegram" }),
-    };
-    this.widget = new WidgetApprovalDecider(this.registry, deciderOptions);
-    this.typed = new TextReplyApprovalDecider(this.registry, deciderOptions);
+    });
+    ({ registry: this.registry, widget: this.widget, typed: this.typed } = approvals);
     this.conversations = new ConversationState({
       clock: this.clock,
       seed: (route) => this.store.generationOf(this.bucketKey(route)),

@@ -7,11 +7,11 @@
 import type { GrantControl } from "../gateway/channel.js";
 import type { ApprovalDecider, ApprovalRequest, ApprovalTicket } from "../messaging/approval.js";
 import {
-  PendingApprovals,
+  ChannelApprovals,
+  type PendingApprovals,
   RECEIPT_EXPIRED,
-  TextReplyApprovalDecider,
-  TIMEOUT_NOTICE,
-  WidgetApprovalDecider,
+  type TextReplyApprovalDecider,
+  type WidgetApprovalDecider,
 } from "../messaging/approval.js";
 import type { AuditSink } from "../messaging/audit.js";
 import type { Clock } from "../messaging/clock.js";
@@ -59,16 +59,16 @@ export class WebChatDispatcher {
 
   constructor(private readonly o: WebChatDispatcherOptions) {
     this.clock = o.clock ?? realClock;
-    this.registry = new PendingApprovals({
+    const approvals = new ChannelApprovals({
+      channel: "webchat",
       timers: this.clock,
       audit: o.audit,
       ...(o.approvalTimeoutMs ? { timeoutMs: o.approvalTimeoutMs } : {}),
-      onError: (error) => o.logger.warn("approval notice failed", { error: String(error) }),
+      logger: o.logger,
+      onTimeout: (request, notice) =>
+        this.active.get(request.sessionKey)?.markApproval(request.requestId, notice),
     });
-    const onTimeout = (request: ApprovalRequest) =>
-      this.active.get(request.sessionKey)?.markApproval(request.requestId, TIMEOUT_NOTICE);
-    this.widget = new WidgetApprovalDecider(this.registry, { onTimeout });
-    this.typed = new TextReplyApprovalDecider(this.registry, { onTimeout });
+    ({ registry: this.registry, widget: this.widget, typed: this.typed } = approvals);
     this.conversations = new ConversationState({ clock: this.clock });
     this.router = new MidTurnRouter({
       sessions: o.sessions,
