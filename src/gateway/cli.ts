@@ -41,11 +41,6 @@ export interface CliIo {
   grant?: GrantControl;
 }
 
-const NO_GRANT: GrantControl = {
-  isActive: () => false,
-  command: () => "Auto-approve is not available in this build.",
-};
-
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
   let parsed: ReturnType<typeof parse>;
   try {

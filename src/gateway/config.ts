@@ -167,7 +167,11 @@ export function loadConfig(opts: { cwd: string; configPath?: string; processEnv:
   const home = parleyHome(env);
   const sources: string[] = [];
   const homePath = join(home, "config.json");
-  const homeConfig = existsSync(homePath) ? (sources.push(homePath), readJson(homePath)) : {};
+  let homeConfig: Record<string, unknown> = {};
+  if (existsSync(homePath)) {
+    homeConfig = readJson(homePath);
+    sources.push(homePath);
+  }
   let projectConfig: Record<string, unknown> = {};
   if (opts.configPath) {
     const path = resolve(opts.cwd, opts.configPath);

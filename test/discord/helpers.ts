@@ -18,6 +18,7 @@ import { SessionManager } from "../../src/messaging/session-manager.js";
 import type { ScriptedProviderOptions, ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
 import { ScriptedProvider } from "../../src/providers/scripted.js";
 import { FakeDiscord } from "../fakes/discord/server.js";
+import { ManualClock } from "../helpers/manual-clock.js";
 
 export const ALICE = "200000000000000001";
 export const MALLORY = "200000000000000666";
@@ -96,34 +97,11 @@ export function fenceLines(text: string): number {
   return text.split("\n").filter((l) => /^ {0,3}(`{3,}|~{3,})/.test(l)).length;
 }
 
-/** Deterministic timers: nothing fires until the test advances the clock. */
-export class FakeTimers {
-  t = 1_000_000;
-  private seq = 0;
-  private readonly due = new Map<number, { at: number; fn: () => void }>();
-  now(): number {
-    return this.t;
-  }
-  setTimeout(fn: () => void, ms: number): unknown {
-    this.seq += 1;
-    this.due.set(this.seq, { at: this.t + ms, fn });
-    return this.seq;
-  }
-  clearTimeout(handle: unknown): void {
-    this.due.delete(handle as number);
-  }
-  /** Advance, firing due timers in time order. */
-  advance(ms: number): void {
+/** Deterministic timers whose advance fires synchronously (no settling between timers). */
+export class FakeTimers extends ManualClock {
+  advanceSync(ms: number): void {
     const end = this.t + ms;
-    for (;;) {
-      let next: [number, { at: number; fn: () => void }] | undefined;
-      for (const entry of this.due)
-        if (entry[1].at <= end && (next === undefined || entry[1].at < next[1].at)) next = entry;
-      if (next === undefined) break;
-      this.due.delete(next[0]);
-      this.t = next[1].at;
-      next[1].fn();
-    }
+    while (this.fireNext(end));
     this.t = end;
   }
 }

@@ -49,16 +49,16 @@ describe("discord: phase reactions", () => {
     await vi.waitFor(() => expect(log()).toEqual(["+👀"]), { timeout: 5000 });
 
     await renderer.onThinking("hmm");
-    clock.advance(300);
+    clock.advanceSync(300);
     expect(log()).toEqual(["+👀"]); // still inside the debounce window
-    clock.advance(400);
+    clock.advanceSync(400);
     await vi.waitFor(() => expect(log()).toEqual(["+👀", "-👀", "+🤔"]), { timeout: 5000 });
 
     // A coding tool immediately followed by a generic one: only the phase that holds still lands.
     await renderer.onToolCall("t1", "Running: ls", "execute", "");
-    clock.advance(200);
+    clock.advanceSync(200);
     await renderer.onToolCall("t2", "fetch_weather", "other", "");
-    clock.advance(700);
+    clock.advanceSync(700);
     await vi.waitFor(() => expect(log()).toEqual(["+👀", "-👀", "+🤔", "-🤔", "+🔧"]), { timeout: 5000 });
 
     await renderer.onDone("end_turn");
@@ -71,7 +71,7 @@ describe("discord: phase reactions", () => {
     const log = () => fake.reactionLog.filter(([id]) => id === userMessageId).map(([, op, e]) => `${op}${e}`);
     await renderer.onTurnStart();
     await vi.waitFor(() => expect(log()).toEqual(["+👀"]), { timeout: 5000 });
-    clock.advance(15_000);
+    clock.advanceSync(15_000);
     await vi.waitFor(() => expect(log()).toEqual(["+👀", "+⏳"]), { timeout: 5000 });
     await renderer.onDone("end_turn");
     await renderer.close();
@@ -83,7 +83,7 @@ describe("discord: phase reactions", () => {
     await renderer.onTurnStart();
     await renderer.onThinking("x");
     await renderer.onToolCall("t", "ls", "execute", "");
-    clock.advance(60_000);
+    clock.advanceSync(60_000);
     await renderer.onDone("end_turn");
     await renderer.close();
     expect(fake.reactionLog).toEqual([]);

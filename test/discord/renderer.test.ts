@@ -76,7 +76,7 @@ describe("discord renderer", () => {
   it("holds a growing table off the live frame, then converts it in the buffer", async () => {
     const { renderer, clock, contents } = await setup();
     await renderer.onTextChunk("Results:\n\n| name | score |\n|---|---|\n| ann | 3 |\n");
-    clock.advance(1000);
+    clock.advanceSync(1000);
     await drain(renderer);
     // A recognized table is still growing: the frame holds rather than show half of it.
     expect(contents()).toEqual([]);
@@ -111,7 +111,7 @@ describe("discord renderer", () => {
     await renderer.onThinking("First I consider ");
     await renderer.onThinking("the options.\nThen I answer.");
     await renderer.onTextChunk("Answer.");
-    clock.advance(1000);
+    clock.advanceSync(1000);
     await drain(renderer);
     await renderer.onThinking("more thoughts later");
     await renderer.onDone("end_turn");
@@ -125,7 +125,7 @@ describe("discord renderer", () => {
   it("redacts a credential hidden by emphasis on the live frame and on the seal", async () => {
     const { renderer, clock, fake } = await setup();
     await renderer.onTextChunk("key AKIA**IOSFODNN7EXAMPLE** here\n");
-    clock.advance(1000);
+    clock.advanceSync(1000);
     await drain(renderer);
     await renderer.onTextChunk("more\n");
     await renderer.onDone("end_turn");
@@ -141,7 +141,7 @@ describe("discord renderer", () => {
     const text = `Intro\n\n\`\`\`python\n${code}\n\`\`\`\nOutro`;
     for (const piece of text.match(/[\s\S]{1,50}/g) ?? []) {
       await renderer.onTextChunk(piece);
-      clock.advance(1000);
+      clock.advanceSync(1000);
       await drain(renderer);
     }
     await renderer.onDone("end_turn");

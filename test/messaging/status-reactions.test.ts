@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import type { Clock } from "../../src/messaging/clock.js";
 import { MemoryLogger } from "../../src/messaging/logger.js";
 import {
   formatElapsed,
@@ -11,48 +10,13 @@ import {
   type ReactionSink,
   toolToPhase,
 } from "../../src/messaging/status-reactions.js";
+import { ManualClock, settle } from "../helpers/manual-clock.js";
 
-/** Deterministic timers: nothing fires until the test advances the clock. */
-class FakeTimers implements Clock {
-  t = 0;
-  private seq = 0;
-  private readonly due = new Map<number, { at: number; fn: () => void }>();
-  now(): number {
-    return this.t;
+/** Deterministic timers starting at 0. */
+class FakeTimers extends ManualClock {
+  constructor() {
+    super(0);
   }
-  setTimeout(fn: () => void, ms: number): unknown {
-    this.seq += 1;
-    this.due.set(this.seq, { at: this.t + ms, fn });
-    return this.seq;
-  }
-  clearTimeout(handle: unknown): void {
-    this.due.delete(handle as number);
-  }
-  get pending(): number {
-    return this.due.size;
-  }
-  /** Advance, firing due timers in time order and letting each one's sink calls settle. */
-  async advance(ms: number): Promise<void> {
-    const end = this.t + ms;
-    for (;;) {
-      let next: [number, { at: number; fn: () => void }] | undefined;
-      for (const entry of this.due) {
-        if (entry[1].at <= end && (next === undefined || entry[1].at < next[1].at)) next = entry;
-      }
-      if (next === undefined) break;
-      this.due.delete(next[0]);
-      this.t = next[1].at;
-      next[1].fn();
-      await settle();
-    }
-    this.t = end;
-    await settle();
-  }
-}
-
-/** Let queued promise chains run to completion (a macrotask runs only after all microtasks). */
-function settle(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
 }
 
 class RecordingSink implements ReactionSink {
