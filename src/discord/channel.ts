@@ -11,7 +11,7 @@ import type { DiscordClientOptions } from "./client.js";
 import { DiscordClient, intentsFor } from "./client.js";
 import { applicationCommandPayload } from "./commands.js";
 import { DiscordDispatcher } from "./dispatch.js";
-import { readDiscordSettings, readToggles } from "./settings.js";
+import { DEFAULT_API_BASE, readDiscordSettings, readToggles } from "./settings.js";
 import { DiscordTransport } from "./transport.js";
 import type { DiscordEnvelope } from "./wire.js";
 import {
@@ -97,6 +97,11 @@ export async function startDiscord(
     allowedChannelIds: s.allowedChannelIds,
     autoThread: s.autoThread,
     logger: ctx.logger,
+    // An operator-configured apiBase (e.g. the loopback fake) is also admitted as a file origin.
+    attachments: {
+      ...(s.apiBase === DEFAULT_API_BASE ? {} : { extraOrigin: s.apiBase }),
+      ...(overrides.clock ? { timers: overrides.clock } : {}),
+    },
   });
   dispatcher = new DiscordDispatcher({
     transport,

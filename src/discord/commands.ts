@@ -18,11 +18,19 @@ export interface CommandSpec {
 
 export const COMMAND_SPEC: readonly CommandSpec[] = [
   { name: "new", aliases: ["reset"], args: "", help: "Start a fresh conversation with the agent." },
+  { name: "compact", aliases: [], args: "", help: "Summarize the conversation so far to free context." },
+  { name: "model", aliases: [], args: "", help: "Pick the agent's model from a list of buttons." },
   { name: "stop", aliases: ["cancel"], args: "", help: "Stop the running turn and drop queued messages." },
   { name: "status", aliases: [], args: "", help: "Show whether a turn is running and what is queued." },
   { name: "link", aliases: [], args: "", help: "Mirror this conversation's session replies here." },
   { name: "unlink", aliases: [], args: "", help: "Stop mirroring into this conversation." },
   { name: "help", aliases: [], args: "", help: "Show this help." },
+  {
+    name: "sessions",
+    aliases: [],
+    args: "",
+    help: "Continue a web chat session here (owner only).",
+  },
   {
     name: "queue",
     aliases: [],

@@ -6,6 +6,8 @@
  * receipt) into driveTurn with a DiscordRenderer. Events are handled in the background: the Gateway
  * reader is never blocked on a turn.
  */
+
+import { compactSession } from "../messaging/agent-controls.js";
 import type { ApprovalDecider, ApprovalRequest, ApprovalTicket } from "../messaging/approval.js";
 import {
   ChannelApprovals,
@@ -33,7 +35,7 @@ import { MidTurnRouter } from "../messaging/mid-turn.js";
 import type { QueuedItem } from "../messaging/queue-receipt.js";
 import type { SessionManager } from "../messaging/session-manager.js";
 import { stopRunningTurn } from "../messaging/stop.js";
-import type { InboundMessage } from "../messaging/transport.js";
+import type { InboundAttachment, InboundMessage } from "../messaging/transport.js";
 import { uploadsRestricted } from "../messaging/upload-gate.js";
 import {
   helpText,
@@ -44,6 +46,7 @@ import {
   usageOf,
 } from "./commands.js";
 import { discordSafe, fitPlatformCap } from "./format.js";
+import { DiscordModelPicker } from "./model-picker.js";
 import { commandReply, EPHEMERAL } from "./payload.js";
 import { DiscordRenderer } from "./renderer.js";
 import type { RenderToggles } from "./settings.js";
@@ -52,6 +55,13 @@ import type { UploadPolicy } from "./uploads.js";
 import { parseCustomId } from "./widgets.js";
 import type { DiscordEnvelope, DiscordInteraction } from "./wire.js";
 import { buttonLabel, INTERACTION_APPLICATION_COMMAND } from "./wire.js";
+
+/**
+ * A command in an allowed channel (not a thread) would otherwise act on the sender's DM session,
+ * which is not the conversation they are looking at.
+ */
+export const CHANNEL_COMMAND_REFUSAL =
+  "Commands act on a conversation: use them inside a thread here (send a message to start one) or in a DM.";
 
 /** The reaction that tells a user their mid-turn message was folded into the running turn. */
 export const STEER_RECEIPT_EMOJI = "📥";
@@ -77,6 +87,8 @@ export interface DiscordDispatcherOptions {
 
 interface Origin {
   messageId?: string;
+  /** RAW descriptors (URLs, never bytes or temp paths): the turn that answers fetches them. */
+  attachments?: InboundAttachment[];
 }
 
 type Reply = (text: string) => Promise<void>;
@@ -91,9 +103,11 @@ export class DiscordDispatcher {
   private readonly inflight = new Set<Promise<unknown>>();
   private readonly keyToLocation = new Map<string, ChannelLink>();
   private readonly clock: Clock;
+  private readonly models: DiscordModelPicker;
 
   constructor(private readonly o: DiscordDispatcherOptions) {
     this.clock = o.clock ?? realClock;
+    this.models = new DiscordModelPicker({ rest: o.rest, sessions: o.sessions, now: () => this.clock.now() });
     // The decision window denies by default on timeout; the prompt says so.
     const approvals = new ChannelApprovals({
       channel: "discord",
@@ -176,6 +190,13 @@ export class DiscordDispatcher {
     if (outcome.status !== "dispatched") return;
     let message = outcome.message;
     if (t.routeFor(message) === "channel") {
+      // A command names no conversation here (each message opens its own thread): answer, open nothing.
+      // A file's caption is content, never a command (the same rule onMessage applies).
+      const cmd = message.attachments.length > 0 ? null : parseCommand(message.text);
+      if (cmd && !cmd.spec.override) {
+        const channelId = message.conversationId;
+        return this.post(channelId, cmd.spec.name === "help" ? helpText() : CHANNEL_COMMAND_REFUSAL);
+      }
       const routed = await t.openThreadFor(message);
       if (!routed) return;
       message = routed;
@@ -206,7 +227,9 @@ export class DiscordDispatcher {
     if (interaction.type === INTERACTION_APPLICATION_COMMAND) {
       // The one permitted first response is the command's reply itself.
       const reply: Reply = (text) => this.callbackReply(interaction, text);
-      const handled = await this.onCommand(message, reply);
+      if (this.o.transport.routeFor(message) === "channel" && !message.text.startsWith("/help"))
+        return reply(CHANNEL_COMMAND_REFUSAL);
+      const handled = await this.onCommand(message, reply, "slash");
       if (!handled) await reply("I don't know that command.");
       return;
     }
@@ -230,7 +253,13 @@ export class DiscordDispatcher {
         ?.markApproval(target.requestId, target.approve ? "✅ Approved" : "❌ Denied");
       return;
     }
-    if (target.kind === "model") return ephemeral("Model switching is not available with this agent.");
+    if (target.kind === "model") {
+      const shown = interaction.message;
+      if (!shown) return ephemeral("That list is no longer available: ask for a new one.");
+      const refusal = await this.models.press(shown.channel_id, shown.id, target.index, message.userId, key);
+      if (refusal !== null) await ephemeral(refusal);
+      return;
+    }
     // An option press: the label comes back from the component the user actually saw.
     const label = buttonLabel(interaction, customId);
     const shown = interaction.message;
@@ -253,7 +282,10 @@ export class DiscordDispatcher {
     const key = this.sessionKeyFor(message);
     let text = message.text;
     let override: QueueMode | undefined;
-    if (opts.interpretCommands) {
+    const hasAttachments = message.attachments.length > 0;
+    // A file's caption is content for the agent, never a command or a typed approval answer.
+    const interpretCommands = opts.interpretCommands && !hasAttachments;
+    if (interpretCommands) {
       // A message that is entirely 1 / 2 answers the open prompt: typed replies are the floor.
       if (this.registry.hasOpen(key)) {
         const answer = this.typed.handleReply(key, text);
@@ -266,18 +298,24 @@ export class DiscordDispatcher {
         override = cmd.spec.override;
         text = cmd.arg; // the payload is content: "!queue !new" queues the literal "!new"
       } else if (cmd) {
-        await this.onCommand(message, reply);
+        await this.onCommand(message, reply, "text");
         return;
       } else if (isUnknownCommand(text)) return reply(unknownCommandCard());
     }
     const busy = this.o.sessions.isBusy(key);
     this.conversations.maybeRotate(this.routeName(message), { busy });
     const current = this.sessionKeyFor(message);
-    const item: QueuedItem = { text, payload: { messageId: message.messageId } satisfies Origin };
+    // The queue carries the RAW descriptors: files fetched now would be deleted before a queued turn ran.
+    const payload: Origin = {
+      ...(message.messageId ? { messageId: message.messageId } : {}),
+      ...(hasAttachments ? { attachments: message.attachments } : {}),
+    };
+    const item: QueuedItem = { text, payload };
+    // With attachments the router never steers (a steer carries text only): it runs or queues.
     const outcome = await this.router.submit(current, item, {
-      interpretCommands: opts.interpretCommands,
+      interpretCommands,
       ...(override ? { override } : {}),
-      hasAttachments: message.attachments.length > 0,
+      hasAttachments,
     });
     if (outcome === "steered") {
       this.active.get(current)?.noteSteer(text);
@@ -287,7 +325,11 @@ export class DiscordDispatcher {
   }
 
   /** Returns false when the text is not a known command. The handlers return text; `reply` sends it. */
-  private async onCommand(message: InboundMessage, reply: Reply): Promise<boolean> {
+  private async onCommand(
+    message: InboundMessage,
+    reply: Reply,
+    surface: "text" | "slash",
+  ): Promise<boolean> {
     const cmd = parseCommand(message.text);
     if (!cmd) return false;
     const key = this.sessionKeyFor(message);
@@ -302,6 +344,16 @@ export class DiscordDispatcher {
       case "help":
         await reply(helpText());
         return true;
+      case "compact":
+        await reply(await compactSession(this.o.sessions, key, { newCommand: "`!new`" }));
+        return true;
+      case "model": {
+        // Button-only: the picker is an ordinary channel message; a slash command still owes an ack.
+        const refusal = await this.models.post(message.conversationId, message.userId, key);
+        if (refusal !== null) await reply(refusal);
+        else if (surface === "slash") await reply("Model picker posted in this conversation.");
+        return true;
+      }
       case "stop":
         await reply(await stopRunningTurn(this.o.sessions, key, { router: this.router }));
         return true;
@@ -377,6 +429,8 @@ export class DiscordDispatcher {
   private async runTurn(key: string, text: string, release: () => void, items: QueuedItem[]): Promise<void> {
     const location = this.locationOf(key);
     const origin = (items[items.length - 1]?.payload ?? {}) as Origin;
+    // Every combined item's files, in arrival order; fetched and deleted inside driveTurn's frame.
+    const attachments = items.flatMap((i) => ((i.payload ?? {}) as Origin).attachments ?? []);
     const renderer = new DiscordRenderer({
       rest: this.o.rest,
       channelId: location.conversationId,
@@ -405,6 +459,12 @@ export class DiscordDispatcher {
             decider: this.decider(key),
             autoApproveSession: () => this.o.autoApproveSession?.() ?? false,
           },
+          ...(attachments.length > 0
+            ? {
+                attachments: attachments.map((a) => this.o.transport.attachmentSource(a)),
+                notify: (line: string) => this.post(location.conversationId, line),
+              }
+            : {}),
         },
       );
     } finally {

@@ -8,15 +8,19 @@
  * guild chatter silently BEFORE receive; an approved user in an unapproved thread still reaches
  * receive, because that attempt is audit-worthy.
  */
+import type { Attachment } from "../messaging/attachments.js";
 import { defineCapabilities } from "../messaging/capabilities.js";
 import type { Logger } from "../messaging/logger.js";
 import type {
   ConfiguredChannelTarget,
+  InboundAttachment,
   InboundMessage,
   ResolvedTarget,
   TransportOptions,
 } from "../messaging/transport.js";
 import { inboundMessage, MessagingTransport } from "../messaging/transport.js";
+import type { AttachmentFetchOptions } from "./attachments.js";
+import { discordAttachment } from "./attachments.js";
 import type { DiscordClient } from "./client.js";
 import { clip, discordSafe, splitForDelivery } from "./format.js";
 import { CALLBACK_DEFERRED_UPDATE, deferredUpdate } from "./payload.js";
@@ -27,7 +31,8 @@ export const DISCORD_CAPABILITIES = defineCapabilities({
   streaming: true,
   edit: true,
   reactions: true,
-  filesInbound: false,
+  // Files users send are downloaded from Discord's CDN by the turn that answers them (attachments.ts).
+  filesInbound: true,
   filesOutbound: true,
   richBlocks: true,
   threads: true,
@@ -68,6 +73,8 @@ export interface DiscordTransportOptions extends TransportOptions {
   allowedChannelIds?: ReadonlySet<string>;
   autoThread?: boolean;
   logger: Logger;
+  /** How inbound files are fetched (the admitted apiBase origin, timeout); CDN-only by default. */
+  attachments?: AttachmentFetchOptions;
 }
 
 export class DiscordTransport extends MessagingTransport<DiscordEnvelope> {
@@ -169,9 +176,10 @@ export class DiscordTransport extends MessagingTransport<DiscordEnvelope> {
       ...(route === "thread" ? { threadId: m.channel_id } : {}),
       messageId: m.id,
       isMention: m.mentions.some((u) => u.id === this.o.botUserId()),
+      // RAW descriptors only: the bytes are fetched later, by the turn that answers this message.
       attachments: m.attachments.map((a) => ({
         name: a.filename,
-        ref: a.id,
+        ref: a.url ?? a.proxy_url ?? "",
         ...(a.content_type ? { mimeType: a.content_type } : {}),
         ...(a.size !== undefined ? { size: a.size } : {}),
       })),
@@ -194,6 +202,14 @@ export class DiscordTransport extends MessagingTransport<DiscordEnvelope> {
     }
     if (route === "thread") return true;
     return route === "channel" && this.o.autoThread === true;
+  }
+
+  /**
+   * The byte source for an attachment this transport normalized: its `ref` (the envelope's URL) is
+   * fetched host-bound and without the bot token, only when the ingest reads it.
+   */
+  attachmentSource(attachment: InboundAttachment): Attachment {
+    return discordAttachment(attachment, this.o.attachments ?? {});
   }
 
   /** The route receive recorded for a normalized message (the dispatcher keys sessions on it). */

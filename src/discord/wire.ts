@@ -21,7 +21,10 @@ export const attachmentSchema = z.object({
   filename: z.string(),
   size: z.number().int().nonnegative().optional(),
   content_type: z.string().optional(),
+  /** Signed CDN URL: the ONE source parley downloads from (validated in attachments.ts). */
   url: z.string().optional(),
+  /** Discord's media-proxy copy: used only when `url` is absent (same host rule applies). */
+  proxy_url: z.string().optional(),
 });
 
 export const messageSchema = z.object({

@@ -7,6 +7,7 @@ import {
   type InitializeResponse,
   methods,
   RequestError,
+  type SessionConfigOption,
 } from "@agentclientprotocol/sdk";
 import { ParleyError } from "../messaging/errors.js";
 import { ACP_PROTOCOL_VERSION } from "./acp-types.js";
@@ -16,6 +17,10 @@ export interface HandshakeResult {
   /** InitializeResponse._meta.steering.supported === true. */
   steering: boolean;
   agentName: string | undefined;
+  /** initialize's agentCapabilities.promptCapabilities: which non-text blocks a prompt may carry. */
+  promptCapabilities: { image: boolean; audio: boolean; embeddedContext: boolean };
+  /** session/new's configOptions (the model selector among them); empty when the agent sent none. */
+  configOptions: SessionConfigOption[];
 }
 
 export async function handshake(
@@ -58,6 +63,8 @@ export async function handshake(
       sessionId: session.sessionId,
       steering: steeringSupported(init._meta),
       agentName: init.agentInfo?.name,
+      promptCapabilities: promptCapabilitiesOf(init),
+      configOptions: Array.isArray(session.configOptions) ? session.configOptions : [],
     };
   } catch (err) {
     if (err instanceof RequestError && err.code === -32000) {
@@ -67,6 +74,16 @@ export async function handshake(
     }
     throw asParleyError(err, "agent rejected session/new");
   }
+}
+
+/** Only an explicit true counts: an image block sent to an agent that did not declare it is rejected. */
+function promptCapabilitiesOf(init: InitializeResponse): HandshakeResult["promptCapabilities"] {
+  const caps = init.agentCapabilities?.promptCapabilities;
+  return {
+    image: caps?.image === true,
+    audio: caps?.audio === true,
+    embeddedContext: caps?.embeddedContext === true,
+  };
 }
 
 function steeringSupported(meta: Record<string, unknown> | null | undefined): boolean {

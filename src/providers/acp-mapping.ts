@@ -6,10 +6,12 @@ import type {
   PermissionOption as AcpPermissionOption,
   ContentBlock,
   RequestPermissionOutcome,
+  SessionConfigOption,
   SessionUpdate,
   ToolCall,
   ToolCallUpdate,
 } from "@agentclientprotocol/sdk";
+import type { ModelMenu, ModelOption } from "../messaging/agent-controls.js";
 import type { PermissionOption, PermissionVerdict, ProviderEvent } from "../messaging/events.js";
 
 /** What a session/update turned into, plus what the provider must remember from it. */
@@ -17,7 +19,9 @@ export interface MappedUpdate {
   events: ProviderEvent[];
   /** Set when the update reported context usage (0..100). */
   contextUsagePct?: number;
-  /** Updates parley deliberately ignores (modes, config, titles, notices, echoes). */
+  /** Set by config_option_update: the agent's full, current set of session config options. */
+  configOptions?: SessionConfigOption[];
+  /** Updates parley deliberately ignores (modes, titles, notices, echoes). */
   ignored?: string;
 }
 
@@ -66,6 +70,9 @@ export class UpdateMapper {
       }
       case "compaction_update":
         return this.compaction(update.compactionId, update.status, update.summary ?? undefined);
+      case "config_option_update":
+        // Not an event: the provider keeps the latest set (the model selector lives there).
+        return { events: [], configOptions: update.configOptions };
       case "available_commands_update":
         return {
           events: [
@@ -152,6 +159,42 @@ export class UpdateMapper {
       ],
     };
   }
+}
+
+/**
+ * The model selector among the agent's config options: the first `select` with category "model".
+ * Grouped choices are flattened in order. Malformed entries are skipped, never trusted.
+ */
+export function modelMenuOf(
+  configOptions: readonly SessionConfigOption[] | undefined,
+): ModelMenu | undefined {
+  if (!Array.isArray(configOptions)) return undefined;
+  const selector = configOptions.find(
+    (o) => typeof o === "object" && o !== null && o.type === "select" && o.category === "model",
+  );
+  if (selector?.type !== "select" || typeof selector.id !== "string") return undefined;
+  const options: ModelOption[] = [];
+  const seen = new Set<string>();
+  const add = (raw: unknown): void => {
+    if (typeof raw !== "object" || raw === null) return;
+    const { value, name, description } = raw as Record<string, unknown>;
+    if (typeof value !== "string" || seen.has(value)) return;
+    seen.add(value);
+    options.push({
+      id: value,
+      name: typeof name === "string" && name.trim() !== "" ? name : value,
+      ...(typeof description === "string" && description.trim() !== "" && { description }),
+    });
+  };
+  for (const entry of Array.isArray(selector.options) ? (selector.options as unknown[]) : []) {
+    if (typeof entry === "object" && entry !== null && "options" in entry && Array.isArray(entry.options)) {
+      for (const inner of entry.options as unknown[]) add(inner);
+    } else {
+      add(entry);
+    }
+  }
+  const current = typeof selector.currentValue === "string" ? selector.currentValue : undefined;
+  return { configId: selector.id, current, options };
 }
 
 export function usagePct(used: number, size: number): number | undefined {

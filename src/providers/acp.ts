@@ -15,13 +15,15 @@ import {
   ndJsonStream,
   type RequestPermissionRequest,
   type RequestPermissionResponse,
+  type SessionConfigOption,
   type SessionNotification,
 } from "@agentclientprotocol/sdk";
+import type { CompactOutcome, ModelMenu } from "../messaging/agent-controls.js";
 import { realClock, type Timers } from "../messaging/clock.js";
 import { ParleyError } from "../messaging/errors.js";
 import type { AvailableCommandsEvent, PermissionVerdict, ProviderEvent } from "../messaging/events.js";
-import { asParleyError, errorText, handshake } from "./acp-handshake.js";
-import { chooseOutcome, toPermissionOptions, UpdateMapper } from "./acp-mapping.js";
+import { asParleyError, errorText, type HandshakeResult, handshake } from "./acp-handshake.js";
+import { chooseOutcome, modelMenuOf, toPermissionOptions, UpdateMapper } from "./acp-mapping.js";
 import { AgentProcess } from "./acp-process.js";
 import { Turn } from "./acp-turn.js";
 import {
@@ -33,6 +35,11 @@ import {
   withTimeout,
 } from "./acp-types.js";
 import type { PromptContent, Provider } from "./provider.js";
+
+/** ACP has no compaction request: an agent offers it as this advertised slash command. */
+export const COMPACT_COMMAND = "compact";
+/** How long session/set_config_option may take before setModel gives up waiting. */
+export const SET_CONFIG_TIMEOUT_MS = 30_000;
 
 export class AcpProvider implements Provider {
   readonly cwd: string;
@@ -55,7 +62,16 @@ export class AcpProvider implements Provider {
   /** The SDK runs notification handlers concurrently; this chain applies them in arrival order. */
   private updateChain: Promise<void> = Promise.resolve();
   private idleCommands: AvailableCommandsEvent | undefined;
+  /** The agent's latest session config options (session/new, then config_option_update). */
+  private configOptions: SessionConfigOption[] = [];
+  /** Names of the commands the agent last advertised; kept across turns (compaction is one). */
+  private commandNames: ReadonlySet<string> = new Set();
   private steering = false;
+  private promptCaps: HandshakeResult["promptCapabilities"] = {
+    image: false,
+    audio: false,
+    embeddedContext: false,
+  };
   private usagePct: number | undefined;
   private seq = 0;
 
@@ -76,6 +92,11 @@ export class AcpProvider implements Provider {
 
   get supportsSteer(): boolean {
     return this.steering;
+  }
+
+  /** What the agent declared its prompts may carry (all false until the handshake finished). */
+  get promptCapabilities(): Readonly<HandshakeResult["promptCapabilities"]> {
+    return this.promptCaps;
   }
 
   get contextUsagePct(): number | undefined {
@@ -140,6 +161,111 @@ export class AcpProvider implements Provider {
     return this.closing;
   }
 
+  // ---- agent controls: model selector and compaction -------------------------------------------
+
+  /** The agent's model selector (first select config option of category "model"), if any. */
+  modelMenu(): ModelMenu | undefined {
+    return modelMenuOf(this.configOptions);
+  }
+
+  /** Sets the model via session/set_config_option; resolves with the menu as the agent answered it. */
+  async setModel(optionId: string): Promise<ModelMenu> {
+    await this.start();
+    const conn = this.conn;
+    const sessionId = this.sessionId;
+    if (this.fatal) throw this.fatal;
+    if (this.closing || !conn || !sessionId) throw new ParleyError("PROVIDER_EXITED", "provider is closed");
+    const menu = this.modelMenu();
+    if (!menu) throw new ParleyError("REFUSED", "the agent does not offer a model selector");
+    if (!menu.options.some((o) => o.id === optionId)) {
+      throw new ParleyError("REFUSED", "that model is not one the agent offers");
+    }
+    const answered = conn.agent
+      .request(methods.agent.session.setConfigOption, { sessionId, configId: menu.configId, value: optionId })
+      .then(
+        (res) => {
+          const options: unknown = res?.configOptions;
+          if (!Array.isArray(options)) {
+            throw new ParleyError(
+              "PROVIDER_PROTOCOL",
+              "agent answered session/set_config_option without configOptions",
+            );
+          }
+          // On the ordered chain, after every update received before this answer: the answer is newest.
+          return new Promise<ModelMenu | undefined>((resolve) =>
+            this.afterDispatch(() => {
+              this.configOptions = options as SessionConfigOption[];
+              resolve(this.modelMenu());
+            }),
+          );
+        },
+        (err: unknown) => {
+          throw this.fatal ?? asParleyError(err, "agent rejected the model change");
+        },
+      );
+    // A late answer is still applied above (the agent's state is the truth); only the wait is bounded.
+    answered.catch(() => {});
+    const after = await withTimeout(
+      answered.then((m) => ({ menu: m })),
+      SET_CONFIG_TIMEOUT_MS,
+      this.timers,
+    );
+    if (!after) {
+      throw new ParleyError(
+        "PROVIDER_TIMEOUT",
+        `agent did not answer session/set_config_option within ${SET_CONFIG_TIMEOUT_MS} ms`,
+      );
+    }
+    if (!after.menu) throw new ParleyError("PROVIDER_PROTOCOL", "agent no longer reports a model selector");
+    this.log("info", "agent model set", { current: after.menu.current });
+    return after.menu;
+  }
+
+  /** True when the agent advertised a `compact` command (ACP has no compaction request). */
+  supportsCompaction(): boolean {
+    return this.commandNames.has(COMPACT_COMMAND);
+  }
+
+  /**
+   * Runs the agent's compaction: a `/compact` prompt whose events are drained, not rendered. Rejects
+   * (REFUSED) while a turn runs or when the agent offers none; resolves ok only on end_turn.
+   */
+  async compact(): Promise<CompactOutcome> {
+    if (this.fatal) throw this.fatal;
+    if (this.closing) throw new ParleyError("PROVIDER_EXITED", "provider is closed");
+    if (this.turn && !this.turn.finished) {
+      throw new ParleyError("REFUSED", "a turn is already running on this agent session");
+    }
+    if (!this.supportsCompaction()) throw new ParleyError("REFUSED", "the agent does not offer compaction");
+    let stopReason: string | undefined;
+    let reportedUsage = false;
+    try {
+      for await (const event of this.runTurn(`/${COMPACT_COMMAND}`)) {
+        if (event.type === "complete") stopReason = event.stopReason;
+        else if (event.type === "usage") reportedUsage = true;
+        // Nobody sees this turn, so a command list it carries waits for the next visible turn.
+        else if (event.type === "available_commands") this.idleCommands = event;
+        // Nobody can answer here either: a tool the compaction wants to run is refused at once.
+        else if (event.type === "permission_request") this.answerPermission(event.requestId, "deny");
+      }
+    } catch (err) {
+      if (err instanceof ParleyError && err.code === "REFUSED") throw err;
+      return { ok: false, error: asParleyError(err, "compaction failed").message };
+    }
+    if (stopReason !== "end_turn") {
+      return {
+        ok: false,
+        error:
+          stopReason === "cancelled"
+            ? "the compaction was cancelled"
+            : `the agent ended the compaction with ${stopReason ?? "no stop reason"}`,
+      };
+    }
+    // Only a figure reported during the compaction describes the compacted context.
+    const pct = reportedUsage ? this.usagePct : undefined;
+    return pct === undefined ? { ok: true } : { ok: true, contextUsagePct: pct };
+  }
+
   // ---- lifecycle -------------------------------------------------------------------------------
 
   private async doStart(): Promise<void> {
@@ -199,6 +325,9 @@ export class AcpProvider implements Provider {
       const session = await Promise.race([handshake(this.conn, this.cwd, clientInfo), guard]);
       this.sessionId = session.sessionId;
       this.steering = session.steering;
+      this.promptCaps = session.promptCapabilities;
+      // Set together with sessionId: from here on config_option_update (on the chain) supersedes it.
+      this.configOptions = session.configOptions;
       this.log("info", "agent session started", {
         pid: proc.pid,
         agent: session.agentName,
@@ -355,9 +484,12 @@ export class AcpProvider implements Provider {
     }
     const mapped = this.mapper.map(params.update);
     if (mapped.contextUsagePct !== undefined) this.usagePct = mapped.contextUsagePct;
+    if (mapped.configOptions) this.configOptions = mapped.configOptions;
     if (mapped.ignored) this.log("debug", "session update ignored", { kind: mapped.ignored });
     const turn = this.turn;
     for (const event of mapped.events) {
+      // Remembered for supportsCompaction(), whether or not a turn is there to forward the list to.
+      if (event.type === "available_commands") this.commandNames = new Set(event.commands.map((c) => c.name));
       if (turn && !turn.finished) turn.push(event);
       else if (event.type === "available_commands") this.idleCommands = event;
       else this.log("debug", "update outside a turn dropped", { type: event.type });

@@ -3,7 +3,7 @@
  * Deterministic and pure so tests can assert on it. Layer: providers (no imports).
  */
 
-export type ScenarioName = "hello" | "table" | "long" | "tool" | "options" | "slow" | "secret";
+export type ScenarioName = "hello" | "table" | "long" | "tool" | "options" | "slow" | "secret" | "model";
 
 export const SCENARIO_WORDS: readonly Exclude<ScenarioName, "hello">[] = [
   "table",
@@ -12,6 +12,7 @@ export const SCENARIO_WORDS: readonly Exclude<ScenarioName, "hello">[] = [
   "options",
   "slow",
   "secret",
+  "model",
 ];
 
 /** The first scenario word in the prompt (in prompt order) wins; anything else gets the greeting. */
@@ -32,6 +33,7 @@ export const THINKING: Record<ScenarioName, string> = {
   options: "There are two reasonable choices here. I will explain both and offer quick replies.",
   slow: "I will count slowly, one step at a time, and check for a cancel or a steer between steps.",
   secret: "The deploy script reads its credentials from an env file. I will show what it contains.",
+  model: "The user asks which model is answering. I will name the one selected for this session.",
 };
 
 const FENCE = "```";
@@ -46,6 +48,9 @@ Send a message containing one of these words to see a scenario:
 - \`options\`: an answer that ends in quick-reply choices
 - \`slow\`: a slow stream you can cancel or steer
 - \`secret\`: output with a fake credential, to show redaction
+- \`model\`: which of my pretend models is answering (switch it with the model command)
+
+The \`/compact\` command shrinks my pretend context: watch the usage figure drop.
 
 This is how parley starts me:
 
@@ -83,6 +88,32 @@ AWS_REGION=eu-west-1
 ${FENCE}
 
 These are the sample keys from AWS's own documentation, not live ones: the scenario exists to show that parley redacts credentials before they reach a chat. A key that was ever committed should be rotated and loaded from a secret manager instead.`;
+
+/** The demo's pretend models: its session config option of category "model" offers these. */
+export const DEMO_MODEL_CONFIG_ID = "model";
+export const DEMO_MODELS: readonly { value: string; name: string; description: string }[] = [
+  { value: "demo-swift", name: "Demo Swift", description: "Quick, terse answers (the default)" },
+  { value: "demo-deep", name: "Demo Deep", description: "Slower, more thorough answers" },
+  { value: "demo-tiny", name: "Demo Tiny", description: "The cheapest pretend model" },
+];
+export const DEFAULT_DEMO_MODEL = "demo-swift";
+
+/** The `model` scenario's answer: the selected model, by name. */
+export function modelAnswer(modelId: string): string {
+  const model = DEMO_MODELS.find((m) => m.value === modelId);
+  return `Model: ${model?.name ?? modelId}`;
+}
+
+/** The prompt that runs the advertised compaction command (a slash command is sent as prompt text). */
+export function isCompactCommand(prompt: string): boolean {
+  return /^\/compact(?:\s|$)/.test(prompt.trim());
+}
+
+/** What the demo's compaction keeps of the conversation. */
+export const COMPACTION_SUMMARY =
+  "Summary of the conversation so far: the user tried the demo scenarios; nothing is pending.";
+/** Tokens left in context after a compaction (the summary plus the pretend system prompt). */
+export const COMPACTED_TOKENS = 3_000;
 
 export const TOOL_CALL = {
   toolCallId: "call-write-notes",

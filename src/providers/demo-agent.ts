@@ -1,7 +1,9 @@
 /**
  * parley's demo agent: a deterministic ACP agent (no network) run as a subprocess, built on the
  * SDK's agent side over stdio. Scenarios are picked by words in the prompt (demo-agent-script.ts).
- * It advertises and implements `_session/steering`, and honours session/cancel.
+ * It advertises and implements `_session/steering`, and honours session/cancel. It offers a model
+ * selector (a session config option of category "model", set with session/set_config_option; the
+ * `model` scenario names the selected one) and a `/compact` command that lowers the reported usage.
  * Run: `node dist/providers/demo-agent.js` or, in dev, `node --import tsx src/providers/demo-agent.ts`.
  * DEMO_AGENT_SPEED = milliseconds between chunks (default 15; 0 streams instantly, except "slow").
  * Layer: providers (SDK agent side + zod; stdout is the protocol channel, logs go to stderr).
@@ -18,13 +20,21 @@ import {
   type PermissionOption,
   type PromptResponse,
   RequestError,
+  type SessionConfigOption,
   type SessionUpdate,
   type Stream,
 } from "@agentclientprotocol/sdk";
 import { z } from "zod";
 import {
+  COMPACTED_TOKENS,
+  COMPACTION_SUMMARY,
+  DEFAULT_DEMO_MODEL,
+  DEMO_MODEL_CONFIG_ID,
+  DEMO_MODELS,
   GREETING,
+  isCompactCommand,
   longAnswer,
+  modelAnswer,
   OPTIONS_ANSWER,
   pickScenario,
   type ScenarioName,
@@ -64,6 +74,9 @@ interface DemoSession {
   readonly id: string;
   turn: RunningTurn | undefined;
   tokens: number;
+  /** The selected DEMO_MODELS value. */
+  model: string;
+  compactions: number;
 }
 
 export interface DemoAgentOptions {
@@ -76,6 +89,8 @@ export function runDemoAgent(stream: Stream, opts: DemoAgentOptions = {}): Promi
   const speedMs = opts.speedMs ?? 15;
   const sessions = new Map<string, DemoSession>();
   let nextSession = 0;
+  /** The client advertised clientCapabilities.session.compaction: it understands compaction updates. */
+  let compactionUpdates = false;
   const session = (id: string): DemoSession => {
     const s = sessions.get(id);
     if (!s) throw RequestError.sessionNotFound(id);
@@ -83,31 +98,52 @@ export function runDemoAgent(stream: Stream, opts: DemoAgentOptions = {}): Promi
   };
 
   const app = agent({ name: "parley-demo-agent" })
-    .onRequest(methods.agent.initialize, () => ({
-      // Only v1 exists here; a client asking for another version gets 1 and decides for itself.
-      protocolVersion: 1,
-      agentCapabilities: { loadSession: false, promptCapabilities: {} },
-      agentInfo: { name: "parley-demo-agent", title: "parley demo agent", version: "0.1.0" },
-      authMethods: [],
-      _meta: { steering: { supported: true } },
-    }))
+    .onRequest(methods.agent.initialize, ({ params }) => {
+      compactionUpdates = params.clientCapabilities?.session?.compaction != null;
+      return {
+        // Only v1 exists here; a client asking for another version gets 1 and decides for itself.
+        protocolVersion: 1,
+        agentCapabilities: { loadSession: false, promptCapabilities: {} },
+        agentInfo: { name: "parley-demo-agent", title: "parley demo agent", version: "0.1.0" },
+        authMethods: [],
+        _meta: { steering: { supported: true } },
+      };
+    })
     .onRequest(methods.agent.session.new, ({ client }) => {
       const id = `demo-${++nextSession}`;
-      sessions.set(id, { id, turn: undefined, tokens: 12_000 });
+      const s: DemoSession = {
+        id,
+        turn: undefined,
+        tokens: 12_000,
+        model: DEFAULT_DEMO_MODEL,
+        compactions: 0,
+      };
+      sessions.set(id, s);
       // Like real agents, announce commands right after the session exists (after the response).
       setImmediate(() => {
         notify(client, id, {
           sessionUpdate: "available_commands_update",
           availableCommands: [
             { name: "help", description: "List the demo scenarios" },
-            { name: "compact", description: "Pretend to compact the conversation" },
+            { name: "compact", description: "Compact the conversation (lowers the context usage)" },
           ],
         }).catch((err: unknown) => console.error("demo agent: could not announce commands:", err));
       });
-      return { sessionId: id };
+      return { sessionId: id, configOptions: configOptions(s) };
+    })
+    .onRequest(methods.agent.session.setConfigOption, ({ params }) => {
+      const s = session(params.sessionId);
+      if (params.configId !== DEMO_MODEL_CONFIG_ID) {
+        throw RequestError.invalidParams(undefined, `unknown config option: ${params.configId}`);
+      }
+      const value: unknown = params.value;
+      const model = DEMO_MODELS.find((m) => m.value === value);
+      if (!model) throw RequestError.invalidParams(undefined, `unknown model: ${String(value).slice(0, 40)}`);
+      s.model = model.value;
+      return { configOptions: configOptions(s) };
     })
     .onRequest(methods.agent.session.prompt, ({ params, client }) =>
-      runTurn(client, session(params.sessionId), params.prompt, speedMs),
+      runTurn(client, session(params.sessionId), params.prompt, speedMs, compactionUpdates),
     )
     .onNotification(methods.agent.session.cancel, ({ params }) => {
       sessions.get(params.sessionId)?.turn?.abort.abort();
@@ -131,11 +167,27 @@ export function runDemoAgent(stream: Stream, opts: DemoAgentOptions = {}): Promi
   return conn.closed;
 }
 
+/** The model selector, as session/new, set_config_option and config_option_update report it. */
+function configOptions(s: DemoSession): SessionConfigOption[] {
+  return [
+    {
+      type: "select",
+      id: DEMO_MODEL_CONFIG_ID,
+      name: "Model",
+      description: "Which pretend model answers",
+      category: "model",
+      currentValue: s.model,
+      options: DEMO_MODELS.map((m) => ({ value: m.value, name: m.name, description: m.description })),
+    },
+  ];
+}
+
 async function runTurn(
   client: AgentContext,
   s: DemoSession,
   prompt: ContentBlock[],
   speedMs: number,
+  compactionUpdates: boolean,
 ): Promise<PromptResponse> {
   if (s.turn) throw RequestError.invalidRequest(undefined, "a turn is already running in this session");
   const turn: RunningTurn = { abort: new AbortController(), steers: [], closed: false };
@@ -144,8 +196,12 @@ async function runTurn(
   const text = prompt.map((b) => (b.type === "text" ? b.text : "")).join("\n");
   const scenario = pickScenario(text);
   try {
+    if (isCompactCommand(text)) {
+      await compact(client, out, s, speedMs, compactionUpdates);
+      return { stopReason: "end_turn" };
+    }
     await out.stream("agent_thought_chunk", [THINKING[scenario]], speedMs, CHUNK_SIZES);
-    const answer = await playScenario(scenario, client, out, s.id, speedMs);
+    const answer = await playScenario(scenario, client, out, s, speedMs);
     await out.acknowledgeSteers(true);
     s.tokens += Math.ceil((text.length + answer.length) / 4);
     await notify(client, s.id, { sessionUpdate: "usage_update", used: s.tokens, size: CONTEXT_SIZE });
@@ -164,7 +220,7 @@ async function playScenario(
   scenario: ScenarioName,
   client: AgentContext,
   out: Streamer,
-  sessionId: string,
+  s: DemoSession,
   speedMs: number,
 ): Promise<string> {
   const say = async (text: string, sizes = CHUNK_SIZES): Promise<string> => {
@@ -180,6 +236,8 @@ async function playScenario(
       return say(OPTIONS_ANSWER);
     case "secret":
       return say(SECRET_ANSWER);
+    case "model":
+      return say(modelAnswer(s.model));
     case "long":
       return say(
         longAnswer(),
@@ -192,7 +250,45 @@ async function playScenario(
       return lines.join("");
     }
     case "tool":
-      return say(await runTool(client, out, sessionId));
+      return say(await runTool(client, out, s.id));
+  }
+}
+
+/**
+ * The `/compact` command: the context shrinks to a summary. A client that advertised compaction
+ * gets the typed updates (in progress, summary, completed); any other gets a plain sentence. The
+ * lowered usage is reported before the completion, so the completed notice carries the new figure.
+ */
+async function compact(
+  client: AgentContext,
+  out: Streamer,
+  s: DemoSession,
+  speedMs: number,
+  typedUpdates: boolean,
+): Promise<void> {
+  const compactionId = `${s.id}-compaction-${++s.compactions}`;
+  if (typedUpdates)
+    await notify(client, s.id, { sessionUpdate: "compaction_update", compactionId, status: "in_progress" });
+  await out.pause(speedMs);
+  if (typedUpdates) {
+    const cut = COMPACTION_SUMMARY.indexOf(":") + 1;
+    for (const text of [COMPACTION_SUMMARY.slice(0, cut), COMPACTION_SUMMARY.slice(cut)]) {
+      await notify(client, s.id, {
+        sessionUpdate: "compaction_summary_chunk",
+        compactionId,
+        content: { type: "text", text },
+      });
+    }
+  }
+  s.tokens = Math.min(s.tokens, COMPACTED_TOKENS);
+  await notify(client, s.id, { sessionUpdate: "usage_update", used: s.tokens, size: CONTEXT_SIZE });
+  if (typedUpdates) {
+    await notify(client, s.id, { sessionUpdate: "compaction_update", compactionId, status: "completed" });
+  } else {
+    await notify(client, s.id, {
+      sessionUpdate: "agent_message_chunk",
+      content: { type: "text", text: "Context compacted." },
+    });
   }
 }
 
@@ -295,6 +391,12 @@ class Streamer {
       signal.addEventListener("abort", onAbort, { once: true });
       work.then(resolve, reject).finally(() => signal.removeEventListener("abort", onAbort));
     });
+  }
+
+  /** Waits `ms` (nothing for 0), ending the turn as cancelled if a cancel arrives meanwhile. */
+  async pause(ms: number): Promise<void> {
+    this.checkCancel();
+    if (ms > 0) await this.sleep(ms);
   }
 
   private checkCancel(): void {

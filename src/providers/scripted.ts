@@ -2,9 +2,12 @@
  * ScriptedProvider: replays scripted event lists as provider turns, for tests and golden transcripts.
  * Steps may carry a delay (on injected timers); a permission request waits for the driver's answer
  * and may branch on it, so approve and deny paths are both scriptable. Honours cancel and steer.
+ * Optionally scripts the agent controls (a model menu, setModel, compaction) without a subprocess.
  */
+import type { AgentControls, CompactOutcome, ModelMenu } from "../messaging/agent-controls.js";
 import type { Timers } from "../messaging/clock.js";
 import { realClock, sleep } from "../messaging/clock.js";
+import { ParleyError } from "../messaging/errors.js";
 import type { PermissionVerdict, ProviderEvent } from "../messaging/events.js";
 import type { PromptContent, Provider } from "./provider.js";
 
@@ -29,10 +32,32 @@ export interface ScriptedProviderOptions {
   /** When true, cancel() is ignored (an agent that never acks), exercising the hard-stop path. */
   ignoreCancel?: boolean;
   cwd?: string;
+  /** The model selector this agent advertises; omitted = none (modelMenu() is undefined). */
+  modelMenu?: ModelMenu;
+  /**
+   * What the agent answers to setModel (the menu it reports afterwards). Throw or reject to make it
+   * fail. Default: the chosen id becomes current.
+   */
+  setModel?: (optionId: string, menu: ModelMenu) => ModelMenu | Promise<ModelMenu>;
+  /** Compaction support; omitted = the agent offers none. */
+  compaction?: ScriptedCompaction;
 }
 
-export class ScriptedProvider implements Provider {
+export interface ScriptedCompaction {
+  /** Waited on the injected timers before the outcome (a compaction that takes time). */
+  delayMs?: number;
+  /** The outcome (default { ok: true }); a reported contextUsagePct also becomes contextUsagePct. */
+  outcome?: CompactOutcome;
+  /** Make compact() reject with this message instead (the agent failed outright). */
+  throws?: string;
+}
+
+export class ScriptedProvider implements Provider, AgentControls {
   readonly prompts: (string | PromptContent[])[] = [];
+  /** Every option id setModel was called with, in order. */
+  readonly modelChoices: string[] = [];
+  /** How many times compact() started a compaction. */
+  compactions = 0;
   readonly answers: { requestId: string; verdict: PermissionVerdict }[] = [];
   readonly steers: string[] = [];
   started = false;
@@ -47,6 +72,7 @@ export class ScriptedProvider implements Provider {
   private readonly pendingPermissions = new Map<string, (verdict: PermissionVerdict) => void>();
   private readonly injected: ProviderEvent[] = [];
   private abort = new AbortController();
+  private menu: ModelMenu | undefined;
 
   constructor(
     turns: (ScriptedTurn | ScriptStep[])[],
@@ -56,6 +82,42 @@ export class ScriptedProvider implements Provider {
     this.timers = options.timers ?? realClock;
     this.supportsSteer = options.supportsSteer ?? false;
     this.cwd = options.cwd ?? process.cwd();
+    this.menu = options.modelMenu;
+  }
+
+  modelMenu(): ModelMenu | undefined {
+    return this.menu;
+  }
+
+  async setModel(optionId: string): Promise<ModelMenu> {
+    const menu = this.menu;
+    if (!menu) throw new ParleyError("REFUSED", "the agent does not offer a model selector");
+    this.modelChoices.push(optionId);
+    const answer = this.options.setModel ?? ((id: string, m: ModelMenu) => ({ ...m, current: id }));
+    this.menu = await answer(optionId, menu);
+    return this.menu;
+  }
+
+  supportsCompaction(): boolean {
+    return this.options.compaction !== undefined;
+  }
+
+  async compact(): Promise<CompactOutcome> {
+    const script = this.options.compaction;
+    if (!script) throw new ParleyError("REFUSED", "the agent does not offer compaction");
+    if (this.active) throw new ParleyError("REFUSED", "a turn is already running on this agent session");
+    this.compactions += 1;
+    // A compaction is a turn of the agent's: it counts as one for hasActiveTurn() while it runs.
+    this.active = true;
+    try {
+      if (script.delayMs !== undefined) await sleep(this.timers, script.delayMs);
+      if (script.throws !== undefined) throw new ParleyError("PROVIDER_PROTOCOL", script.throws);
+      const outcome = script.outcome ?? { ok: true };
+      if (outcome.ok && outcome.contextUsagePct !== undefined) this.contextUsagePct = outcome.contextUsagePct;
+      return { ...outcome };
+    } finally {
+      this.active = false;
+    }
   }
 
   async start(): Promise<void> {

@@ -35,7 +35,17 @@ describe("discord: a DM turn", () => {
     expect(identify.intents).toBe(1 << 12);
     expect(stack.fake.calls[0]?.path).toBe("/gateway/bot");
     const rows = stack.fake.commands[0] as Array<{ name: string; contexts: number[] }>;
-    expect(rows.map((r) => r.name)).toEqual(["new", "stop", "status", "link", "unlink", "help"]);
+    expect(rows.map((r) => r.name)).toEqual([
+      "new",
+      "compact",
+      "model",
+      "stop",
+      "status",
+      "link",
+      "unlink",
+      "help",
+      "sessions",
+    ]);
     expect(rows.every((r) => r.contexts.join() === "0,1")).toBe(true);
   });
 

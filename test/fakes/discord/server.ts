@@ -8,7 +8,10 @@
  * It records every REST call with its JSON body (multipart bodies are parsed: payload_json plus the
  * file parts), enforces the 2000-character cap, simulates rate-limit buckets (X-RateLimit-* headers,
  * and a 429 plus a recorded VIOLATION for any request sent into a bucket it said was exhausted, or
- * during a global limit), and injects errors. Bounded: it stops itself after `lifetimeMs` and
+ * during a global limit), and injects errors. It also plays Discord's CDN for files users send
+ * (GET /attachments/<id>/<name>, unauthenticated like the real one): exact bytes, a redirect, a body
+ * streamed until the reader hangs up, or a stall; every CDN request is recorded with its headers.
+ * Bounded: it stops itself after `lifetimeMs` and
  * refuses calls past `maxCalls`, so a test that forgets to close it cannot hang the run.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
@@ -45,6 +48,42 @@ export interface FakeMessage {
   attachments: Array<{ id: string; filename: string; size: number; description?: string }>;
   edits: number;
   reactions: Set<string>;
+}
+
+/** What the fake CDN serves for one attachment. */
+export interface FakeAttachmentSpec {
+  filename: string;
+  contentType?: string;
+  /** The size the MESSAGE_CREATE descriptor claims (default: the real length, when known). */
+  declaredSize?: number;
+  /** Served whole, with an honest Content-Length. */
+  bytes?: Uint8Array;
+  /** Answered with 302 to this location (which must never be followed). */
+  redirectTo?: string;
+  /** `head`, then zeros up to `total` bytes, written only as fast as the client reads. */
+  stream?: { head: Uint8Array; total: number };
+  /** Headers sent, then no body byte ever (a stalled download). */
+  stall?: boolean;
+}
+
+/** The attachment object a MESSAGE_CREATE carries (Discord's field names). */
+export interface FakeAttachmentDescriptor {
+  id: string;
+  filename: string;
+  size: number;
+  content_type?: string;
+  url: string;
+  proxy_url: string;
+}
+
+export interface CdnRequest {
+  method: string;
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  /** Body bytes written to the socket so far. */
+  served: number;
+  /** The client closed the connection before the whole body was written. */
+  closedEarly: boolean;
 }
 
 export interface FakeChannel {
@@ -96,6 +135,9 @@ export class FakeDiscord {
   readonly identifies: Json[] = [];
   readonly violations: string[] = [];
   readonly commands: unknown[][] = [];
+  /** Every request to the fake CDN (never counted in `calls`: it is not the REST API). */
+  readonly cdnRequests: CdnRequest[] = [];
+  private readonly cdnFiles = new Map<string, FakeAttachmentSpec>();
   private readonly errors: InjectedError[] = [];
   private readonly buckets: Bucket[] = [];
   private readonly sockets = new Set<WebSocket>();
@@ -231,6 +273,8 @@ export class FakeDiscord {
     content: string;
     guildId?: string;
     bot?: boolean;
+    /** Descriptors, usually from attachment(); any object is passed through as Discord would. */
+    attachments?: Json[] | FakeAttachmentDescriptor[];
   }): string {
     const id = this.snowflake();
     this.userMessages.set(id, { channel_id: o.channelId, content: o.content, reactions: new Set() });
@@ -240,12 +284,92 @@ export class FakeDiscord {
       ...(o.guildId ? { guild_id: o.guildId } : {}),
       author: { id: o.userId, username: `user${o.userId.slice(-3)}`, ...(o.bot ? { bot: true } : {}) },
       content: o.content,
-      attachments: [],
+      attachments: o.attachments ?? [],
       mentions: [],
       type: 0,
       timestamp: new Date(0).toISOString(),
     });
     return id;
+  }
+
+  /** Host a file on the fake CDN; returns the descriptor a MESSAGE_CREATE would carry for it. */
+  attachment(spec: FakeAttachmentSpec): FakeAttachmentDescriptor {
+    const id = this.snowflake();
+    this.cdnFiles.set(id, spec);
+    const name = encodeURIComponent(spec.filename);
+    const size = spec.declaredSize ?? spec.bytes?.length ?? spec.stream?.total ?? 0;
+    return {
+      id,
+      filename: spec.filename,
+      size,
+      ...(spec.contentType ? { content_type: spec.contentType } : {}),
+      url: `http://127.0.0.1:${this.port}/attachments/${id}/${name}?ex=0&is=0&hm=fake`,
+      proxy_url: `http://127.0.0.1:${this.port}/proxy/attachments/${id}/${name}`,
+    };
+  }
+
+  /** CDN requests for one attachment id. */
+  cdnRequestsFor(id: string): CdnRequest[] {
+    return this.cdnRequests.filter((r) => r.path.startsWith(`/attachments/${id}/`));
+  }
+
+  private async serveCdn(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
+    const rec: CdnRequest = {
+      method: req.method ?? "GET",
+      path,
+      headers: { ...req.headers },
+      served: 0,
+      closedEarly: false,
+    };
+    this.cdnRequests.push(rec);
+    const spec = this.cdnFiles.get(/^\/attachments\/(\d+)\//.exec(path)?.[1] ?? "");
+    if (!spec || rec.method !== "GET") {
+      res.writeHead(404).end();
+      return;
+    }
+    const type = spec.contentType ?? "application/octet-stream";
+    if (spec.redirectTo) {
+      res.writeHead(302, { location: spec.redirectTo }).end();
+      return;
+    }
+    if (spec.stall) {
+      res.writeHead(200, { "content-type": type });
+      res.flushHeaders();
+      res.on("close", () => {
+        rec.closedEarly = true;
+      });
+      return;
+    }
+    if (spec.bytes) {
+      res.writeHead(200, { "content-type": type, "content-length": String(spec.bytes.length) });
+      res.end(spec.bytes);
+      rec.served = spec.bytes.length;
+      return;
+    }
+    const stream = spec.stream ?? { head: new Uint8Array(), total: 0 };
+    res.writeHead(200, { "content-type": type, "content-length": String(stream.total) });
+    let closed = false;
+    let wake: (() => void) | undefined;
+    res.on("close", () => {
+      closed = true;
+      if (rec.served < stream.total) rec.closedEarly = true;
+      wake?.();
+    });
+    res.on("drain", () => wake?.());
+    const zeros = new Uint8Array(64 * 1024);
+    let chunk: Uint8Array = stream.head;
+    while (!closed && rec.served < stream.total) {
+      const piece = chunk.subarray(0, stream.total - rec.served);
+      rec.served += piece.length;
+      const flowing = res.write(piece);
+      chunk = zeros;
+      // Backpressure: write only as fast as the client reads, so `served` tracks what it pulled.
+      if (!flowing && !closed)
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+        });
+    }
+    if (!closed) res.end();
   }
 
   /** A button press on a message parley posted; returns the interaction id. */
@@ -317,6 +441,8 @@ export class FakeDiscord {
     const method = req.method ?? "GET";
     const url = new URL(req.url ?? "/", "http://fake");
     const path = url.pathname.replace(/^\/api\/v10/, "");
+    // The CDN is a different server in reality: no REST auth, rate limits or call recording.
+    if (path.startsWith("/attachments/") || path.startsWith("/proxy/")) return this.serveCdn(req, res, path);
     const { body, files } = await this.readBody(req);
     const call: RecordedCall = { method, path, body, files, status: 0, at: Date.now() };
     this.calls.push(call);

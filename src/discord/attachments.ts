@@ -1,0 +1,149 @@
+/**
+ * Inbound Discord files: the host-bound fetcher that turns an InboundAttachment (its `ref` is the
+ * URL from the MESSAGE_CREATE envelope) into the shared `Attachment` the ingest reads. The URL comes
+ * from the platform's event, not from parley, so it is validated before any byte moves: HTTPS, a
+ * Discord CDN host, the default port, no redirects, a bounded time and a byte ceiling on what is
+ * READ. The bot token is never sent: CDN URLs are signed by their query, and a token on a wrong
+ * host is a leaked token. Caps per kind, classification and temp files belong to
+ * messaging/attachments.ts; nothing of that is repeated here.
+ */
+import type { Attachment } from "../messaging/attachments.js";
+import type { Timers } from "../messaging/clock.js";
+import { realClock } from "../messaging/clock.js";
+import type { InboundAttachment } from "../messaging/transport.js";
+
+/** The hosts Discord serves message attachments from (`url` and `proxy_url`). */
+export const DISCORD_CDN_HOSTS: ReadonlySet<string> = new Set(["cdn.discordapp.com", "media.discordapp.net"]);
+
+/** Bound on one download, connect to last byte: a CDN that stalls must not hold the turn forever. */
+export const DEFAULT_FETCH_TIMEOUT_MS = 60_000;
+/** Backstop on bytes read per file, above every shared ingest cap (which is the real bound). */
+export const DEFAULT_FETCH_MAX_BYTES = 64 * 1024 * 1024;
+
+export interface AttachmentFetchOptions {
+  /**
+   * One exact origin admitted besides the CDN: the `discord.apiBase` an operator configured (how
+   * tests reach the loopback fake). Only the origin (scheme, host, port) is compared, exactly.
+   */
+  extraOrigin?: string;
+  timeoutMs?: number;
+  maxBytes?: number;
+  timers?: Timers;
+  /** Injected for tests; the global fetch otherwise. */
+  fetch?: typeof fetch;
+}
+
+/** Why a URL is not fetched; the message ends up in the user's refusal line. */
+export class AttachmentUrlRefused extends Error {}
+
+/**
+ * The allowed-origin rule. Returns the parsed URL, or throws AttachmentUrlRefused naming the rule
+ * that failed (never the URL itself: its query is a signature).
+ */
+export function admitAttachmentUrl(ref: string, extraOrigin?: string): URL {
+  let url: URL;
+  try {
+    url = new URL(ref);
+  } catch {
+    throw new AttachmentUrlRefused("the attachment has no valid URL");
+  }
+  // Userinfo would be sent as credentials to whoever answers; Discord never puts it in a CDN URL.
+  if (url.username || url.password) throw new AttachmentUrlRefused("the URL carries credentials");
+  // The operator named this server explicitly; its exact origin (scheme included) is trusted as-is.
+  if (extraOrigin !== undefined && url.origin === originOf(extraOrigin)) return url;
+  // Plain HTTP could be rewritten on the way; Discord's CDN is HTTPS only.
+  if (url.protocol !== "https:") throw new AttachmentUrlRefused("only HTTPS downloads are allowed");
+  // Exact host match (URL lowercases it; a trailing dot or a look-alike suffix does not match).
+  if (!DISCORD_CDN_HOSTS.has(url.hostname))
+    throw new AttachmentUrlRefused(`${url.hostname} is not Discord's file server`);
+  // A non-default port is not the CDN's front door, whatever the host name says.
+  if (url.port !== "") throw new AttachmentUrlRefused("the URL names a non-default port");
+  return url;
+}
+
+function originOf(base: string): string | undefined {
+  try {
+    return new URL(base).origin;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The shared ingest's byte source for one Discord attachment; nothing is fetched until read. */
+export function discordAttachment(att: InboundAttachment, opts: AttachmentFetchOptions = {}): Attachment {
+  return {
+    name: att.name,
+    ...(att.mimeType !== undefined ? { mimeType: att.mimeType } : {}),
+    ...(att.size !== undefined ? { size: att.size } : {}),
+    read: (signal) => download(att.ref, signal, opts),
+  };
+}
+
+async function* download(
+  ref: string,
+  signal: AbortSignal,
+  opts: AttachmentFetchOptions,
+): AsyncGenerator<Uint8Array> {
+  // Validated before any connection: a refused URL costs no request at all.
+  const url = admitAttachmentUrl(ref, opts.extraOrigin);
+  const timers = opts.timers ?? realClock;
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_FETCH_TIMEOUT_MS;
+  const maxBytes = opts.maxBytes ?? DEFAULT_FETCH_MAX_BYTES;
+  const abort = new AbortController();
+  const onAbort = () => abort.abort(signal.reason);
+  signal.addEventListener("abort", onAbort, { once: true });
+  if (signal.aborted) onAbort();
+  const timer = timers.setTimeout(
+    () => abort.abort(new Error(`the download took longer than ${Math.round(timeoutMs / 1000)} s`)),
+    timeoutMs,
+  );
+  let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
+  try {
+    const res = await failWithReason(
+      (opts.fetch ?? fetch)(url, {
+        method: "GET",
+        // A redirect could leave the admitted hosts: it is answered, never followed.
+        redirect: "manual",
+        // No Authorization, no cookies: the CDN URL is self-authorizing, the bot token stays home.
+        headers: { accept: "*/*" },
+        signal: abort.signal,
+      }),
+      abort.signal,
+    );
+    if (res.status >= 300 && res.status < 400) {
+      await res.body?.cancel().catch(() => {});
+      throw new Error("the file server answered with a redirect, which is not followed");
+    }
+    if (!res.ok) {
+      await res.body?.cancel().catch(() => {});
+      throw new Error(`the file server answered HTTP ${res.status}`);
+    }
+    if (!res.body) return;
+    reader = res.body.getReader();
+    let read = 0;
+    for (;;) {
+      const { done, value } = await failWithReason(reader.read(), abort.signal);
+      if (done) return;
+      read += value.length;
+      // Counted on bytes received, whatever Content-Length claimed.
+      if (read > maxBytes) throw new Error("the file is larger than any allowed size");
+      yield value;
+    }
+  } finally {
+    timers.clearTimeout(timer);
+    signal.removeEventListener("abort", onAbort);
+    // Stopping early (cap reached, refusal, abort) must release the connection, not drain it.
+    if (!abort.signal.aborted) abort.abort(new Error("download closed"));
+    await reader?.cancel().catch(() => {});
+  }
+}
+
+/** fetch rejects with a generic AbortError; report the reason the download was aborted for. */
+async function failWithReason<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  try {
+    return await work;
+  } catch (error) {
+    if (signal.aborted && signal.reason instanceof Error) throw signal.reason;
+    throw error;
+  }
+}
