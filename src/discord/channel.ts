@@ -7,10 +7,15 @@
 import type { GatewayContext, RunningChannel } from "../gateway/channel.js";
 import type { Clock } from "../messaging/clock.js";
 import { ParleyError } from "../messaging/errors.js";
+import { PickerRegistry } from "../messaging/picker.js";
+import { expectationsRepairHint, ResumeExpectationStore } from "../messaging/resume-expectations.js";
+import type { SessionChoice } from "../messaging/session-resume.js";
+import { SessionBinder } from "../messaging/session-resume.js";
 import type { DiscordClientOptions } from "./client.js";
 import { DiscordClient, intentsFor } from "./client.js";
 import { applicationCommandPayload } from "./commands.js";
 import { DiscordDispatcher } from "./dispatch.js";
+import { DISCORD_RESUME_COPY, DiscordSessionPicker } from "./session-picker.js";
 import { DEFAULT_API_BASE, readDiscordSettings, readToggles } from "./settings.js";
 import { DiscordTransport } from "./transport.js";
 import type { DiscordEnvelope } from "./wire.js";
@@ -103,6 +108,7 @@ export async function startDiscord(
       ...(overrides.clock ? { timers: overrides.clock } : {}),
     },
   });
+  const resume = ctx.store ? await sessionResume(ctx, client, s.allowedUserIds, overrides.clock) : undefined;
   dispatcher = new DiscordDispatcher({
     transport,
     rest: client,
@@ -121,6 +127,7 @@ export async function startDiscord(
     ...(overrides.clock ? { clock: overrides.clock } : {}),
     ...(overrides.throttleMs !== undefined ? { throttleMs: overrides.throttleMs } : {}),
     ...(overrides.approvalTimeoutMs ? { approvalTimeoutMs: overrides.approvalTimeoutMs } : {}),
+    ...(resume ? { resume } : {}),
   });
   await client.connect();
   const { rows, skipped } = applicationCommandPayload();
@@ -145,6 +152,43 @@ export async function startDiscord(
       await client.close();
     },
   };
+}
+
+/**
+ * `!sessions` needs the durable session store (the binding lives on the picked session's row) and the
+ * channel's expectation file. An unreadable file does not stop the channel: every resume route then
+ * refuses with the repair hint, and the operator sees it here at startup too.
+ */
+async function sessionResume(
+  ctx: GatewayContext,
+  rest: DiscordClient,
+  allowedUserIds: ReadonlySet<string>,
+  clock: Clock | undefined,
+): Promise<DiscordSessionPicker | undefined> {
+  const store = ctx.store;
+  if (!store) return undefined;
+  const expectations = new ResumeExpectationStore(ctx.home, "discord", { logger: ctx.logger });
+  const status = await expectations.ready();
+  if (status.state === "unreadable")
+    ctx.logger.error(
+      `discord: ${status.problem}; session routing is paused. ${expectationsRepairHint(expectations.relPath)}`,
+    );
+  const binder = new SessionBinder({
+    channel: "discord",
+    store,
+    expectations,
+    copy: DISCORD_RESUME_COPY,
+    audit: ctx.audit,
+    logger: ctx.logger,
+    ...(clock ? { picker: new PickerRegistry<SessionChoice>({ now: () => clock.now() }) } : {}),
+  });
+  const [owner, ...others] = [...allowedUserIds];
+  return new DiscordSessionPicker({
+    rest,
+    binder,
+    audit: ctx.audit,
+    ownerId: owner !== undefined && others.length === 0 ? owner : undefined,
+  });
 }
 
 export function start(ctx: GatewayContext): Promise<RunningChannel> {

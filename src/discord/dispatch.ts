@@ -26,6 +26,7 @@ import type { ApprovalMode } from "../messaging/driver.js";
 import type { ChannelLink } from "../messaging/link.js";
 import {
   buildDmSessionKey,
+  channelNamespaceOf,
   rebindConversationLocation,
   releaseConversationLocation,
 } from "../messaging/link.js";
@@ -49,6 +50,7 @@ import { discordSafe, fitPlatformCap } from "./format.js";
 import { DiscordModelPicker } from "./model-picker.js";
 import { commandReply, EPHEMERAL } from "./payload.js";
 import { DiscordRenderer } from "./renderer.js";
+import type { DiscordSessionPicker } from "./session-picker.js";
 import type { RenderToggles } from "./settings.js";
 import type { DiscordRest, DiscordTransport } from "./transport.js";
 import type { UploadPolicy } from "./uploads.js";
@@ -83,6 +85,17 @@ export interface DiscordDispatcherOptions {
   approvalTimeoutMs?: number;
   throttleMs?: number;
   agentName?: string;
+  /** `!sessions`: continue a web chat session in a DM (absent without a durable session store). */
+  resume?: DiscordSessionPicker;
+}
+
+/** Commands that must work while routing refuses: the way back in for a user whose link broke. */
+const RECOVERY_COMMANDS: ReadonlySet<string> = new Set(["help", "sessions", "new", "unlink"]);
+
+/** Where a message runs: the chat's own session, or a web chat session this DM continues. */
+interface Routed {
+  key: string;
+  resumed: boolean;
 }
 
 interface Origin {
@@ -206,14 +219,48 @@ export class DiscordDispatcher {
   }
 
   private async post(channelId: string, text: string): Promise<void> {
+    await this.postConfirmed(channelId, text);
+  }
+
+  /** True only when every part landed: a resume notice counts as delivered on confirmation alone. */
+  private async postConfirmed(channelId: string, text: string): Promise<boolean> {
     for (const part of fitPlatformCap(discordSafe(text))) {
       const res = await this.o.rest.createMessage(channelId, { content: part });
-      if (!res.ok) this.o.logger.warn("discord reply failed", { status: res.status });
+      if (!res.ok) {
+        this.o.logger.warn("discord reply failed", { status: res.status });
+        return false;
+      }
     }
+    return true;
+  }
+
+  /**
+   * Decide ONCE where this message runs. Null when routing refused; the notice has then been sent
+   * through `deliver` (true = confirmed), which is what lets the binder settle the record.
+   */
+  private async resolveRoute(
+    message: InboundMessage,
+    nativeKey: string,
+    deliver: (notice: string) => Promise<boolean>,
+  ): Promise<Routed | null> {
+    const resume = this.o.resume;
+    if (!resume) return { key: nativeKey, resumed: false };
+    const location = this.location(message);
+    const decision = await resume.binder.routeAndDeliver(location, nativeKey, deliver);
+    if (decision.kind === "refuse") return null;
+    // The resumed session's turn renders HERE, not at its web chat origin.
+    if (decision.resumed) this.keyToLocation.set(decision.sessionKey, location);
+    return { key: decision.sessionKey, resumed: decision.resumed };
+  }
+
+  /** Every key a prompt in this conversation may be registered under: its own, then any attached one. */
+  private conversationKeys(message: InboundMessage, nativeKey: string): string[] {
+    const attached = this.o.resume?.binder.boundKeys(this.location(message)) ?? [];
+    return [nativeKey, ...attached.filter((k) => k !== nativeKey)];
   }
 
   /** A slash-command reply: type 4, ephemeral (an approved thread is readable by every member). */
-  private async callbackReply(interaction: DiscordInteraction, text: string): Promise<void> {
+  private async callbackReply(interaction: DiscordInteraction, text: string): Promise<boolean> {
     const [first] = fitPlatformCap(discordSafe(text));
     const res = await this.o.rest.interactionCallback(
       interaction.id,
@@ -221,21 +268,25 @@ export class DiscordDispatcher {
       commandReply(first ?? ""),
     );
     if (!res.ok) this.o.logger.warn("discord command reply failed", { status: res.status });
+    return res.ok;
   }
 
   private async onInteraction(interaction: DiscordInteraction, message: InboundMessage): Promise<void> {
     if (interaction.type === INTERACTION_APPLICATION_COMMAND) {
       // The one permitted first response is the command's reply itself.
-      const reply: Reply = (text) => this.callbackReply(interaction, text);
+      const deliver = (text: string) => this.callbackReply(interaction, text);
+      const reply: Reply = async (text) => {
+        await deliver(text);
+      };
       if (this.o.transport.routeFor(message) === "channel" && !message.text.startsWith("/help"))
         return reply(CHANNEL_COMMAND_REFUSAL);
-      const handled = await this.onCommand(message, reply, "slash");
+      const handled = await this.command(message, reply, deliver, "slash");
       if (!handled) await reply("I don't know that command.");
       return;
     }
     const customId = interaction.data?.custom_id ?? "";
     const target = parseCustomId(customId);
-    const key = this.sessionKeyFor(message);
+    const nativeKey = this.sessionKeyFor(message);
     const ephemeral = async (text: string) => {
       const res = await this.o.rest.followup(interaction.token, {
         content: discordSafe(text),
@@ -245,6 +296,11 @@ export class DiscordDispatcher {
     };
     if (!target) return;
     if (target.kind === "approval") {
+      // A press dispatches no turn, so it is not routed: the prompt is found under whichever of this
+      // conversation's keys opened it (a pick can attach a session while an earlier turn still runs),
+      // and the nonce alone decides.
+      const keys = this.conversationKeys(message, nativeKey);
+      const key = keys.find((k) => this.registry.isOpen(k, target.requestId)) ?? nativeKey;
       const verdict = target.approve ? "approve" : "deny";
       const answer = this.widget.press(key, target.requestId, target.nonce, verdict);
       if (answer === RECEIPT_EXPIRED) return ephemeral(answer);
@@ -253,10 +309,21 @@ export class DiscordDispatcher {
         ?.markApproval(target.requestId, target.approve ? "✅ Approved" : "❌ Denied");
       return;
     }
-    if (target.kind === "model") {
+    if (target.kind === "model" || target.kind === "session") {
       const shown = interaction.message;
       if (!shown) return ephemeral("That list is no longer available: ask for a new one.");
-      const refusal = await this.models.press(shown.channel_id, shown.id, target.index, message.userId, key);
+      const refusal =
+        target.kind === "model"
+          ? await this.models.press(shown.channel_id, shown.id, target.index, message.userId)
+          : this.o.resume
+            ? await this.o.resume.press(
+                this.location(message),
+                shown.id,
+                target.handle,
+                target.index,
+                message.userId,
+              )
+            : "That list is no longer available: ask for a new one.";
       if (refusal !== null) await ephemeral(refusal);
       return;
     }
@@ -279,15 +346,17 @@ export class DiscordDispatcher {
     reply: Reply,
     opts: { interpretCommands: boolean },
   ): Promise<void> {
-    const key = this.sessionKeyFor(message);
+    const nativeKey = this.sessionKeyFor(message);
     let text = message.text;
     let override: QueueMode | undefined;
     const hasAttachments = message.attachments.length > 0;
     // A file's caption is content for the agent, never a command or a typed approval answer.
     const interpretCommands = opts.interpretCommands && !hasAttachments;
+    const deliver = (notice: string) => this.postConfirmed(message.conversationId, notice);
     if (interpretCommands) {
       // A message that is entirely 1 / 2 answers the open prompt: typed replies are the floor.
-      if (this.registry.hasOpen(key)) {
+      for (const key of this.conversationKeys(message, nativeKey)) {
+        if (!this.registry.hasOpen(key)) continue;
         const answer = this.typed.handleReply(key, text);
         if (answer !== null) return answer ? reply(answer) : undefined;
       }
@@ -298,13 +367,19 @@ export class DiscordDispatcher {
         override = cmd.spec.override;
         text = cmd.arg; // the payload is content: "!queue !new" queues the literal "!new"
       } else if (cmd) {
-        await this.onCommand(message, reply, "text");
+        await this.command(message, reply, deliver, "text");
         return;
       } else if (isUnknownCommand(text)) return reply(unknownCommandCard());
     }
-    const busy = this.o.sessions.isBusy(key);
-    this.conversations.maybeRotate(this.routeName(message), { busy });
-    const current = this.sessionKeyFor(message);
+    const routed = await this.resolveRoute(message, nativeKey, deliver);
+    if (!routed) return;
+    let current = routed.key;
+    if (!routed.resumed) {
+      // Rotation belongs to this conversation's own session; a resumed one keeps its transcript.
+      const busy = this.o.sessions.isBusy(nativeKey);
+      this.conversations.maybeRotate(this.routeName(message), { busy });
+      current = this.sessionKeyFor(message);
+    }
     // The queue carries the RAW descriptors: files fetched now would be deleted before a queued turn ran.
     const payload: Origin = {
       ...(message.messageId ? { messageId: message.messageId } : {}),
@@ -324,15 +399,35 @@ export class DiscordDispatcher {
     }
   }
 
+  /**
+   * A known command. Recovery commands run unrouted (they must work while routing refuses); the rest
+   * act on the session this conversation routes to, decided once. Returns false for unknown text.
+   */
+  private async command(
+    message: InboundMessage,
+    reply: Reply,
+    deliver: (notice: string) => Promise<boolean>,
+    surface: "text" | "slash",
+  ): Promise<boolean> {
+    const cmd = parseCommand(message.text);
+    if (!cmd) return false;
+    const nativeKey = this.sessionKeyFor(message);
+    if (cmd.spec.override || RECOVERY_COMMANDS.has(cmd.spec.name))
+      return this.onCommand(message, reply, surface, nativeKey);
+    const routed = await this.resolveRoute(message, nativeKey, deliver);
+    if (!routed) return true;
+    return this.onCommand(message, reply, surface, routed.key);
+  }
+
   /** Returns false when the text is not a known command. The handlers return text; `reply` sends it. */
   private async onCommand(
     message: InboundMessage,
     reply: Reply,
     surface: "text" | "slash",
+    key: string,
   ): Promise<boolean> {
     const cmd = parseCommand(message.text);
     if (!cmd) return false;
-    const key = this.sessionKeyFor(message);
     if (cmd.spec.override) {
       await reply(
         cmd.arg ? "Send that as a message (`!queue <message>`), not from the menu." : usageOf(cmd.spec),
@@ -363,14 +458,30 @@ export class DiscordDispatcher {
         await reply(`${running ? "▶️ A turn is running." : "💤 Idle."}${queued ? ` ${queued} queued.` : ""}`);
         return true;
       }
+      case "sessions": {
+        if (!this.o.resume) {
+          await reply("Continuing a web chat session is not available in this gateway.");
+          return true;
+        }
+        const answer = await this.o.resume.list(this.location(message), message.userId, !message.threadId);
+        if (answer !== null) await reply(answer);
+        else if (surface === "slash") await reply("Session list posted in this conversation.");
+        return true;
+      }
       case "new": {
         if (this.o.sessions.isBusy(key)) {
           await reply("A turn is still running: `!stop` it first, then `!new`.");
           return true;
         }
+        // A fresh start here also ends any attachment: otherwise the next message would resume it.
+        const released = await this.o.resume?.binder.release(this.location(message));
+        if (released && !released.ok) {
+          await reply(released.text);
+          return true;
+        }
         this.conversations.advance(this.routeName(message));
         await this.o.sessions.evict(key);
-        await reply("🆕 Fresh conversation started.");
+        await reply(`${released?.detached ? `${released.text}\n` : ""}🆕 Fresh conversation started.`);
         return true;
       }
       case "link":
@@ -384,20 +495,26 @@ export class DiscordDispatcher {
             : "Linking is not available in this gateway.",
         );
         return true;
-      case "unlink":
-        await reply(
-          store
-            ? (
-                await releaseConversationLocation(store, {
-                  key,
-                  location: this.location(message),
-                  channel: "discord",
-                  logger: this.o.logger,
-                })
-              ).text
-            : "Linking is not available in this gateway.",
-        );
+      case "unlink": {
+        if (!store) {
+          await reply("Linking is not available in this gateway.");
+          return true;
+        }
+        // Detach a resumed session first (durably, record retired), then this chat's own opt-out.
+        const released = await this.o.resume?.binder.release(this.location(message));
+        if (released && !released.ok) {
+          await reply(released.text);
+          return true;
+        }
+        const own = await releaseConversationLocation(store, {
+          key,
+          location: this.location(message),
+          channel: "discord",
+          logger: this.o.logger,
+        });
+        await reply(released?.detached ? released.text : own.text);
         return true;
+      }
     }
     return false;
   }
@@ -453,7 +570,8 @@ export class DiscordDispatcher {
           text,
           renderer,
           release,
-          origin: location,
+          // A resumed session's origin is its web chat tab: re-binding it here would move that link.
+          ...(channelNamespaceOf(key) === "discord" ? { origin: location } : {}),
           policy: {
             approvalMode: this.o.approvalMode,
             decider: this.decider(key),

@@ -38,10 +38,11 @@ export function modelPickerText(menu: ModelMenu): string {
 }
 
 export class DiscordModelPicker {
-  private readonly registry: PickerRegistry<string>;
+  // Each entry remembers the session it was offered for: a resumed chat's picker sets ITS model.
+  private readonly registry: PickerRegistry<{ optionId: string; sessionKey: string }>;
 
   constructor(private readonly o: ModelPickerOptions) {
-    this.registry = new PickerRegistry<string>({
+    this.registry = new PickerRegistry<{ optionId: string; sessionKey: string }>({
       ...(o.ttlMs !== undefined ? { ttlMs: o.ttlMs } : {}),
       ...(o.now ? { now: o.now } : {}),
     });
@@ -63,7 +64,11 @@ export class DiscordModelPicker {
     });
     if (!res.ok) return "Could not post the model picker; try again.";
     // Keyed by the posting itself: a press names its message, and the index is read against it.
-    this.registry.offer(res.data.id, { owner, scope: channelId, items: shown.map((o) => o.id) });
+    this.registry.offer(res.data.id, {
+      owner,
+      scope: channelId,
+      items: shown.map((o) => ({ optionId: o.id, sessionKey })),
+    });
     return null;
   }
 
@@ -71,16 +76,10 @@ export class DiscordModelPicker {
    * A press on m:<index> of message `messageId`. Returns ephemeral text for the presser when the press
    * is refused; on success the picker message itself is edited to the outcome and null is returned.
    */
-  async press(
-    channelId: string,
-    messageId: string,
-    index: number,
-    presser: string,
-    sessionKey: string,
-  ): Promise<string | null> {
+  async press(channelId: string, messageId: string, index: number, presser: string): Promise<string | null> {
     const pick = this.registry.take(messageId, index, { owner: presser, scope: channelId });
     if (!pick.ok) return PICK_REFUSAL_TEXT[pick.reason];
-    const outcome = await applyModelChoice(this.o.sessions, sessionKey, pick.item);
+    const outcome = await applyModelChoice(this.o.sessions, pick.item.sessionKey, pick.item.optionId);
     const [content] = fitPlatformCap(discordSafe(outcome));
     // The buttons go away with the outcome: the list they advertised has been used.
     const res = await this.o.rest.editMessage(channelId, messageId, {

@@ -44,6 +44,8 @@ export const DISCORD_CAPABILITIES = defineCapabilities({
   maxButtons: 5,
   mentionGrammars: true,
   supportsProactiveSend: true,
+  // Inbound resolves the mirror binding first (SessionBinder): `!sessions` continues a web chat here.
+  supportsSessionResume: true,
   returnsMessageId: true,
 });
 

@@ -4,6 +4,7 @@
  *   opt:<i>                          an [OPTIONS:] choice; the label is recovered from the component
  *   a:<request_id>:<nonce>:<1|0>     an approval; the nonce is checked by PendingApprovals
  *   m:<i>                            a model-picker entry, resolved by index against a TTL registry
+ *   s:<handle>:<i>                   a session-picker entry; the handle is the offer's nonce
  * A custom_id caps at 100 characters and Discord replays old ones indefinitely, so none carries a
  * payload a stale press could act on by itself.
  */
@@ -18,7 +19,8 @@ const MAX_ROWS = 5;
 export type PressTarget =
   | { kind: "option"; index: number }
   | { kind: "approval"; requestId: string; nonce: string; approve: boolean }
-  | { kind: "model"; index: number };
+  | { kind: "model"; index: number }
+  | { kind: "session"; handle: string; index: number };
 
 function clipLabel(label: string): string {
   const cps = Array.from(label.trim() || "…");
@@ -62,7 +64,20 @@ export function modelRows(labels: readonly string[]): ActionRow[] {
   );
 }
 
+/** Session choices: `s:<handle>:<i>`; the handle is a nonce, so the list is found without a lookup table. */
+export function sessionRows(handle: string, labels: readonly string[]): ActionRow[] {
+  return rows(
+    labels.map((label, i) => ({
+      type: 2,
+      style: 2,
+      label: clipLabel(label),
+      custom_id: `s:${handle}:${i}`,
+    })),
+  );
+}
+
 const INDEX = /^(0|[1-9]\d{0,2})$/;
+const SESSION_ID = /^s:([A-Za-z0-9_-]{8,64}):(0|[1-9]\d{0,2})$/;
 
 /**
  * Parse a pressed custom_id. The approval form is read right to left (verdict, then nonce), so a
@@ -74,6 +89,8 @@ export function parseCustomId(customId: string): PressTarget | null {
     return { kind: "option", index: Number(customId.slice(4)) };
   if (customId.startsWith("m:") && INDEX.test(customId.slice(2)))
     return { kind: "model", index: Number(customId.slice(2)) };
+  const session = SESSION_ID.exec(customId);
+  if (session) return { kind: "session", handle: session[1] ?? "", index: Number(session[2]) };
   if (!customId.startsWith("a:")) return null;
   const rest = customId.slice(2);
   const verdictAt = rest.lastIndexOf(":");

@@ -154,6 +154,11 @@ export class PendingApprovals {
     return "resolved";
   }
 
+  /** Whether this exact prompt is still open under this session (no audit: a lookup, not a press). */
+  isOpen(sessionKey: string, requestId: string): boolean {
+    return this.entries.has(PendingApprovals.key(sessionKey, requestId));
+  }
+
   hasOpen(sessionKey: string): boolean {
     for (const key of this.entries.keys()) if (key.startsWith(`${sessionKey}:`)) return true;
     return false;

@@ -80,6 +80,8 @@ export type RoutingDecision =
 export interface ResumeReply {
   ok: boolean;
   text: string;
+  /** release() only: whether some other session was attached here and is now detached. */
+  detached?: boolean;
 }
 
 type Redact = (text: string) => string;
@@ -319,6 +321,14 @@ export class SessionBinder {
     return lane;
   }
 
+  /**
+   * Sessions attached here from another surface, read without deciding anything: what a widget press
+   * (which dispatches no turn) may resolve against besides the chat's own key.
+   */
+  boundKeys(location: ChannelLink): string[] {
+    return this.ownersAt(location);
+  }
+
   /** Keys of ANOTHER namespace bound here; a native key mirroring its own chat is not a resume. */
   private ownersAt(location: ChannelLink): string[] {
     const owners: string[] = [];
@@ -454,7 +464,7 @@ export class SessionBinder {
     this.picker.offer(id, { owner: who, scope: this.conversationKeyOf(location), items: choices });
     const text =
       choices.length === 0
-        ? "There are no dashboard sessions to continue yet."
+        ? "There are no web chat sessions to continue yet."
         : [
             "Pick a session to continue in this chat:",
             ...choices.map((ch, i) => `${i + 1}. ${ch.title}`),
@@ -637,7 +647,8 @@ export class SessionBinder {
       }
       this.audit.log(`${AUDIT_OP}.release`, "revoked", { ...fields, swept: swept.length });
       const detached = titles.length > 0 || (record !== undefined && !record.retired);
-      if (!detached) return { ok: true, text: `This chat wasn't continuing another session.${note}` };
+      if (!detached)
+        return { ok: true, detached: false, text: `This chat wasn't continuing another session.${note}` };
       const what =
         titles.length === 1
           ? q(titles[0]!)
@@ -646,6 +657,7 @@ export class SessionBinder {
             : q(record!.title);
       return {
         ok: true,
+        detached: true,
         text:
           `✅ Detached from ${what}. Messages here go to this chat's own session again; ` +
           `${this.copy.sessions} picks a session to continue.${note}`,

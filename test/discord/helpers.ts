@@ -15,6 +15,7 @@ import { MemoryAuditSink } from "../../src/messaging/audit.js";
 import type { PipelineProvider } from "../../src/messaging/dispatch.js";
 import { MemoryLogger } from "../../src/messaging/logger.js";
 import { SessionManager } from "../../src/messaging/session-manager.js";
+import type { SessionStore } from "../../src/messaging/session-store.js";
 import type { ScriptedProviderOptions, ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
 import { ScriptedProvider } from "../../src/providers/scripted.js";
 import { FakeDiscord } from "../fakes/discord/server.js";
@@ -32,6 +33,9 @@ export interface Stack {
   logger: MemoryLogger;
   provider: ScriptedProvider;
   sessions: SessionManager<PipelineProvider>;
+  /** Every session key an agent was started for, in order. */
+  startedKeys: string[];
+  home: string;
   close(): Promise<void>;
 }
 
@@ -41,13 +45,23 @@ export async function startStack(o: {
   discord?: Record<string, unknown>;
   overrides?: DiscordStartOverrides;
   fake?: FakeDiscord;
+  /** A durable session store (enables links and `!sessions`). */
+  store?: SessionStore;
+  home?: string;
 }): Promise<Stack> {
   const fake = o.fake ?? (await new FakeDiscord().start());
   fake.addChannel({ id: DM, type: 1 });
   const audit = new MemoryAuditSink();
   const logger = new MemoryLogger();
   const provider = new ScriptedProvider(o.turns ?? [], o.provider ?? {});
-  const sessions = new SessionManager<PipelineProvider>({ createProvider: () => provider });
+  const startedKeys: string[] = [];
+  const sessions = new SessionManager<PipelineProvider>({
+    createProvider: (key) => {
+      startedKeys.push(key);
+      return provider;
+    },
+  });
+  const home = o.home ?? mkdtempSync(join(tmpdir(), "parley-discord-"));
   const config = {
     ...configSchema.parse({}),
     discord: { allowedUserIds: [ALICE], apiBase: fake.apiBase, ...o.discord },
@@ -56,11 +70,12 @@ export async function startStack(o: {
     {
       config,
       env: { DISCORD_BOT_TOKEN: fake.token },
-      home: mkdtempSync(join(tmpdir(), "parley-discord-")),
+      home,
       logger,
       audit,
       sessions,
-      pipeline: { audit, logger },
+      pipeline: { audit, logger, ...(o.store ? { store: o.store } : {}) },
+      ...(o.store ? { store: o.store } : {}),
       grant: { isActive: () => false, command: () => "" },
       announce: () => {},
     },
@@ -74,6 +89,8 @@ export async function startStack(o: {
     logger,
     provider,
     sessions,
+    startedKeys,
+    home,
     async close() {
       await running.stop();
       await fake.close();
@@ -104,4 +121,10 @@ export class FakeTimers extends ManualClock {
     while (this.fireNext(end));
     this.t = end;
   }
+}
+
+/** The buttons on a posted message, in order. */
+export function buttons(m: { components?: unknown } | undefined): { custom_id: string; label: string }[] {
+  const rows = (m?.components ?? []) as { components: { custom_id: string; label: string }[] }[];
+  return rows.flatMap((r) => r.components);
 }

@@ -598,7 +598,11 @@ describe("SessionBinder.release", () => {
 
   it("a chat that was not attached says so", async () => {
     const reply = await binder.release(L);
-    expect(reply).toEqual({ ok: true, text: "This chat wasn't continuing another session." });
+    expect(reply).toEqual({
+      ok: true,
+      detached: false,
+      text: "This chat wasn't continuing another session.",
+    });
   });
 
   it("a release that cannot be made durable reports failure and keeps the active record", async () => {

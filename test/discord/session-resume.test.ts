@@ -1,0 +1,216 @@
+/**
+ * `!sessions` over the wire: the owner lists web chat sessions in a DM, a press attaches the DM to
+ * one, and from then on messages run on that session (its web chat origin left alone). A destroyed
+ * binding is REPORTED once instead of silently falling back; `!unlink` detaches; a prompt raised by
+ * a resumed turn is answered from the DM; listings are owner-only and DM-only.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { SESSIONS_DM_ONLY, SESSIONS_OWNER_ONLY } from "../../src/discord/session-picker.js";
+import type { ProviderEvent } from "../../src/messaging/events.js";
+import { PICK_REFUSAL_TEXT } from "../../src/messaging/picker.js";
+import type { SessionRow } from "../../src/messaging/session-store.js";
+import { emptyRow, MemorySessionStore } from "../../src/messaging/session-store.js";
+import type { ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
+import type { Stack } from "./helpers.js";
+import { ALICE, buttons, DM, GUILD, startStack, untilFooter } from "./helpers.js";
+
+const BOB = "200000000000000002";
+const THREAD = "500000000000000001";
+const W1 = "webchat:default:direct:aaa111";
+const W2 = "webchat:default:direct:bbb222";
+const NATIVE = `discord:default:direct:${ALICE}`;
+const WEB_ORIGIN = { channelType: "webchat", conversationId: "aaa111" };
+
+function seeded(): MemorySessionStore {
+  const rows: SessionRow[] = [
+    {
+      ...emptyRow(W1),
+      title: "Plan the trip",
+      titleKind: "manual",
+      lastActiveMs: 200,
+      originLink: WEB_ORIGIN,
+    },
+    { ...emptyRow(W2), lastActiveMs: 100 },
+  ];
+  return new MemorySessionStore({ rows });
+}
+
+const answer = (text: string): ScriptStep[] => [
+  { type: "text", text },
+  { type: "complete", stopReason: "end_turn" },
+];
+
+let stack: Stack | undefined;
+afterEach(async () => {
+  await stack?.close();
+  stack = undefined;
+});
+
+const messages = (s: Stack, channel = DM) => s.fake.channelMessages(channel);
+const last = (s: Stack, channel = DM) => messages(s, channel).at(-1)?.content ?? "";
+
+async function say(s: Stack, content: string, channel = DM): Promise<void> {
+  const before = messages(s, channel).length;
+  s.fake.userMessage({
+    channelId: channel,
+    userId: ALICE,
+    content,
+    ...(channel === DM ? {} : { guildId: GUILD }),
+  });
+  await vi.waitFor(() => expect(messages(s, channel).length).toBeGreaterThan(before), { timeout: 5000 });
+}
+
+function followups(s: Stack): string[] {
+  return s.fake.callsTo("POST", /^\/webhooks\//).map((c) => (c.body as { content: string }).content);
+}
+
+/** `!sessions`, then a press on entry `index`; resolves once the list shows the outcome. */
+async function pick(s: Stack, index: number): Promise<string> {
+  await say(s, "!sessions");
+  const list = messages(s).at(-1);
+  const id = buttons(list)[index]?.custom_id ?? "";
+  s.fake.press({ messageId: list?.id ?? "", customId: id, userId: ALICE });
+  await vi.waitFor(() => expect(buttons(messages(s).find((m) => m.id === list?.id))).toEqual([]), {
+    timeout: 5000,
+  });
+  return messages(s).find((m) => m.id === list?.id)?.content ?? "";
+}
+
+async function startWith(
+  store: MemorySessionStore,
+  turns: (ScriptedTurn | ScriptStep[])[] = [],
+  discord = {},
+) {
+  return startStack({ store, turns, discord });
+}
+
+describe("discord: !sessions", () => {
+  it("lists web chat sessions (most recent first) and a pick routes the next message to it", async () => {
+    const store = seeded();
+    stack = await startWith(store, [answer("Back on the trip.")]);
+    await say(stack, "!sessions");
+    const list = messages(stack).at(-1);
+    expect(list?.content).toBe("Pick a web chat session to continue in this DM:");
+    expect(buttons(list).map((b) => b.label)).toEqual(["Plan the trip", "Untitled chat (…bbb222)"]);
+    expect(buttons(list)[0]?.custom_id).toMatch(/^s:[A-Za-z0-9_-]{22}:0$/);
+
+    const outcome = await pick(stack, 0);
+    expect(outcome).toMatch(/^✅ This chat now continues “Plan the trip”\./);
+    expect(store.getMirrorLink(W1)).toEqual({ channelType: "discord", conversationId: DM });
+    const file = JSON.parse(readFileSync(join(stack.home, "trust/discord_resume_expectations.json"), "utf8"));
+    expect(file[DM]).toMatchObject({ key: W1, title: "Plan the trip", retired: false });
+
+    stack.fake.userMessage({ channelId: DM, userId: ALICE, content: "where were we?" });
+    await untilFooter(stack.fake, DM);
+    expect(stack.startedKeys).toEqual([W1]);
+    expect(stack.provider.prompts).toEqual(["where were we?"]);
+    expect(last(stack)).toContain("Back on the trip.");
+    // The web chat tab stays the session's origin: the resumed turn did not re-point it here.
+    expect(store.get(W1)?.originLink).toEqual(WEB_ORIGIN);
+  });
+
+  it("a destroyed binding is reported once, not silently replaced by the DM's own session", async () => {
+    const store = seeded();
+    stack = await startWith(store, [answer("native answer")]);
+    await pick(stack, 0);
+    store.clearMirrorLink(W1); // reset elsewhere: the only evidence is the expectation record
+    await say(stack, "still there?");
+    expect(last(stack)).toMatch(/^⚠️ This chat was continuing “Plan the trip”, but that link is gone/);
+    expect(stack.provider.prompts).toEqual([]);
+    expect(stack.audit.find("session_resume.route", "refused")).toHaveLength(1);
+    // The notice was delivered, so the record retired: the next message runs natively.
+    stack.fake.userMessage({ channelId: DM, userId: ALICE, content: "hello again" });
+    await untilFooter(stack.fake, DM);
+    expect(stack.startedKeys).toEqual([NATIVE]);
+    expect(stack.provider.prompts).toEqual(["hello again"]);
+  });
+
+  it("!unlink detaches; !status acts on the resumed session while it is attached", async () => {
+    const store = seeded();
+    stack = await startWith(store, [answer("native again")]);
+    await pick(stack, 0);
+    await say(stack, "!status");
+    expect(last(stack)).toBe("💤 Idle.");
+    await say(stack, "!unlink");
+    expect(last(stack)).toMatch(/^✅ Detached from “Plan the trip”\./);
+    expect(store.getMirrorLink(W1)).toBeNull();
+    stack.fake.userMessage({ channelId: DM, userId: ALICE, content: "mine now" });
+    await untilFooter(stack.fake, DM);
+    expect(stack.startedKeys).toEqual([NATIVE]);
+  });
+
+  it("a prompt raised by a resumed turn is approved from the DM", async () => {
+    const permission: ProviderEvent = {
+      type: "permission_request",
+      requestId: "r1",
+      toolCallId: "t1",
+      title: "rm -rf build",
+      kind: "delete",
+      options: [
+        { optionId: "a", name: "Allow", kind: "allow_once" },
+        { optionId: "d", name: "Deny", kind: "reject_once" },
+      ],
+    };
+    const store = seeded();
+    stack = await startWith(store, [
+      {
+        steps: [{ type: "text", text: "Cleaning." }, permission],
+        onPermission: { approve: answer("Removed."), deny: answer("Left it.") },
+      },
+    ]);
+    await pick(stack, 0);
+    stack.fake.userMessage({ channelId: DM, userId: ALICE, content: "clean up" });
+    let prompt: ReturnType<typeof messages>[number] | undefined;
+    await vi.waitFor(
+      () => {
+        prompt = messages(stack as Stack).find((m) => m.content.startsWith("🔐") && buttons(m).length === 2);
+        if (!prompt) throw new Error("no prompt yet");
+      },
+      { timeout: 5000 },
+    );
+    const approve = buttons(prompt).find((b) => b.custom_id.endsWith(":1"))?.custom_id ?? "";
+    stack.fake.press({ messageId: prompt?.id ?? "", customId: approve, userId: ALICE });
+    await untilFooter(stack.fake, DM);
+    expect(stack.provider.answers.map((a) => a.verdict)).toEqual(["approve"]);
+    expect(last(stack)).toContain("Removed.");
+  });
+
+  it("a press on a list that does not exist is refused visibly", async () => {
+    stack = await startWith(seeded());
+    await say(stack, "!help");
+    stack.fake.press({
+      messageId: messages(stack).at(-1)?.id ?? "",
+      customId: "s:AAAAAAAAAAAAAAAAAAAAAA:0",
+      userId: ALICE,
+    });
+    await vi.waitFor(() => expect(followups(stack as Stack)).toEqual([PICK_REFUSAL_TEXT.unknown]), {
+      timeout: 5000,
+    });
+    expect(stack.audit.find("session_resume.pick", "refused")).toHaveLength(1);
+  });
+
+  it("listing is owner-only (exactly one allow-listed id) and DM-only, each refusal audited", async () => {
+    stack = await startWith(seeded(), [], { allowedUserIds: [ALICE, BOB] });
+    await say(stack, "!sessions");
+    expect(last(stack)).toBe(SESSIONS_OWNER_ONLY);
+    expect(stack.audit.find("session_resume.list", "refused")[0]?.fields).toMatchObject({
+      reason: "no_unambiguous_owner",
+    });
+    await stack.close();
+    stack = await startWith(seeded(), [], { allowedThreadIds: [THREAD] });
+    stack.fake.addChannel({ id: THREAD, type: 11, guild_id: GUILD, parent_id: "500000000000000009" });
+    await say(stack, "!sessions", THREAD);
+    expect(last(stack, THREAD)).toBe(SESSIONS_DM_ONLY);
+    expect(stack.audit.find("session_resume.list", "refused")[0]?.fields).toMatchObject({
+      reason: "shared_audience",
+    });
+  });
+
+  it("without a durable session store the command says it is unavailable", async () => {
+    stack = await startStack({});
+    await say(stack, "!sessions");
+    expect(last(stack)).toBe("Continuing a web chat session is not available in this gateway.");
+  });
+});
