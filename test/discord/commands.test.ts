@@ -69,7 +69,21 @@ describe("custom ids", () => {
     });
     expect(parseCustomId("opt:3")).toEqual({ kind: "option", index: 3 });
     expect(parseCustomId("m:0")).toEqual({ kind: "model", index: 0 });
-    for (const bad of ["a:r1:2", "a::x:1", "opt:-1", "opt:01", "x:1", "a:r1:n:yes"])
+    expect(parseCustomId("s:AbCdEfGh_-123456789012:4")).toEqual({
+      kind: "session",
+      handle: "AbCdEfGh_-123456789012",
+      index: 4,
+    });
+    for (const bad of [
+      "a:r1:2",
+      "a::x:1",
+      "opt:-1",
+      "opt:01",
+      "x:1",
+      "a:r1:n:yes",
+      "s:short:0",
+      "s:AbCdEfGh12:x",
+    ])
       expect(parseCustomId(bad), bad).toBeNull();
   });
 });

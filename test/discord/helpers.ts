@@ -94,8 +94,28 @@ export async function startStack(o: {
     async close() {
       await running.stop();
       await fake.close();
+      // Every stack, every test: no outbound message payload may lack the mention guard.
+      const bare = mentionGuardViolations(fake);
+      if (bare.length > 0)
+        throw new Error(`payloads without allowed_mentions {parse: []}: ${bare.join(", ")}`);
     },
   };
+}
+
+const MESSAGE_ROUTES = /^\/channels\/\d+\/messages(\/\d+)?$|^\/interactions\/|^\/webhooks\//;
+
+/** "METHOD path" of every message-carrying request whose body lacks allowed_mentions {parse: []}. */
+export function mentionGuardViolations(fake: FakeDiscord): string[] {
+  const out: string[] = [];
+  for (const call of fake.calls) {
+    if (call.method === "GET" || call.method === "DELETE" || !MESSAGE_ROUTES.test(call.path)) continue;
+    const body = call.body as { allowed_mentions?: unknown; data?: { allowed_mentions?: unknown } } | null;
+    const guard = call.path.startsWith("/interactions/")
+      ? body?.data?.allowed_mentions
+      : body?.allowed_mentions;
+    if (JSON.stringify(guard) !== JSON.stringify({ parse: [] })) out.push(`${call.method} ${call.path}`);
+  }
+  return out;
 }
 
 /** Wait (bounded) until the DM shows the turn-status footer: the turn finished rendering. */
