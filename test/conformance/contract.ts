@@ -16,6 +16,7 @@ import type { Renderer } from "../../src/messaging/renderer.js";
 import { SessionManager } from "../../src/messaging/session-manager.js";
 import type { MessagingTransport } from "../../src/messaging/transport.js";
 import { ScriptedProvider } from "../../src/providers/scripted.js";
+import { permissionRequest } from "../helpers/events.js";
 
 export interface ConfiguredHarness {
   transport: MessagingTransport<unknown>;
@@ -231,17 +232,7 @@ export function channelContract(harness: ChannelHarness, results: Map<string, bo
     check("a stale approval nonce never approves", async () => {
       const h = await harness.configured(new MemoryAuditSink());
       try {
-        const permission: ProviderEvent = {
-          type: "permission_request",
-          requestId: "r1",
-          toolCallId: "t1",
-          title: "rm -rf build",
-          kind: "delete",
-          options: [
-            { optionId: "a", name: "Allow", kind: "allow_once" },
-            { optionId: "d", name: "Deny", kind: "reject_once" },
-          ],
-        };
+        const permission = permissionRequest();
         let stale = "";
         const { provider } = await runTurn(h, [permission, done], {
           press: (requestId, nonce, d) => {

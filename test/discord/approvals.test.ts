@@ -5,8 +5,8 @@
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { RECEIPT_EXPIRED } from "../../src/messaging/approval.js";
-import type { ProviderEvent } from "../../src/messaging/events.js";
 import type { FakeMessage } from "../fakes/discord/server.js";
+import { permissionRequest } from "../helpers/events.js";
 import type { Stack } from "./helpers.js";
 import { ALICE, DM, startStack, untilFooter } from "./helpers.js";
 
@@ -16,17 +16,7 @@ afterEach(async () => {
   stack = undefined;
 });
 
-const permission = (requestId: string): ProviderEvent => ({
-  type: "permission_request",
-  requestId,
-  toolCallId: "t1",
-  title: "rm -rf build",
-  kind: "delete",
-  options: [
-    { optionId: "a", name: "Allow", kind: "allow_once" },
-    { optionId: "d", name: "Deny", kind: "reject_once" },
-  ],
-});
+const permission = (requestId: string) => permissionRequest({ requestId });
 
 const toolTurn = (requestId: string) => ({
   steps: [{ type: "text" as const, text: "Cleaning up." }, permission(requestId)],

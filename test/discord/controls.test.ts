@@ -120,6 +120,9 @@ describe("discord: !compact", () => {
     );
     stack.fake.userMessage({ channelId: DM, userId: ALICE, content: "hi" });
     await untilFooter(stack.fake, DM);
+    // The footer lands before post-turn bookkeeping releases the session; until then the receipt is "busy".
+    const key = stack.startedKeys[0] ?? "";
+    await vi.waitFor(() => expect(stack?.sessions.isBusy(key)).toBe(false), { timeout: 5000 });
     await say(stack, "!compact");
     expect(messages(stack).at(-1)?.content).toBe("✅ Context compacted. Context usage is now 4%.");
     expect(stack.provider.compactions).toBe(1);

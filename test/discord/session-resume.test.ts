@@ -8,11 +8,11 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { SESSIONS_DM_ONLY, SESSIONS_OWNER_ONLY } from "../../src/discord/session-picker.js";
-import type { ProviderEvent } from "../../src/messaging/events.js";
 import { PICK_REFUSAL_TEXT } from "../../src/messaging/picker.js";
 import type { SessionRow } from "../../src/messaging/session-store.js";
 import { emptyRow, MemorySessionStore } from "../../src/messaging/session-store.js";
 import type { ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
+import { permissionRequest } from "../helpers/events.js";
 import type { Stack } from "./helpers.js";
 import { ALICE, buttons, DM, GUILD, startStack, untilFooter } from "./helpers.js";
 
@@ -142,21 +142,10 @@ describe("discord: !sessions", () => {
   });
 
   it("a prompt raised by a resumed turn is approved from the DM", async () => {
-    const permission: ProviderEvent = {
-      type: "permission_request",
-      requestId: "r1",
-      toolCallId: "t1",
-      title: "rm -rf build",
-      kind: "delete",
-      options: [
-        { optionId: "a", name: "Allow", kind: "allow_once" },
-        { optionId: "d", name: "Deny", kind: "reject_once" },
-      ],
-    };
     const store = seeded();
     stack = await startWith(store, [
       {
-        steps: [{ type: "text", text: "Cleaning." }, permission],
+        steps: [{ type: "text", text: "Cleaning." }, permissionRequest()],
         onPermission: { approve: answer("Removed."), deny: answer("Left it.") },
       },
     ]);

@@ -10,11 +10,10 @@ import type { PermissionVerdict } from "../../src/messaging/events.js";
 import { chooseOutcome, UpdateMapper } from "../../src/providers/acp-mapping.js";
 import { AcpProvider, type AcpProviderOptions } from "../../src/providers/index.js";
 import {
-  captureLogs,
   collect,
   collectError,
   expectGone,
-  fakeAgent,
+  fakeAgentProvider,
   type LogLine,
   textOf,
   zombieChildren,
@@ -23,19 +22,9 @@ import {
 const providers: AcpProvider[] = [];
 
 function fake(name: string, extra: Partial<AcpProviderOptions> & { argv?: string[] } = {}) {
-  const { logger, lines } = captureLogs();
-  const { argv = [], ...opts } = extra;
-  const provider = new AcpProvider({
-    command: process.execPath,
-    args: [fakeAgent(name), ...argv],
-    logger,
-    cancelGraceMs: 300,
-    killGraceMs: 300,
-    startTimeoutMs: 5_000,
-    ...opts,
-  });
-  providers.push(provider);
-  return { provider, logs: lines };
+  const spawned = fakeAgentProvider(name, extra);
+  providers.push(spawned.provider);
+  return spawned;
 }
 
 afterEach(async () => {

@@ -31,38 +31,20 @@ import {
   isCompactCommand,
   pickScenario,
 } from "../../src/providers/demo-agent-script.js";
-import { AcpProvider, demoAgentCommand } from "../../src/providers/index.js";
+import type { AcpProvider } from "../../src/providers/index.js";
 import { ManualClock } from "../helpers/manual-clock.js";
-import { captureLogs, collect, expectGone, fakeAgent, textOf, zombieChildren } from "./helpers.js";
+import { collect, demoProvider, expectGone, fakeAgentProvider, textOf, zombieChildren } from "./helpers.js";
 
 const providers: AcpProvider[] = [];
 
 function demo(): AcpProvider {
-  const { logger } = captureLogs();
-  const provider = new AcpProvider({
-    ...demoAgentCommand(),
-    env: { DEMO_AGENT_SPEED: "0" },
-    cwd: ".",
-    logger,
-    cancelGraceMs: 2_000,
-    killGraceMs: 500,
-  });
+  const provider = demoProvider();
   providers.push(provider);
   return provider;
 }
 
 function fake(name: string, extra: Partial<AcpProviderOptions> & { argv?: string[] } = {}): AcpProvider {
-  const { logger } = captureLogs();
-  const { argv = [], ...opts } = extra;
-  const provider = new AcpProvider({
-    command: process.execPath,
-    args: [fakeAgent(name), ...argv],
-    logger,
-    cancelGraceMs: 300,
-    killGraceMs: 300,
-    startTimeoutMs: 5_000,
-    ...opts,
-  });
+  const { provider } = fakeAgentProvider(name, extra);
   providers.push(provider);
   return provider;
 }

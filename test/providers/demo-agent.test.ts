@@ -5,21 +5,13 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { ProviderEvent } from "../../src/messaging/events.js";
 import { pickScenario } from "../../src/providers/demo-agent-script.js";
-import { AcpProvider, demoAgentCommand } from "../../src/providers/index.js";
-import { captureLogs, collect, expectGone, textOf, zombieChildren } from "./helpers.js";
+import type { AcpProvider } from "../../src/providers/index.js";
+import { collect, demoProvider, expectGone, textOf, zombieChildren } from "./helpers.js";
 
 const providers: AcpProvider[] = [];
 
 function demo(speed = "0"): AcpProvider {
-  const { logger } = captureLogs();
-  const provider = new AcpProvider({
-    ...demoAgentCommand(),
-    env: { DEMO_AGENT_SPEED: speed },
-    cwd: ".",
-    logger,
-    cancelGraceMs: 2_000,
-    killGraceMs: 500,
-  });
+  const provider = demoProvider(speed);
   providers.push(provider);
   return provider;
 }

@@ -3,7 +3,9 @@ import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { expect } from "vitest";
 import type { ProviderEvent } from "../../src/messaging/events.js";
+import type { AcpProviderOptions } from "../../src/providers/acp-types.js";
 import type { LogLevel, ProviderLogger } from "../../src/providers/index.js";
+import { AcpProvider, demoAgentCommand } from "../../src/providers/index.js";
 
 export function fakeAgent(name: string): string {
   return fileURLToPath(new URL(`../fakes/acp/${name}.mjs`, import.meta.url));
@@ -84,4 +86,36 @@ export function zombieChildren(): number[] {
     if (state === "Z" && Number(ppid) === process.pid) zombies.push(Number(entry));
   }
   return zombies;
+}
+
+/** A real AcpProvider over one of test/fakes/acp/<name>.mjs, with short grace windows; its logs captured. */
+export function fakeAgentProvider(
+  name: string,
+  extra: Partial<AcpProviderOptions> & { argv?: string[] } = {},
+): { provider: AcpProvider; logs: LogLine[] } {
+  const { logger, lines } = captureLogs();
+  const { argv = [], ...opts } = extra;
+  const provider = new AcpProvider({
+    command: process.execPath,
+    args: [fakeAgent(name), ...argv],
+    logger,
+    cancelGraceMs: 300,
+    killGraceMs: 300,
+    startTimeoutMs: 5_000,
+    ...opts,
+  });
+  return { provider, logs: lines };
+}
+
+/** A real AcpProvider over the bundled demo agent (instant unless `speed` says otherwise). */
+export function demoProvider(speed = "0"): AcpProvider {
+  const { logger } = captureLogs();
+  return new AcpProvider({
+    ...demoAgentCommand(),
+    env: { DEMO_AGENT_SPEED: speed },
+    cwd: ".",
+    logger,
+    cancelGraceMs: 2_000,
+    killGraceMs: 500,
+  });
 }

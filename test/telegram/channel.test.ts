@@ -6,22 +6,12 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { RECEIPT_EXPIRED } from "../../src/messaging/approval.js";
 import type { ScriptStep } from "../../src/providers/scripted.js";
 import { FakeTelegram } from "../fakes/telegram/server.js";
+import { permissionRequest } from "../helpers/events.js";
 import type { ChannelUnderTest } from "./channel-harness.js";
 import { done, OWNER, startChannel, text } from "./channel-harness.js";
 import { until } from "./helpers.js";
 
-const permission = (requestId: string): ScriptStep => ({
-  type: "permission_request",
-  requestId,
-  toolCallId: "t1",
-  title: "rm -rf build",
-  kind: "delete",
-  options: [
-    { optionId: "a", name: "Allow", kind: "allow_once" },
-    { optionId: "t", name: "Always", kind: "allow_always" },
-    { optionId: "d", name: "Deny", kind: "reject_once" },
-  ],
-});
+const permission = (requestId: string): ScriptStep => permissionRequest({ requestId, always: true });
 const toolRan: ScriptStep = { type: "tool_result", toolCallId: "t1", status: "completed", final: true };
 
 interface Prompt {

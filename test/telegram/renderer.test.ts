@@ -17,6 +17,7 @@ import { TelegramRenderer } from "../../src/telegram/renderer.js";
 import { TelegramTransport } from "../../src/telegram/transport.js";
 import { parseTelegramHtml } from "../fakes/telegram/html.js";
 import { FakeTelegram } from "../fakes/telegram/server.js";
+import { permissionRequest } from "../helpers/events.js";
 import { ManualClock, opsFor, pump, until } from "./helpers.js";
 
 const CHAT = 42;
@@ -220,19 +221,7 @@ describe("options, steer, approvals, stall", () => {
   it("renders an approval prompt with nonce-bound buttons and writes the outcome onto it", async () => {
     const provider = new ScriptedProvider([
       {
-        steps: [
-          {
-            type: "permission_request",
-            requestId: "r1",
-            toolCallId: "t1",
-            title: "rm -rf build",
-            kind: "delete",
-            options: [
-              { optionId: "a", name: "Allow", kind: "allow_once" },
-              { optionId: "d", name: "Deny", kind: "reject_once" },
-            ],
-          },
-        ],
+        steps: [permissionRequest()],
         onPermission: { approve: [text("removed."), done] },
       },
     ]);

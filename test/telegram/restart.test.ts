@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ScriptStep } from "../../src/providers/scripted.js";
 import { CURSOR_DIR, CURSOR_FILE } from "../../src/telegram/cursor.js";
 import { FakeTelegram } from "../fakes/telegram/server.js";
+import { permissionRequest } from "../helpers/events.js";
 import type { ChannelUnderTest } from "./channel-harness.js";
 import { done, OWNER, startChannel, text } from "./channel-harness.js";
 import { until } from "./helpers.js";
@@ -24,17 +25,7 @@ afterEach(async () => {
   await fake.stop();
 });
 
-const waiting: ScriptStep = {
-  type: "permission_request",
-  requestId: "r1",
-  toolCallId: "t1",
-  title: "slow tool",
-  kind: "execute",
-  options: [
-    { optionId: "a", name: "Allow", kind: "allow_once" },
-    { optionId: "d", name: "Deny", kind: "reject_once" },
-  ],
-};
+const waiting: ScriptStep = permissionRequest({ title: "slow tool", kind: "execute" });
 
 const FORUM = { id: -100777, type: "supergroup" as const, is_forum: true };
 
