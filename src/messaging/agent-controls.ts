@@ -4,6 +4,7 @@
  * every channel calls. Shared handlers: take a session key (never a platform address) and RETURN
  * the reply text; the channel only posts it. Layer: messaging (imports only messaging modules).
  */
+import { ParleyError } from "./errors.js";
 import type { ManagedProvider, SessionManager } from "./session-manager.js";
 import { COMPACTION_RECEIPT } from "./steering.js";
 
@@ -112,6 +113,9 @@ export async function compactSession<P extends ControlledProvider>(
     try {
       outcome = await provider.compact();
     } catch (error) {
+      // A dead agent stays dead: replace it now (the model choice carries over) so the next message
+      // starts cleanly instead of meeting the same error, as a failed turn does.
+      if (agentIsGone(error)) await sessions.hardStop(key);
       return compactFailedReply(error);
     }
     // The receipt states what already happened: success only when the agent finished normally.
@@ -174,10 +178,22 @@ export async function applyModelChoice<P extends ControlledProvider>(
     const current = after.options.find((o) => o.id === after.current);
     if (after.current === undefined) return MODEL_CURRENT_UNKNOWN;
     const name = displayName(current?.name ?? "") || displayName(after.current);
-    return after.current === optionId ? modelSetReply(name) : modelNotSwitchedReply(name);
+    if (after.current !== optionId) return modelNotSwitchedReply(name);
+    // A replacement agent (crash, hard stop) starts on its default: hand it the user's choice again.
+    sessions.carryOver(key, "model", async (p) => {
+      if (p.modelMenu?.()?.options.some((o) => o.id === optionId)) await p.setModel?.(optionId);
+    });
+    return modelSetReply(name);
   } finally {
     release();
   }
+}
+
+/** The agent process exited or broke the protocol: nothing more can be asked of it. */
+function agentIsGone(error: unknown): boolean {
+  return (
+    error instanceof ParleyError && (error.code === "PROVIDER_EXITED" || error.code === "PROVIDER_PROTOCOL")
+  );
 }
 
 /** "6%", "<1%" for a small non-zero figure (never "0%" for a context that is not empty). */

@@ -27,6 +27,11 @@ export interface SessionManagerOptions<P extends ManagedProvider> {
   audit?: AuditSink;
 }
 
+/** Method syntax on purpose: a SessionManager<Specific> must still pass as a SessionManager<ManagedProvider>. */
+interface CarriedSetting<P> {
+  apply(provider: P): Promise<unknown>;
+}
+
 export type StopOutcome = "idle" | "cancelled" | "hard_stopped";
 
 const clampBudget = (ms: number) => Math.min(60_000, Math.max(500, ms));
@@ -34,6 +39,8 @@ const clampBudget = (ms: number) => Math.min(60_000, Math.max(500, ms));
 export class SessionManager<P extends ManagedProvider = ManagedProvider> {
   private readonly locks = new Map<string, Mutex>();
   private readonly providers = new Map<string, Promise<P>>();
+  // Per session: settings the user chose that a replacement agent must be given again.
+  private readonly carried = new Map<string, Map<string, CarriedSetting<P>>>();
   private readonly opts: SessionManagerOptions<P>;
   private readonly log: Logger;
   readonly softStopBudgetMs: number;
@@ -71,13 +78,46 @@ export class SessionManager<P extends ManagedProvider = ManagedProvider> {
     let p = this.providers.get(key);
     if (!p) {
       const created = this.opts.createProvider(key);
-      p = created.start().then(() => created);
+      p = created
+        .start()
+        .then(() => this.restore(key, created))
+        .then(() => created);
       this.providers.set(key, p);
       p.catch(() => {
         if (this.providers.get(key) === p) this.providers.delete(key);
       });
     }
     return p;
+  }
+
+  /**
+   * Remember a setting the user chose for this session (e.g. its model) so that a REPLACEMENT agent
+   * (after a crash or a hard stop) is given it again before anyone uses it. `evict` (a fresh
+   * conversation) forgets it. In memory only: a gateway restart starts agents on their defaults.
+   */
+  carryOver(key: string, name: string, apply: (provider: P) => Promise<unknown>): void {
+    let settings = this.carried.get(key);
+    if (!settings) {
+      settings = new Map();
+      this.carried.set(key, settings);
+    }
+    settings.set(name, { apply });
+  }
+
+  private async restore(key: string, provider: P): Promise<void> {
+    for (const [name, setting] of this.carried.get(key) ?? []) {
+      try {
+        await setting.apply(provider);
+      } catch (error) {
+        // The agent still works on its default; the user is not blocked by a setting that lapsed.
+        this.log.warn("could not restore a session setting on the new agent", {
+          session: key,
+          setting: name,
+          error: String(error),
+        });
+        this.opts.audit?.log("session_setting_restore", "failed", { session: key, setting: name });
+      }
+    }
   }
 
   /** The provider if one is running, without creating one. */
@@ -146,6 +186,7 @@ export class SessionManager<P extends ManagedProvider = ManagedProvider> {
   async evict(key: string): Promise<void> {
     const provider = await this.existingProvider(key);
     this.providers.delete(key);
+    this.carried.delete(key);
     await provider?.close();
   }
 

@@ -250,6 +250,8 @@ export class AcpProvider implements Provider {
       }
     } catch (err) {
       if (err instanceof ParleyError && err.code === "REFUSED") throw err;
+      // The agent died under the compaction: thrown, so the caller replaces it.
+      if (this.fatal) throw this.fatal;
       return { ok: false, error: asParleyError(err, "compaction failed").message };
     }
     if (stopReason !== "end_turn") {

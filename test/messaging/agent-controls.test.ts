@@ -17,6 +17,7 @@ import {
   MODEL_UNKNOWN,
   type ModelMenu,
 } from "../../src/messaging/agent-controls.js";
+import { silentLogger } from "../../src/messaging/logger.js";
 import { SessionManager } from "../../src/messaging/session-manager.js";
 import {
   ScriptedProvider,
@@ -159,6 +160,9 @@ describe("compactSession", () => {
       "⚠️ Compaction failed: agent exited",
     );
     expect(thrown.sessions.isBusy(KEY)).toBe(false);
+    // The agent that broke is replaced at once, so the next message meets a working one.
+    expect(thrown.created).toHaveLength(2);
+    expect(await thrown.sessions.existingProvider(KEY)).toBe(thrown.created[1]);
     const silent = setup({ compaction: { outcome: { ok: false } } });
     await silent.sessions.provider(KEY);
     expect(await compactSession(silent.sessions, KEY, { newCommand: NEW })).toBe(
@@ -260,6 +264,55 @@ describe("applyModelChoice", () => {
     expect(reply.startsWith("✅ Model: Deep !!!")).toBe(true);
     expect(reply).not.toContain("\n");
     expect([...reply].length).toBeLessThanOrEqual(90);
+  });
+});
+
+describe("a model choice outlives its agent process, not its conversation", () => {
+  it("a replacement agent (hard stop) is handed the chosen model before it is used", async () => {
+    const { sessions, created } = setup({ modelMenu: MENU });
+    await applyModelChoice(sessions, KEY, "deep");
+    await sessions.hardStop(KEY); // eager respawn
+    const replacement = await sessions.provider(KEY);
+    expect(created).toHaveLength(2);
+    expect(replacement).toBe(created[1]);
+    expect(replacement.modelChoices).toEqual(["deep"]);
+    expect(replacement.modelMenu()?.current).toBe("deep");
+  });
+
+  it("a fresh conversation (evict) starts on the agent's default", async () => {
+    const { sessions } = setup({ modelMenu: MENU });
+    await applyModelChoice(sessions, KEY, "deep");
+    await sessions.evict(KEY);
+    const fresh = await sessions.provider(KEY);
+    expect(fresh.modelChoices).toEqual([]);
+    expect(fresh.modelMenu()?.current).toBe("swift");
+  });
+
+  it("a choice the new agent refuses leaves it usable on its default, and says so in the log", async () => {
+    let calls = 0;
+    const warnings: string[] = [];
+    const created: ScriptedProvider[] = [];
+    const sessions = new SessionManager<ScriptedProvider>({
+      logger: { ...silentLogger, warn: (msg: string) => warnings.push(msg) },
+      createProvider: () => {
+        const p = new ScriptedProvider([], {
+          modelMenu: MENU,
+          setModel: (id, menu) => {
+            calls += 1;
+            if (calls > 1) throw new Error("model retired");
+            return { ...menu, current: id };
+          },
+        });
+        created.push(p);
+        return p;
+      },
+    });
+    expect(await applyModelChoice(sessions, KEY, "deep")).toBe("✅ Model: Deep");
+    await sessions.hardStop(KEY);
+    const replacement = await sessions.provider(KEY);
+    expect(replacement).toBe(created[1]);
+    expect(replacement.modelMenu()?.current).toBe("swift");
+    expect(warnings).toEqual(["could not restore a session setting on the new agent"]);
   });
 });
 

@@ -258,6 +258,30 @@ describe("agents without controls, or with failing ones (fakes)", () => {
   });
 });
 
+describe("an agent that dies during /compact", () => {
+  it("compact() rejects with PROVIDER_EXITED, and compactSession replaces the agent", async () => {
+    const spawned: AcpProvider[] = [];
+    const sessions = new SessionManager<AcpProvider>({
+      createProvider: () => {
+        const p = fake("controls-fail", { argv: ["die"] });
+        spawned.push(p);
+        return p;
+      },
+    });
+    const first = await sessions.provider("k");
+    await commandsArrived(first);
+    const reply = await compactSession(sessions, "k", { newCommand: "/new" });
+    expect(reply).toMatch(/^⚠️ Compaction failed: /);
+    expect(first.hasActiveTurn()).toBe(false);
+    await expect(first.compact()).rejects.toMatchObject({ code: "PROVIDER_EXITED" });
+    // The eager replacement is a fresh, working agent.
+    expect(spawned).toHaveLength(2);
+    const second = await sessions.provider("k");
+    expect(second).toBe(spawned[1]);
+    expect(textOf(await collect(second.prompt("hi")))).toMatch(/^answer/);
+  });
+});
+
 /** The demo agent in-process over an in-memory stream pair, spoken to by a bare SDK client. */
 async function demoInProcess(compaction: boolean): Promise<{
   conn: ClientConnection;

@@ -1,10 +1,11 @@
 // Advertises a model selector (grouped choices, after a mode selector and a boolean "model" toggle)
 // and a `compact` command, but session/set_config_option fails (with argv "hang": is never
 // answered) and the /compact prompt fails. A prompt containing "switch" changes the model itself
-// and reports it with config_option_update.
+// and reports it with config_option_update. With argv "die" the process exits on /compact instead.
 import { NO_REPLY, rpcError, say, serve, update } from "./lib.mjs";
 
 const hang = process.argv.includes("hang");
+const die = process.argv.includes("die");
 let current = "m-fast";
 let setRequests = 0;
 
@@ -53,6 +54,7 @@ serve({
   },
   "session/prompt": async ({ sessionId, prompt }) => {
     const text = prompt.map((b) => b.text ?? "").join("");
+    if (text.startsWith("/compact") && die) process.exit(3);
     if (text.startsWith("/compact")) return rpcError(-32603, "compaction backend down");
     if (text.includes("switch")) {
       current = "m-deep";
