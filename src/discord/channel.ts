@@ -11,6 +11,7 @@ import { PickerRegistry } from "../messaging/picker.js";
 import { expectationsRepairHint, ResumeExpectationStore } from "../messaging/resume-expectations.js";
 import type { SessionChoice } from "../messaging/session-resume.js";
 import { SessionBinder } from "../messaging/session-resume.js";
+import type { SessionStore } from "../messaging/session-store.js";
 import type { DiscordClientOptions } from "./client.js";
 import { DiscordClient, intentsFor } from "./client.js";
 import { applicationCommandPayload } from "./commands.js";
@@ -102,6 +103,7 @@ export async function startDiscord(
     allowedChannelIds: s.allowedChannelIds,
     autoThread: s.autoThread,
     logger: ctx.logger,
+    ...(ctx.store ? { earlierThreads: earlierThreads(ctx.store) } : {}),
     // An operator-configured apiBase (e.g. the loopback fake) is also admitted as a file origin.
     attachments: {
       ...(s.apiBase === DEFAULT_API_BASE ? {} : { extraOrigin: s.apiBase }),
@@ -152,6 +154,16 @@ export async function startDiscord(
       await client.close();
     },
   };
+}
+
+/** Threads parley conversed in before this start: every thread turn records its thread as origin. */
+function earlierThreads(store: SessionStore): Set<string> {
+  const threads = new Set<string>();
+  for (const key of store.keys()) {
+    const origin = store.get(key)?.originLink;
+    if (origin?.channelType === "discord" && origin.threadId) threads.add(origin.threadId);
+  }
+  return threads;
 }
 
 /**

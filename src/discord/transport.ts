@@ -77,6 +77,11 @@ export interface DiscordTransportOptions extends TransportOptions {
   logger: Logger;
   /** How inbound files are fetched (the admitted apiBase origin, timeout); CDN-only by default. */
   attachments?: AttachmentFetchOptions;
+  /**
+   * Threads parley held a conversation in before this process started (from the session store).
+   * autoThread ones are re-admitted only after a lookup shows they still hang off an allowed channel.
+   */
+  earlierThreads?: ReadonlySet<string>;
 }
 
 export class DiscordTransport extends MessagingTransport<DiscordEnvelope> {
@@ -102,7 +107,12 @@ export class DiscordTransport extends MessagingTransport<DiscordEnvelope> {
    * speaks, so a channel id pasted into allowedThreadIds does not open a whole channel.
    */
   async screen(envelope: DiscordEnvelope): Promise<boolean> {
-    if (envelope.kind === "interaction") return true;
+    if (envelope.kind === "interaction") {
+      // A slash command can be the first thing said in a thread after a restart.
+      const cid = envelope.interaction.channel_id;
+      if (cid && this.isUnconfirmedEarlierThread(cid)) await this.restoreAutoThread(cid);
+      return true;
+    }
     const m = envelope.message;
     if (!m.guild_id) return true;
     const cid = m.channel_id;
@@ -113,7 +123,42 @@ export class DiscordTransport extends MessagingTransport<DiscordEnvelope> {
       else if (channel.ok || channel.kind === "permanent") this.notThreads.add(cid);
       return true;
     }
+    if (this.isUnconfirmedEarlierThread(cid)) {
+      await this.restoreAutoThread(cid);
+      return true;
+    }
     return this.o.allowedUserIds.has(m.author.id) && !m.author.bot;
+  }
+
+  private isUnconfirmedEarlierThread(channelId: string): boolean {
+    return (
+      this.o.autoThread === true &&
+      this.o.earlierThreads?.has(channelId) === true &&
+      !this.threads.has(channelId) &&
+      !this.notThreads.has(channelId)
+    );
+  }
+
+  /**
+   * An autoThread thread from before a restart. Re-admitted against TODAY's configuration: it must
+   * still be a thread whose parent is an allowed channel (an operator who removed the channel closed
+   * its threads too). Audited as a grant, like the creation it restores.
+   */
+  private async restoreAutoThread(threadId: string): Promise<void> {
+    const channel = await this.o.rest.getChannel(threadId);
+    if (!channel.ok) {
+      if (channel.kind === "permanent") this.notThreads.add(threadId);
+      return;
+    }
+    const parent = channel.data.parent_id ?? "";
+    if (THREAD_TYPES.has(channel.data.type) && this.o.allowedChannelIds?.has(parent)) {
+      this.threads.add(threadId);
+      this.audit.log("discord_transport.auto_thread", "granted", {
+        reason: "restored",
+        parent,
+        thread: threadId,
+      });
+    } else this.notThreads.add(threadId);
   }
 
   /** Component presses are acknowledged before any work: Discord's window is ~3 s. */
@@ -249,8 +294,8 @@ export class DiscordTransport extends MessagingTransport<DiscordEnvelope> {
   }
 
   /**
-   * Outbound, per route: a thread against the same set inbound is gated on (auto-created threads
-   * are in memory only, so after a restart outbound is no looser than inbound), a DM against the
+   * Outbound, per route: a thread against the same set inbound is gated on (an auto-created thread
+   * from before a restart counts once its first inbound message re-admitted it), a DM against the
    * roster via the principal. A DM route naming no principal (a unified bucket) is refused: an
    * unidentifiable recipient at an egress boundary must not be posted to.
    */

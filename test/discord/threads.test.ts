@@ -4,6 +4,7 @@
  * allowed channel with autoThread answers in a new thread, audited as a grant.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { MemorySessionStore } from "../../src/messaging/session-store.js";
 import type { Stack } from "./helpers.js";
 import { ALICE, GUILD, MALLORY, startStack, untilFooter } from "./helpers.js";
 
@@ -23,10 +24,18 @@ const answer = (text: string) => [
   { type: "complete" as const, stopReason: "end_turn" },
 ];
 
-async function guildStack(turns: ReturnType<typeof answer>[]): Promise<Stack> {
+async function guildStack(
+  turns: ReturnType<typeof answer>[],
+  o: Pick<Parameters<typeof startStack>[0], "store" | "fake"> & { channels?: string[] } = {},
+): Promise<Stack> {
   const s = await startStack({
     turns,
-    discord: { allowedThreadIds: [THREAD, NOT_A_THREAD], allowedChannelIds: [CHANNEL], autoThread: true },
+    discord: {
+      allowedThreadIds: [THREAD, NOT_A_THREAD],
+      allowedChannelIds: o.channels ?? [CHANNEL],
+      autoThread: true,
+    },
+    ...o,
   });
   s.fake.addChannel({ id: THREAD, type: 11, guild_id: GUILD, parent_id: OTHER });
   s.fake.addChannel({ id: CHANNEL, type: 0, guild_id: GUILD });
@@ -100,5 +109,49 @@ describe("discord: guild routes", () => {
     stack.fake.userMessage({ channelId: CHANNEL, guildId: GUILD, userId: MALLORY, content: "let me in" });
     await expect.poll(() => stack?.audit.find("inbound", "denied").length, { timeout: 5000 }).toBe(1);
     expect(stack.fake.callsTo("POST", /\/threads$/)).toHaveLength(0);
+  });
+
+  it("an autoThread thread keeps working after a restart, re-admitted against today's config", async () => {
+    const store = new MemorySessionStore();
+    stack = await guildStack([answer("First answer."), answer("After the restart.")], { store });
+    stack.fake.userMessage({ channelId: CHANNEL, guildId: GUILD, userId: ALICE, content: "start" });
+    await vi.waitFor(() =>
+      expect([...(stack?.fake.channels.values() ?? [])].some((c) => c.parent_id === CHANNEL)).toBe(true),
+    );
+    const thread = [...stack.fake.channels.values()].find((c) => c.parent_id === CHANNEL)?.id ?? "";
+    await untilFooter(stack.fake, thread);
+    // Restart: a new process (transport, dispatcher) on the same durable store and the same Discord.
+    await stack.running.stop();
+    const fake = stack.fake;
+    stack = await guildStack([answer("After the restart.")], { store, fake });
+    expect(stack.running.transport.maySendTo(thread, thread, { principal: "" })).toBe(false);
+    fake.userMessage({ channelId: thread, guildId: GUILD, userId: ALICE, content: "still here?" });
+    await untilFooter(fake, thread, 2);
+    expect(fake.channelMessages(thread).at(-1)?.content).toMatch(/^After the restart\./);
+    expect(stack.audit.find("discord_transport.auto_thread", "granted")[0]?.fields).toMatchObject({
+      reason: "restored",
+      parent: CHANNEL,
+      thread,
+    });
+    expect(stack.running.transport.maySendTo(thread, thread, { principal: "" })).toBe(true);
+  });
+
+  it("after a restart, a thread whose channel is no longer allowed stays closed", async () => {
+    const store = new MemorySessionStore();
+    stack = await guildStack([answer("First answer.")], { store });
+    stack.fake.userMessage({ channelId: CHANNEL, guildId: GUILD, userId: ALICE, content: "start" });
+    await vi.waitFor(() =>
+      expect([...(stack?.fake.channels.values() ?? [])].some((c) => c.parent_id === CHANNEL)).toBe(true),
+    );
+    const thread = [...stack.fake.channels.values()].find((c) => c.parent_id === CHANNEL)?.id ?? "";
+    await untilFooter(stack.fake, thread);
+    await stack.running.stop();
+    const fake = stack.fake;
+    // The operator removed the channel: its threads close with it.
+    stack = await guildStack([answer("must not run")], { store, fake, channels: [OTHER] });
+    fake.userMessage({ channelId: thread, guildId: GUILD, userId: ALICE, content: "anyone?" });
+    await expect.poll(() => stack?.audit.find("inbound", "denied").length, { timeout: 5000 }).toBe(1);
+    expect(stack.provider.prompts).toEqual([]);
+    expect(stack.audit.find("discord_transport.auto_thread", "granted")).toEqual([]);
   });
 });
