@@ -3,6 +3,7 @@
  * agent, the auto-approve grant), start every configured channel in isolation, and shut down
  * quiescently: stop intake and settle turns per channel, then close agent processes.
  */
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { JsonlAuditSink } from "../messaging/audit.js";
 import { runYoloCommand, SafetyOverride, YOLO_PHRASING_MARKDOWN } from "../messaging/commands.js";
@@ -14,6 +15,8 @@ import { AcpProvider } from "../providers/acp.js";
 import { demoAgentCommand } from "../providers/demo-command.js";
 import type { ChannelEntry, GatewayContext, GrantControl, RunningChannel } from "./channel.js";
 import type { AgentConfig, Env, ParleyConfig } from "./config.js";
+import type { HomeLock } from "./home-lock.js";
+import { acquireHomeLock } from "./home-lock.js";
 import { CHANNELS } from "./registry.js";
 
 export interface GatewayOptions {
@@ -84,9 +87,24 @@ export class Gateway {
     private readonly ctx: GatewayContext,
     private readonly audit: JsonlAuditSink,
     private readonly store: FileSessionStore,
+    private readonly lock: HomeLock,
   ) {}
 
   static async start(o: GatewayOptions): Promise<Gateway> {
+    await mkdir(o.home, { recursive: true, mode: 0o700 });
+    // Before anything reads state: a second gateway on this home would overwrite the first's writes.
+    const lock = await acquireHomeLock(o.home, {
+      onStale: (pid) => o.logger.warn(`taking over the lock of a parley that is gone (pid ${pid})`),
+    });
+    try {
+      return await Gateway.startLocked(o, lock);
+    } catch (error) {
+      await lock.release();
+      throw error;
+    }
+  }
+
+  private static async startLocked(o: GatewayOptions, lock: HomeLock): Promise<Gateway> {
     const audit = new JsonlAuditSink(join(o.home, "audit.jsonl"), (error) =>
       o.logger.error("audit write failed", { error: String(error) }),
     );
@@ -119,7 +137,7 @@ export class Gateway {
       store,
       announce: o.announce,
     };
-    const gateway = new Gateway(ctx, audit, store);
+    const gateway = new Gateway(ctx, audit, store, lock);
     for (const entry of o.channels ?? CHANNELS) await gateway.startChannel(entry);
     return gateway;
   }
@@ -162,6 +180,11 @@ export class Gateway {
         this.ctx.logger.error("session store close failed", { error: String(error) });
       }
       await this.audit.flush();
+      try {
+        await this.lock.release();
+      } catch (error) {
+        this.ctx.logger.error("releasing the home lock failed", { error: String(error) });
+      }
     })();
     return this.stopping;
   }

@@ -34,6 +34,18 @@ export const COMMAND_SPEC: readonly CommandSpec[] = [
     help: "Fold a message into the running turn.",
     override: "steer",
   },
+  {
+    name: "compact",
+    aliases: [],
+    args: "",
+    help: "Ask the agent to compact its context (frees room, keeps the conversation).",
+  },
+  {
+    name: "model",
+    aliases: [],
+    args: "[number|name]",
+    help: "List the agent's models, or switch to one.",
+  },
   { name: "help", aliases: [], args: "", help: "Show this help." },
 ];
 

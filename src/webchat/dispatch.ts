@@ -5,6 +5,7 @@
  */
 
 import type { GrantControl } from "../gateway/channel.js";
+import { applyModelChoice, compactSession, loadModelMenu } from "../messaging/agent-controls.js";
 import type { ApprovalDecider, ApprovalRequest, ApprovalTicket } from "../messaging/approval.js";
 import {
   ChannelApprovals,
@@ -29,6 +30,7 @@ import { stopRunningTurn } from "../messaging/stop.js";
 import type { InboundMessage } from "../messaging/transport.js";
 import type { Connection } from "./client.js";
 import { helpText, parseCommand, usageOf } from "./commands.js";
+import { modelListText, resolveModelArg } from "./model.js";
 import type { ClientFrame } from "./protocol.js";
 import { WebChatRenderer } from "./renderer.js";
 import type { WebChatTransport } from "./transport.js";
@@ -170,6 +172,10 @@ export class WebChatDispatcher {
                   ? this.o.grant.command(cmd.arg, { source: "webchat", caller: message.userId })
                   : "Auto-approve is not available here.",
               );
+            case "compact":
+              return reply(await compactSession(this.o.sessions, key, { newCommand: "/new" }));
+            case "model":
+              return reply(await this.model(key, cmd.arg));
             case "new": {
               if (this.o.sessions.isBusy(key))
                 return reply("A turn is still running: /stop it first, then /new.");
@@ -189,6 +195,16 @@ export class WebChatDispatcher {
       { interpretCommands: opts.interpretCommands, ...(override ? { override } : {}) },
     );
     if (outcome === "steered") this.active.get(key)?.noteSteer(text);
+  }
+
+  /** `/model`: the list, or a switch resolved against the menu the agent advertises right now. */
+  private async model(key: string, arg: string): Promise<string> {
+    const loaded = await loadModelMenu(this.o.sessions, key);
+    if (!("menu" in loaded)) return loaded.reply;
+    if (!arg) return modelListText(loaded.menu);
+    const choice = resolveModelArg(loaded.menu, arg);
+    if (!("option" in choice)) return choice.reply;
+    return applyModelChoice(this.o.sessions, key, choice.option.id);
   }
 
   private decider(key: string): ApprovalDecider {

@@ -140,6 +140,20 @@ describe("web chat in Chromium", () => {
     await page.close();
   }, 40_000);
 
+  it("/model 2 switches the demo agent to Demo Deep, and /model then lists it as current", async () => {
+    const page = await openChat("e2e-model");
+    const system = () => page.locator('[data-role="system"]').allTextContents();
+    await say(page, "/model 2");
+    await expect
+      .poll(system, { timeout: 15_000 })
+      .toEqual(expect.arrayContaining([expect.stringContaining("✅ Model: Demo Deep")]));
+    await say(page, "/model");
+    await expect
+      .poll(system, { timeout: 10_000 })
+      .toEqual(expect.arrayContaining([expect.stringContaining("Demo Deep ✓")]));
+    await page.close();
+  }, 40_000);
+
   it("a reload restores the conversation", async () => {
     const page = await openChat("e2e-render");
     await expect

@@ -90,7 +90,9 @@ describe("web chat protocol and commands", () => {
     expect(parseCommand("/queue /new")).toMatchObject({ spec: { name: "queue" }, arg: "/new" });
     expect(parseCommand("/etc/hosts")).toBeNull();
     expect(parseCommand("/unknown")).toBeNull();
-    for (const name of ["/new", "/stop", "/yolo", "/queue", "/steer", "/help"])
+    expect(parseCommand("/model Demo Deep")).toMatchObject({ spec: { name: "model" }, arg: "Demo Deep" });
+    expect(parseCommand("/compact")?.spec.name).toBe("compact");
+    for (const name of ["/new", "/stop", "/yolo", "/queue", "/steer", "/compact", "/model", "/help"])
       expect(helpText()).toContain(name);
   });
 });
