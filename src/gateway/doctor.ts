@@ -5,6 +5,8 @@
 import type { ChannelEntry } from "./channel.js";
 import type { LoadedConfig } from "./config.js";
 import { resolveAgent } from "./gateway.js";
+import { checkHome } from "./home-checks.js";
+import { processIsAlive } from "./home-lock.js";
 import { CHANNELS } from "./registry.js";
 
 export interface DoctorReport {
@@ -21,6 +23,9 @@ export function doctor(loaded: LoadedConfig, channels: readonly ChannelEntry[] =
   lines.push(
     `agent: ${loaded.config.agent ? [agent.command, ...agent.args].join(" ") : "bundled demo agent"}`,
   );
+  const home = checkHome(loaded.home, processIsAlive);
+  lines.push(...home.lines);
+  healthy &&= home.healthy;
   for (const entry of channels) {
     const probe = entry.configured(loaded.config, loaded.env);
     if (probe.status === "configured") lines.push(`✓ ${entry.name}: configured`);

@@ -24,7 +24,7 @@ export interface HomeLockOptions {
   onStale?: (stalePid: number) => void;
 }
 
-function processIsAlive(pid: number): boolean {
+export function processIsAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -1,15 +1,25 @@
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { describe, expect, it } from "vitest";
 import type { CliIo } from "../../src/gateway/cli.js";
 import { runCli } from "../../src/gateway/cli.js";
 
 async function run(
   argv: string[],
-  opts: { config?: unknown; env?: Record<string, string>; homeEnv?: string } = {},
+  opts: {
+    config?: unknown;
+    env?: Record<string, string>;
+    homeEnv?: string;
+    /** Files to place in the data home first (relative path -> content). */
+    files?: Record<string, string>;
+  } = {},
 ) {
   const dir = mkdtempSync(join(tmpdir(), "parley-doctor-"));
+  for (const [rel, content] of Object.entries(opts.files ?? {})) {
+    mkdirSync(dirname(join(dir, rel)), { recursive: true });
+    writeFileSync(join(dir, rel), content);
+  }
   if (opts.config !== undefined) writeFileSync(join(dir, "parley.config.json"), JSON.stringify(opts.config));
   if (opts.homeEnv !== undefined) writeFileSync(join(dir, ".env"), opts.homeEnv);
   const out: string[] = [];
@@ -68,5 +78,42 @@ describe("parley doctor", () => {
     const bad = await run(["launch"]);
     expect(bad.code).toBe(2);
     expect(bad.err).toContain('unknown command "launch"');
+  });
+
+  it("reports the data home: a gateway holding it, and readable durable files", async () => {
+    const r = await run(["doctor"], {
+      files: {
+        "parley.lock": `${process.pid}\n`,
+        "sessions.json": JSON.stringify({ version: 1, sessions: { "webchat:default:direct:a": {} } }),
+        "trust/discord_resume_expectations.json": JSON.stringify({
+          "300": { key: "webchat:default:direct:a", title: "t", version: 1, retired: false },
+          "301": { key: "webchat:default:direct:b", title: "u", version: 2, retired: true },
+        }),
+      },
+    });
+    expect(r.code).toBe(0);
+    expect(r.out).toContain(`running: a parley (pid ${process.pid}) is using this data home`);
+    expect(r.out).toContain("✓ session store: 1 session(s)");
+    expect(r.out).toContain("✓ discord resume record: 1 attached conversation(s)");
+  });
+
+  it("a corrupt store or resume record fails the check with the repair, never quoting the file", async () => {
+    const r = await run(["doctor"], {
+      files: {
+        "parley.lock": "999999999\n",
+        "sessions.json": '{"version": 1, "sessions": {"k": SECRET-TITLE',
+        "trust/discord_resume_expectations.json": JSON.stringify({
+          "300": { key: "k", title: "t", version: 1.5 },
+        }),
+      },
+    });
+    expect(r.code).toBe(1);
+    expect(r.out).toContain("stale lock:");
+    expect(r.out).toMatch(/✗ session store: .*sessions\.json: is not valid JSON; start refuses/);
+    expect(r.out).not.toContain("SECRET-TITLE");
+    expect(r.out).toContain(
+      '✗ discord resume record: trust/discord_resume_expectations.json row "300".version is not a non-negative integer',
+    );
+    expect(r.out).toContain("Never truncate or delete it");
   });
 });

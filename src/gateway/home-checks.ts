@@ -1,0 +1,74 @@
+/**
+ * What `parley doctor` can tell about the data home without starting anything: whether a gateway
+ * holds it, and whether the durable files a start would refuse on (the session store, each
+ * channel's resume record) can be read. Synchronous reads only; nothing is written or repaired.
+ */
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { decodeStore, SESSION_STORE_FILE } from "../messaging/file-session-store.js";
+import {
+  decodeExpectations,
+  expectationsRepairHint,
+  RESUME_TRUST_DIR,
+} from "../messaging/resume-expectations.js";
+import { HOME_LOCK_FILE } from "./home-lock.js";
+
+export interface HomeChecks {
+  lines: string[];
+  healthy: boolean;
+}
+
+const RESUME_FILE = /^([a-z0-9][a-z0-9_-]{0,31})_resume_expectations\.json$/;
+
+function errorCode(error: unknown): string {
+  // No parser detail: V8 quotes a snippet of the file, and the file holds conversation titles.
+  if (error instanceof SyntaxError) return "is not valid JSON";
+  return (error as NodeJS.ErrnoException).code ?? (error instanceof Error ? error.message : String(error));
+}
+
+export function checkHome(home: string, isAlive: (pid: number) => boolean): HomeChecks {
+  const lines: string[] = [];
+  let healthy = true;
+  const lockPath = join(home, HOME_LOCK_FILE);
+  if (existsSync(lockPath)) {
+    const pid = Number.parseInt(readFileSync(lockPath, "utf8").trim(), 10);
+    if (Number.isSafeInteger(pid) && pid > 0 && isAlive(pid))
+      lines.push(`running: a parley (pid ${pid}) is using this data home; a second start here would refuse`);
+    else lines.push(`stale lock: ${lockPath} names no running parley; the next start takes it over`);
+  }
+  const storePath = join(home, SESSION_STORE_FILE);
+  if (existsSync(storePath)) {
+    try {
+      const rows = decodeStore(readFileSync(storePath, "utf8"));
+      lines.push(`✓ session store: ${rows.length} session(s)`);
+    } catch (error) {
+      healthy = false;
+      lines.push(
+        `✗ session store: ${storePath}: ${errorCode(error)}; start refuses until it is ` +
+          "repaired or moved aside",
+      );
+    }
+  }
+  const trust = join(home, RESUME_TRUST_DIR);
+  const names = existsSync(trust)
+    ? readdirSync(trust)
+        .filter((n) => RESUME_FILE.test(n))
+        .sort()
+    : [];
+  for (const name of names) {
+    const channel = RESUME_FILE.exec(name)?.[1] ?? name;
+    const rel = `${RESUME_TRUST_DIR}/${name}`;
+    try {
+      const rows = decodeExpectations(readFileSync(join(trust, name)));
+      const active = [...rows.values()].filter((r) => !r.retired).length;
+      lines.push(`✓ ${channel} resume record: ${active} attached conversation(s)`);
+    } catch (error) {
+      healthy = false;
+      lines.push(
+        `✗ ${channel} resume record: ${rel} ${errorCode(error)}; every ${channel} message is refused. ` +
+          expectationsRepairHint(rel),
+      );
+    }
+  }
+  return { lines, healthy };
+}
