@@ -10,6 +10,11 @@
  *
  * Options: `o:<index>`; the label is recovered from the pressed message's own keyboard, never
  * trusted from the payload.
+ *
+ * Model picker: `m:<index>`; the index is resolved against the PickerRegistry entry of the pressed
+ * message (the exact list it showed, owner-checked, single use, ten minutes). The model id is never
+ * in the payload: ids may not fit 64 bytes, and Telegram keeps old buttons pressable indefinitely,
+ * so a stale press must miss rather than apply whatever the value was then.
  */
 import type { ApprovalVerdict } from "../messaging/approval.js";
 import type { PromptOption } from "../messaging/renderer.js";
@@ -72,9 +77,14 @@ export function parseApprovalData(data: string): ApprovalPress | null {
 
 /** [OPTIONS:] choices as buttons, two per row (labels are already display-safe). */
 export function optionsKeyboard(labels: readonly string[]): TgInlineKeyboard {
+  return indexedKeyboard("o", labels);
+}
+
+/** `<prefix>:<i>` per label (an empty label shows its number), two buttons per row. */
+function indexedKeyboard(prefix: string, labels: readonly string[]): TgInlineKeyboard {
   const buttons: TgInlineButton[] = labels.map((text, i) => ({
     text: text || `${i + 1}`,
-    callback_data: `o:${i}`,
+    callback_data: `${prefix}:${i}`,
   }));
   const rows: TgInlineButton[][] = [];
   for (let i = 0; i < buttons.length; i += 2) rows.push(buttons.slice(i, i + 2));
@@ -90,4 +100,15 @@ export function optionLabel(data: string, keyboard: TgInlineKeyboard | undefined
     for (const button of row) if (button.callback_data === `o:${index}`) return button.text;
   }
   return null;
+}
+
+/** Model choices as buttons `m:<i>`, two per row (labels are display-safe and bounded by the caller). */
+export function modelKeyboard(labels: readonly string[]): TgInlineKeyboard {
+  return indexedKeyboard("m", labels);
+}
+
+/** The index of a model-picker press; null for anything that is not exactly `m:<digits>`. */
+export function parseModelData(data: string): number | null {
+  const m = /^m:([0-9]{1,3})$/.exec(data);
+  return m ? Number(m[1]) : null;
 }

@@ -2,6 +2,7 @@
  * What each COMMAND_SPEC entry does on Telegram. The decisions are the shared handlers' (they return
  * TEXT); this file supplies the address (the route, the session key) and sends the reply.
  */
+import { compactSession } from "../messaging/agent-controls.js";
 import { recordManualTitle } from "../messaging/auto-title.js";
 import { rebindConversationLocation, releaseConversationLocation } from "../messaging/link.js";
 import type { PrivacyMode } from "../messaging/privacy-mode.js";
@@ -29,7 +30,11 @@ export interface Handled {
 }
 export const NOTHING: Handled = { turn: Promise.resolve() };
 
-/** Runs a command; resolves once answered, with a promise for any turn it started (/compact). */
+/**
+ * Runs a command; resolves once it is routed, with a promise for any work it left running. Anything
+ * that waits on the agent (/compact, /model) runs off the intake path: the poller hands updates over
+ * one at a time, so awaiting it here would hold up every chat.
+ */
 export async function runCommand(d: TelegramDispatcher, c: CommandContext): Promise<Handled> {
   const reply = (text: string) => d.reply(c.route, text);
   const o = d.o;
@@ -59,6 +64,9 @@ export async function runCommand(d: TelegramDispatcher, c: CommandContext): Prom
     }
     case "compact":
       return compact(d, c);
+    case "model":
+      // The menu comes from the agent, which may have to start first.
+      return { turn: d.models.post(c.route, c.userId, c.key) };
     case "status":
       await reply(statusText(d, c));
       break;
@@ -100,14 +108,30 @@ export async function runCommand(d: TelegramDispatcher, c: CommandContext): Prom
   return NOTHING;
 }
 
-/** Compaction is a turn of its own, started only when the session is free (atomic try-acquire). */
-async function compact(d: TelegramDispatcher, c: CommandContext): Promise<Handled> {
-  const release = d.o.sessions.tryAcquire(c.key);
-  if (!release) {
-    await d.reply(c.route, "A turn is running; send /compact again when it ends.");
-    return NOTHING;
-  }
-  return { turn: d.runTurn(c.key, "/compact", release, []).finally(() => d.router.drain(c.key)) };
+/**
+ * The shared compaction (atomic: it holds the session lock, or answers busy), answered with a terse
+ * receipt of what the agent reported. Messages that arrived meanwhile were held behind the lock, so
+ * they are drained once the receipt is out, as after any turn.
+ */
+function compact(d: TelegramDispatcher, c: CommandContext): Handled {
+  // Marked only when the lock is free (compactSession takes it before its first await): a busy
+  // session answers busy, and messages meant for its running turn must still steer into it.
+  const marked = !d.o.sessions.isBusy(c.key);
+  if (marked) d.compacting.add(c.key);
+  const turn = (async () => {
+    try {
+      let receipt: string;
+      try {
+        receipt = await compactSession(d.o.sessions, c.key, { newCommand: "/new" });
+      } finally {
+        if (marked) d.compacting.delete(c.key);
+      }
+      await d.reply(c.route, receipt);
+    } finally {
+      await d.router.drain(c.key);
+    }
+  })();
+  return { turn };
 }
 
 async function applyPrivacy(d: TelegramDispatcher, c: CommandContext, mode: PrivacyMode): Promise<void> {

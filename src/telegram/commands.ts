@@ -17,6 +17,7 @@ export const COMMAND_SPEC: readonly CommandSpec[] = [
   { name: "new", aliases: ["reset"], args: "", help: "Start a fresh conversation with the agent." },
   { name: "stop", aliases: ["cancel"], args: "", help: "Stop the running turn and drop queued messages." },
   { name: "compact", aliases: [], args: "", help: "Ask the agent to compact its context." },
+  { name: "model", aliases: [], args: "", help: "Pick the agent's model from a list of buttons." },
   { name: "status", aliases: [], args: "", help: "Show this conversation's state." },
   {
     name: "queue",

@@ -39,13 +39,14 @@ import { splitMarkdownSafe } from "../messaging/split.js";
 import { stopRunningTurn } from "../messaging/stop.js";
 import type { InboundMessage } from "../messaging/transport.js";
 import { uploadsRestricted } from "../messaging/upload-gate.js";
-import { optionLabel, parseApprovalData } from "./buttons.js";
+import { optionLabel, parseApprovalData, parseModelData } from "./buttons.js";
 import type { Handled } from "./command-handlers.js";
 import { NOTHING, runCommand } from "./command-handlers.js";
 import { isBareMidTurnOverride, parseCommand, usageOf } from "./commands.js";
 import { activationOutcome } from "./gate.js";
 import { fitTelegramHtml } from "./html.js";
 import { STEER_RECEIPT_EMOJI, TELEGRAM_SOURCE_CAP } from "./limits.js";
+import { TelegramModelPicker } from "./model-picker.js";
 import type { TelegramRendererOptions } from "./renderer.js";
 import { TelegramRenderer } from "./renderer.js";
 import type { Route } from "./routes.js";
@@ -95,6 +96,10 @@ export class TelegramDispatcher {
   readonly trust: SessionTrust;
   readonly registry: PendingApprovals;
   readonly conversations: ConversationState;
+  /** /model's posted lists (TTL on the injected clock). */
+  readonly models: TelegramModelPicker;
+  /** Sessions whose agent is compacting: a message meanwhile is held, never steered into it. */
+  readonly compacting = new Set<string>();
   private readonly widget: WidgetApprovalDecider;
   private readonly typed: TextReplyApprovalDecider;
   private readonly active = new Map<string, TelegramRenderer>();
@@ -123,6 +128,13 @@ export class TelegramDispatcher {
     this.conversations = new ConversationState({
       clock: this.clock,
       seed: (route) => this.store.generationOf(this.bucketKey(route)),
+    });
+    this.models = new TelegramModelPicker({
+      transport: o.transport,
+      sessions: o.sessions,
+      logger: o.logger,
+      reply: (r, text) => this.reply(r, text),
+      now: () => this.clock.now(),
     });
     this.router = new MidTurnRouter({
       sessions: o.sessions,
@@ -289,6 +301,8 @@ export class TelegramDispatcher {
       notify: (notice) => this.reply(r, notice),
     });
     if (privacy.onlyModifier) return NOTHING;
+    // A compaction is a turn nobody sees: a message steered into it would be lost in it.
+    if (this.compacting.has(key)) override = "queue";
     return this.submit(key, privacy.text, { interpretCommands: true, override, messageId: raw?.message_id });
   }
 
@@ -424,6 +438,19 @@ export class TelegramDispatcher {
       const marked = renderer?.markApproval(press.requestId, outcome);
       await t.answerCallback(q.id, outcome);
       await marked;
+      return;
+    }
+    const modelIndex = parseModelData(data);
+    if (modelIndex !== null) {
+      const { applied } = await this.models.press({
+        queryId: q.id,
+        route: r,
+        messageId: m.message_id,
+        index: modelIndex,
+        presser: String(q.from.id),
+      });
+      // Off the intake path: switching may wait on the agent (or start one).
+      this.track(applied);
       return;
     }
     const label = optionLabel(data, m.reply_markup);

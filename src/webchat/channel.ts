@@ -48,10 +48,7 @@ export async function start(ctx: GatewayContext): Promise<RunningChannel> {
         bubbles: [...transport.open(conn.conversationId)],
       }),
     onFrame: (conn, frame) => dispatcher.handleFrame(conn, frame),
-    onBadFrame: (conn, reason) => {
-      ctx.audit.log("inbound", "dropped", { channel: "webchat", reason: "bad_frame" });
-      conn.send({ type: "error", message: `Bad frame: ${reason}` });
-    },
+    onBadFrame: (conn, refusal) => dispatcher.handleBadFrame(conn, refusal),
   });
   transport.admit(OWNER_PRINCIPAL, (conversationId, frame) => server.broadcast(conversationId, frame));
   const actualPort = await server.start();

@@ -9,8 +9,8 @@ import type { Duplex } from "node:stream";
 import type { WebSocket } from "ws";
 import { WebSocketServer } from "ws";
 import type { Logger } from "../messaging/logger.js";
-import type { ClientFrame, ServerFrame } from "./protocol.js";
-import { CONVERSATION_ID, clientFrameSchema } from "./protocol.js";
+import type { ClientFrame, FrameRefusal, ServerFrame } from "./protocol.js";
+import { CONVERSATION_ID, MAX_FRAME_BYTES, parseClientFrame } from "./protocol.js";
 
 export interface Connection {
   readonly conversationId: string;
@@ -28,8 +28,12 @@ export interface WebChatServerOptions {
   page: (nonce: string) => string;
   onConnect: (conn: Connection) => void;
   onFrame: (conn: Connection, frame: ClientFrame) => void;
-  onBadFrame: (conn: Connection, reason: string) => void;
-  /** Bound on one client frame; larger frames close the socket (ws enforces it). */
+  /**
+   * A frame that was refused: malformed, an upload over the limits, or (kind "frame_too_large") a
+   * frame over maxPayload, after which ws has already closed the socket and `conn.send` is a no-op.
+   */
+  onBadFrame: (conn: Connection, refusal: FrameRefusal) => void;
+  /** Bound on one client frame (default MAX_FRAME_BYTES); larger frames close the socket (ws enforces it). */
   maxPayloadBytes?: number;
 }
 
@@ -48,7 +52,7 @@ export class WebChatServer {
   private readonly sockets = new Map<string, Set<WebSocket>>();
 
   constructor(private readonly o: WebChatServerOptions) {
-    this.wss = new WebSocketServer({ noServer: true, maxPayload: o.maxPayloadBytes ?? 256 * 1024 });
+    this.wss = new WebSocketServer({ noServer: true, maxPayload: o.maxPayloadBytes ?? MAX_FRAME_BYTES });
   }
 
   async start(): Promise<number> {
@@ -127,21 +131,16 @@ export class WebChatServer {
       },
     };
     ws.on("close", () => set?.delete(ws));
-    ws.on("error", (error) => this.o.logger.warn("webchat socket error", { error: String(error) }));
+    ws.on("error", (error: Error & { code?: string }) => {
+      this.o.logger.warn("webchat socket error", { error: String(error) });
+      // ws closes with 1009 on its own; the drop is still recorded like any refused frame.
+      if (error.code === "WS_ERR_UNSUPPORTED_MESSAGE_LENGTH")
+        this.o.onBadFrame(conn, { kind: "frame_too_large", reason: "the message is too large to receive" });
+    });
     ws.on("message", (data) => {
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(String(data));
-      } catch {
-        this.o.onBadFrame(conn, "not JSON");
-        return;
-      }
-      const frame = clientFrameSchema.safeParse(parsed);
-      if (!frame.success) {
-        this.o.onBadFrame(conn, frame.error.issues[0]?.message ?? "invalid frame");
-        return;
-      }
-      this.o.onFrame(conn, frame.data);
+      const parsed = parseClientFrame(String(data));
+      if ("refusal" in parsed) this.o.onBadFrame(conn, parsed.refusal);
+      else this.o.onFrame(conn, parsed.frame);
     });
     this.o.onConnect(conn);
   }

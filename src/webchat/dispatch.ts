@@ -1,7 +1,10 @@
 /**
  * The web chat's dispatcher: its address (one conversation per page id) and its widgets only.
  * Commands come from the one COMMAND_SPEC; busy handling, the turn pipeline, approvals and /stop
- * are the shared messaging machinery.
+ * are the shared messaging machinery. Files arrive decoded in the message frame and reach the agent
+ * through the shared ingest (messaging/attachments.ts), exactly as Discord's do: they travel with
+ * the queued message as in-memory byte sources, and only the turn that answers it writes, hands over
+ * and deletes them.
  */
 
 import type { GrantControl } from "../gateway/channel.js";
@@ -14,6 +17,8 @@ import {
   type TextReplyApprovalDecider,
   type WidgetApprovalDecider,
 } from "../messaging/approval.js";
+import type { Attachment } from "../messaging/attachments.js";
+import { bytesAttachment } from "../messaging/attachments.js";
 import type { AuditSink } from "../messaging/audit.js";
 import type { Clock } from "../messaging/clock.js";
 import { realClock } from "../messaging/clock.js";
@@ -23,15 +28,16 @@ import { driveTurn } from "../messaging/dispatch.js";
 import type { ApprovalMode } from "../messaging/driver.js";
 import { buildDmSessionKey } from "../messaging/link.js";
 import type { Logger } from "../messaging/logger.js";
-import type { QueueMode } from "../messaging/mid-turn.js";
+import type { QueueMode, RouteOutcome } from "../messaging/mid-turn.js";
 import { MidTurnRouter } from "../messaging/mid-turn.js";
+import type { QueuedItem } from "../messaging/queue-receipt.js";
 import type { SessionManager } from "../messaging/session-manager.js";
 import { stopRunningTurn } from "../messaging/stop.js";
 import type { InboundMessage } from "../messaging/transport.js";
 import type { Connection } from "./client.js";
 import { helpText, parseCommand, usageOf } from "./commands.js";
 import { modelListText, resolveModelArg } from "./model.js";
-import type { ClientFrame } from "./protocol.js";
+import type { ClientFrame, FrameRefusal, Upload } from "./protocol.js";
 import { WebChatRenderer } from "./renderer.js";
 import type { WebChatTransport } from "./transport.js";
 
@@ -47,7 +53,27 @@ export interface WebChatDispatcherOptions {
   clock?: Clock;
   approvalTimeoutMs?: number;
   agentName?: string;
+  /**
+   * Bytes of files one session may hold in its mid-turn queue (they wait in memory until the turn
+   * that answers them). A message whose files would pass it is refused, visibly. Default 100 MiB.
+   */
+  maxHeldUploadBytes?: number;
 }
+
+export const DEFAULT_MAX_HELD_UPLOAD_BYTES = 100 * 1024 * 1024;
+
+/** One message's files while it waits: counted against maxHeldUploadBytes until a turn takes it. */
+interface HeldFiles {
+  bytes: number;
+}
+
+/** What a queued item carries besides its text: the files as byte sources, never temp paths. */
+interface Payload {
+  files: Attachment[];
+  held: HeldFiles;
+}
+
+const payloadOf = (item: QueuedItem): Payload | undefined => item.payload as Payload | undefined;
 
 export class WebChatDispatcher {
   private readonly registry: PendingApprovals;
@@ -84,9 +110,12 @@ export class WebChatDispatcher {
           },
         };
       },
-      runTurn: (key, text, release) => this.runTurn(key, text, release),
+      runTurn: (key, text, release, opts) => this.runTurn(key, text, release, opts.items),
     });
   }
+
+  /** Per session, the files of messages submitted and not yet taken by a turn. */
+  private readonly held = new Map<string, Set<HeldFiles>>();
 
   private readonly keyToConversation = new Map<string, string>();
 
@@ -111,6 +140,18 @@ export class WebChatDispatcher {
     void task.finally(() => this.inflight.delete(task));
   }
 
+  /** A refused frame: audited as a drop, and the page is told why. The connection stays up. */
+  handleBadFrame(conn: Connection, refusal: FrameRefusal): void {
+    this.o.audit.log("inbound", "dropped", {
+      channel: "webchat",
+      reason: refusal.kind,
+      conversation: conn.conversationId,
+    });
+    const message =
+      refusal.kind === "bad_frame" ? `Bad frame: ${refusal.reason}` : `Not sent: ${refusal.reason}.`;
+    conn.send({ type: "error", message });
+  }
+
   private async route(conn: Connection, frame: ClientFrame): Promise<void> {
     const t = this.o.transport;
     if (frame.type === "press") {
@@ -124,22 +165,44 @@ export class WebChatDispatcher {
           ?.markApproval(frame.requestId, frame.verdict === "deny" ? "❌ Denied" : "✅ Approved");
       return;
     }
-    const interpretCommands = frame.type === "message";
+    const uploads: Upload[] = frame.type === "message" ? (frame.files ?? []) : [];
+    // A file's caption is content for the agent, never a command or a typed approval answer.
+    const interpretCommands = frame.type === "message" && uploads.length === 0;
     // The transport pipeline: ack -> drop bots -> normalize -> authorize (audited) -> dispatch.
     const outcome = await t.receive({
       principal: conn.principal,
       conversationId: conn.conversationId,
       text: frame.text,
       author: "user",
+      ...(uploads.length > 0
+        ? {
+            attachments: uploads.map((u, i) => ({
+              name: u.name,
+              ...(u.mime ? { mimeType: u.mime } : {}),
+              size: u.data.length,
+              ref: `inline:${i}`,
+            })),
+          }
+        : {}),
     });
     if (outcome.status === "denied") conn.send({ type: "error", message: "Not authorized." });
-    if (outcome.status === "dispatched") await this.onMessage(outcome.message, { interpretCommands });
+    if (outcome.status === "dispatched")
+      await this.onMessage(outcome.message, { interpretCommands, uploads });
   }
 
-  private async onMessage(message: InboundMessage, opts: { interpretCommands: boolean }): Promise<void> {
+  private async onMessage(
+    message: InboundMessage,
+    opts: { interpretCommands: boolean; uploads: Upload[] },
+  ): Promise<void> {
     const t = this.o.transport;
     const conversationId = message.conversationId;
-    t.post(conversationId, { role: "user", text: message.text, final: true });
+    const uploads = opts.uploads;
+    t.post(conversationId, {
+      role: "user",
+      text: message.text,
+      final: true,
+      ...(uploads.length > 0 ? { files: uploads.map((u) => u.name) } : {}),
+    });
     const reply = (text: string) => void t.post(conversationId, { role: "system", text, final: true });
     let key = this.sessionKeyFor(conversationId);
     let text = message.text;
@@ -164,8 +227,13 @@ export class WebChatDispatcher {
           switch (cmd.spec.name) {
             case "help":
               return reply(helpText());
-            case "stop":
-              return reply(await stopRunningTurn(this.o.sessions, key, { router: this.router }));
+            case "stop": {
+              const answer = await stopRunningTurn(this.o.sessions, key, { router: this.router });
+              // The queue was dropped, and with it the files held for it. (A message still between
+              // its count and its enqueue escapes the count: the error is a lenient bound, never a leak.)
+              this.held.delete(key);
+              return reply(answer);
+            }
             case "yolo":
               return reply(
                 this.o.grant
@@ -189,12 +257,56 @@ export class WebChatDispatcher {
         }
       }
     }
-    const outcome = await this.router.submit(
-      key,
-      { text },
-      { interpretCommands: opts.interpretCommands, ...(override ? { override } : {}) },
-    );
+    let item: QueuedItem = { text };
+    let payload: Payload | null = null;
+    if (uploads.length > 0) {
+      payload = this.hold(key, uploads);
+      if (!payload) {
+        this.o.audit.log("inbound", "dropped", {
+          channel: "webchat",
+          reason: "uploads_held",
+          conversation: conversationId,
+        });
+        return reply(
+          "⚠️ Not sent: too many files are already waiting for the running turn. Send this again when it has finished.",
+        );
+      }
+      item = { text, payload };
+    }
+    // With files the router never steers (a steer carries text only): it runs now or queues, and the
+    // queue carries the byte sources to the turn that answers them.
+    let outcome: RouteOutcome;
+    try {
+      outcome = await this.router.submit(key, item, {
+        interpretCommands: opts.interpretCommands,
+        ...(override ? { override } : {}),
+        hasAttachments: uploads.length > 0,
+      });
+    } catch (error) {
+      // Never taken by a turn: stop counting it (a turn that did take it already has).
+      if (payload) this.held.get(key)?.delete(payload.held);
+      throw error;
+    }
     if (outcome === "steered") this.active.get(key)?.noteSteer(text);
+  }
+
+  /** Count a message's files against the session's held bound; null when they would pass it. */
+  private hold(key: string, uploads: Upload[]): Payload | null {
+    let set = this.held.get(key);
+    if (!set) {
+      set = new Set();
+      this.held.set(key, set);
+    }
+    const bytes = uploads.reduce((n, u) => n + u.data.length, 0);
+    const waiting = [...set].reduce((n, h) => n + h.bytes, 0);
+    if (waiting + bytes > (this.o.maxHeldUploadBytes ?? DEFAULT_MAX_HELD_UPLOAD_BYTES)) return null;
+    const held: HeldFiles = { bytes };
+    set.add(held);
+    return {
+      // The browser's type is kept as a claim only: the shared ingest classifies by the bytes.
+      files: uploads.map((u) => bytesAttachment(u.name, u.data, u.mime || undefined)),
+      held,
+    };
   }
 
   /** `/model`: the list, or a switch resolved against the menu the agent advertises right now. */
@@ -214,8 +326,14 @@ export class WebChatDispatcher {
     };
   }
 
-  private async runTurn(key: string, text: string, release: () => void): Promise<void> {
+  private async runTurn(key: string, text: string, release: () => void, items: QueuedItem[]): Promise<void> {
     const conversationId = this.conversationOf(key);
+    const payloads = items.flatMap((i) => payloadOf(i) ?? []);
+    const held = this.held.get(key);
+    for (const p of payloads) held?.delete(p.held);
+    if (held?.size === 0) this.held.delete(key);
+    // Every combined message's files, in arrival order: written, handed over and deleted by driveTurn.
+    const attachments = payloads.flatMap((p) => p.files);
     const renderer = new WebChatRenderer(this.o.transport, conversationId, {
       timers: this.clock,
       now: () => this.clock.now(),
@@ -236,6 +354,14 @@ export class WebChatDispatcher {
             decider: this.decider(key),
             autoApproveSession: () => this.o.grant?.isActive() ?? false,
           },
+          ...(attachments.length > 0
+            ? {
+                attachments,
+                notify: async (line: string) => {
+                  this.o.transport.post(conversationId, { role: "system", text: line, final: true });
+                },
+              }
+            : {}),
         },
       );
     } finally {
@@ -250,6 +376,7 @@ export class WebChatDispatcher {
       this.registry.denyAll(key);
       await stopRunningTurn(this.o.sessions, key, { router: this.router });
     }
+    this.held.clear();
     await Promise.allSettled([...this.inflight]);
   }
 }

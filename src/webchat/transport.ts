@@ -5,7 +5,7 @@
  */
 import { defineCapabilities } from "../messaging/capabilities.js";
 import { redactForDisplay } from "../messaging/display-safety.js";
-import type { InboundMessage, TransportOptions } from "../messaging/transport.js";
+import type { InboundAttachment, InboundMessage, TransportOptions } from "../messaging/transport.js";
 import { inboundMessage, MessagingTransport } from "../messaging/transport.js";
 import { renderMarkdown } from "./markdown.js";
 import type { Bubble, ServerFrame } from "./protocol.js";
@@ -17,13 +17,18 @@ export interface WebChatEnvelope {
   text: string;
   /** Only "user" frames are turns; anything relayed back from our own output is "bot". */
   author: "user" | "bot";
+  /**
+   * Descriptors of the files the frame carried. The bytes came inline in the same frame, so `ref`
+   * only names their position in it; the dispatcher hands the bytes themselves to the turn.
+   */
+  attachments?: InboundAttachment[];
 }
 
 export const WEBCHAT_CAPABILITIES = defineCapabilities({
   streaming: true,
   edit: true,
   reactions: false,
-  filesInbound: false,
+  filesInbound: true,
   filesOutbound: false,
   richBlocks: true,
   threads: false,
@@ -36,6 +41,13 @@ export const WEBCHAT_CAPABILITIES = defineCapabilities({
   supportsProactiveSend: true,
   returnsMessageId: true,
 });
+
+/** A user-chosen file name as a bubble shows it: one line, bounded, redacted like any text. */
+function displayFileName(name: string): string {
+  const flat = name.replace(/[\s\u0000-\u001f\u007f]+/g, " ").trim() || "file";
+  const cps = Array.from(flat);
+  return redactForDisplay(cps.length > 80 ? `${cps.slice(0, 79).join("")}…` : flat).text;
+}
 
 /** Bubbles kept per conversation; older ones fall off (the agent keeps the real transcript). */
 const MAX_BUBBLES = 500;
@@ -81,6 +93,7 @@ export class WebChatTransport extends MessagingTransport<WebChatEnvelope> {
       userId: raw.principal,
       conversationId: raw.conversationId,
       text: raw.text,
+      ...(raw.attachments?.length ? { attachments: raw.attachments } : {}),
     });
   }
 
@@ -135,6 +148,7 @@ export class WebChatTransport extends MessagingTransport<WebChatEnvelope> {
       ...rendered,
       id,
       ...(bubble.status ? { status: redactForDisplay(bubble.status).text } : {}),
+      ...(bubble.files ? { files: bubble.files.map(displayFileName) } : {}),
     };
     log.push(full);
     if (log.length > MAX_BUBBLES) log.splice(0, log.length - MAX_BUBBLES);

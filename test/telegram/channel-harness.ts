@@ -12,7 +12,7 @@ import { MemoryAuditSink } from "../../src/messaging/audit.js";
 import type { PipelineProvider } from "../../src/messaging/dispatch.js";
 import { MemoryLogger } from "../../src/messaging/logger.js";
 import { SessionManager } from "../../src/messaging/session-manager.js";
-import type { ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
+import type { ScriptedProviderOptions, ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
 import { ScriptedProvider } from "../../src/providers/scripted.js";
 import type { RunningTelegram, TelegramStartOverrides } from "../../src/telegram/channel.js";
 import { startTelegram } from "../../src/telegram/channel.js";
@@ -37,6 +37,8 @@ export interface ChannelOptions {
   /** Scripted turns for a session's provider (each session gets its own provider). */
   turns?: (key: string) => (ScriptedTurn | ScriptStep[])[];
   supportsSteer?: boolean;
+  /** Further provider options for every session (agent controls: modelMenu, compaction, timers). */
+  provider?: ScriptedProviderOptions;
   home?: string;
   overrides?: TelegramStartOverrides;
   grant?: GrantControl;
@@ -54,7 +56,10 @@ export async function startChannel(fake: FakeTelegram, o: ChannelOptions = {}): 
     logger,
     audit,
     createProvider: (key) => {
-      const p = new ScriptedProvider(o.turns?.(key) ?? [], { supportsSteer: o.supportsSteer ?? false });
+      const p = new ScriptedProvider(o.turns?.(key) ?? [], {
+        ...o.provider,
+        supportsSteer: o.supportsSteer ?? false,
+      });
       providers.set(key, p);
       return p;
     },

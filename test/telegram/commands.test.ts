@@ -3,9 +3,11 @@ import { describe, expect, it } from "vitest";
 import {
   approvalData,
   approvalKeyboard,
+  modelKeyboard,
   optionLabel,
   optionsKeyboard,
   parseApprovalData,
+  parseModelData,
 } from "../../src/telegram/buttons.js";
 import {
   COMMAND_SPEC,
@@ -25,6 +27,7 @@ describe("COMMAND_SPEC", () => {
         "help",
         "incognito",
         "link",
+        "model",
         "new",
         "queue",
         "sessions",
@@ -110,6 +113,24 @@ describe("approval callback_data", () => {
     expect(optionLabel("o:2", kb)).toBe("Maybe");
     expect(optionLabel("o:7", kb)).toBeNull();
     expect(optionLabel("o:1; drop", kb)).toBeNull();
+  });
+});
+
+describe("model picker callback_data", () => {
+  it("m:<index>, two buttons per row; the parse takes exactly m:<digits>", () => {
+    const kb = modelKeyboard(["✓ Swift", "Deep", "Wide"]);
+    expect(kb.inline_keyboard).toEqual([
+      [
+        { text: "✓ Swift", callback_data: "m:0" },
+        { text: "Deep", callback_data: "m:1" },
+      ],
+      [{ text: "Wide", callback_data: "m:2" }],
+    ]);
+    expect(parseModelData("m:2")).toBe(2);
+    expect(parseModelData("m:23")).toBe(23);
+    for (const data of ["m:", "m:-1", "m:1; drop", "m:1234", "o:1", `a:r1:${"n".repeat(22)}:1`])
+      expect(parseModelData(data)).toBeNull();
+    expect(parseApprovalData("m:1")).toBeNull();
   });
 });
 

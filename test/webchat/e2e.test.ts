@@ -154,6 +154,46 @@ describe("web chat in Chromium", () => {
     await page.close();
   }, 40_000);
 
+  it("a text file attached through the file input reaches the agent, and the user's bubble names it", async () => {
+    const page = await openChat("e2e-files");
+    const consoleErrors: string[] = [];
+    page.on("console", (m) => {
+      if (m.type() === "error") consoleErrors.push(m.text());
+    });
+    await page.getByTestId("file-input").setInputFiles({
+      name: "scenario.txt",
+      mimeType: "text/plain",
+      buffer: Buffer.from("Please answer with a table.\n"),
+    });
+    // A second file dropped onto the composer joins it as a chip, and its × takes it off again.
+    // (A string: the test's TypeScript has no DOM types; this runs in the page.)
+    const dropped = await page.evaluateHandle(
+      `(() => { const dt = new DataTransfer(); dt.items.add(new File(["say slow"], "dropped.txt", { type: "text/plain" })); return dt; })()`,
+    );
+    await page.dispatchEvent("#composer", "drop", { dataTransfer: dropped });
+    const chips = () => page.getByTestId("pending-file").allTextContents();
+    await expect
+      .poll(chips)
+      .toEqual([expect.stringContaining("scenario.txt"), expect.stringContaining("dropped.txt")]);
+    await page.getByTestId("remove-file").last().click();
+    await expect.poll(chips).toEqual([expect.stringContaining("scenario.txt")]);
+    await page.getByTestId("send").click(); // no caption: a message may be files only
+    await expect
+      .poll(() => page.locator('[data-role="user"]').last().getByTestId("bubble-file").allTextContents(), {
+        timeout: 10_000,
+      })
+      .toEqual(["📎 scenario.txt"]);
+    await expect.poll(() => page.getByTestId("pending-file").count()).toBe(0);
+    // The demo agent picks its answer from the words of its prompt, and only the file says "table":
+    // a table proves the file's content crossed the shared ingest into the agent's prompt.
+    await expect
+      .poll(() => lastAssistant(page).locator("table").count(), { timeout: 15_000 })
+      .toBeGreaterThan(0);
+    expect(await lastAssistant(page).getByTestId("status").textContent()).toMatch(/^Finished in /);
+    expect(consoleErrors).toEqual([]); // no CSP violation, no script error
+    await page.close();
+  }, 40_000);
+
   it("a reload restores the conversation", async () => {
     const page = await openChat("e2e-render");
     await expect
