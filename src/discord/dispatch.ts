@@ -120,7 +120,13 @@ export class DiscordDispatcher {
 
   constructor(private readonly o: DiscordDispatcherOptions) {
     this.clock = o.clock ?? realClock;
-    this.models = new DiscordModelPicker({ rest: o.rest, sessions: o.sessions, now: () => this.clock.now() });
+    this.models = new DiscordModelPicker({
+      rest: o.rest,
+      sessions: o.sessions,
+      now: () => this.clock.now(),
+      // The switch held the session lock: a message that arrived meanwhile waits in the queue.
+      afterSwitch: (key) => this.router.drain(key),
+    });
     // The decision window denies by default on timeout; the prompt says so.
     const approvals = new ChannelApprovals({
       channel: "discord",
@@ -441,6 +447,8 @@ export class DiscordDispatcher {
         return true;
       case "compact":
         await reply(await compactSession(this.o.sessions, key, { newCommand: "`!new`" }));
+        // Messages that arrived while the compaction held the session ran nowhere yet.
+        await this.router.drain(key);
         return true;
       case "model": {
         // Button-only: the picker is an ordinary channel message; a slash command still owes an ack.
@@ -450,7 +458,9 @@ export class DiscordDispatcher {
         return true;
       }
       case "stop":
-        await reply(await stopRunningTurn(this.o.sessions, key, { router: this.router }));
+        await reply(
+          await stopRunningTurn(this.o.sessions, key, { router: this.router, approvals: this.registry }),
+        );
         return true;
       case "status": {
         const running = await this.o.sessions.hasActiveTurn(key);
@@ -594,8 +604,7 @@ export class DiscordDispatcher {
   /** Shutdown: deny open prompts, stop live turns, and wait for in-flight work to settle. */
   async shutdown(): Promise<void> {
     for (const key of [...this.active.keys()]) {
-      this.registry.denyAll(key);
-      await stopRunningTurn(this.o.sessions, key, { router: this.router });
+      await stopRunningTurn(this.o.sessions, key, { router: this.router, approvals: this.registry });
     }
     await Promise.allSettled([...this.inflight]);
   }

@@ -24,6 +24,8 @@ export interface ModelPickerOptions {
   sessions: SessionManager<PipelineProvider>;
   now?: () => number;
   ttlMs?: number;
+  /** After a switch released the session: messages queued meanwhile must not be stranded. */
+  afterSwitch?: (sessionKey: string) => Promise<void>;
 }
 
 export function modelPickerText(menu: ModelMenu): string {
@@ -80,6 +82,7 @@ export class DiscordModelPicker {
     const pick = this.registry.take(messageId, index, { owner: presser, scope: channelId });
     if (!pick.ok) return PICK_REFUSAL_TEXT[pick.reason];
     const outcome = await applyModelChoice(this.o.sessions, pick.item.sessionKey, pick.item.optionId);
+    await this.o.afterSwitch?.(pick.item.sessionKey);
     const [content] = fitPlatformCap(discordSafe(outcome));
     // The buttons go away with the outcome: the list they advertised has been used.
     const res = await this.o.rest.editMessage(channelId, messageId, {

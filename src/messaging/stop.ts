@@ -2,6 +2,7 @@
  * /stop (alias /cancel): cancel the running turn, drop every queued message and finalize the
  * receipt to Cancelled. Shared handler: returns reply TEXT, takes no platform address.
  */
+import type { PendingApprovals } from "./approval.js";
 import type { MidTurnRouter } from "./mid-turn.js";
 import type { SessionManager } from "./session-manager.js";
 
@@ -10,8 +11,15 @@ export const STOP_NOTHING_RUNNING = "Nothing is running.";
 export async function stopRunningTurn(
   sessions: SessionManager,
   sessionKey: string,
-  opts: { router?: MidTurnRouter; onError?: (error: unknown) => void },
+  opts: {
+    router?: MidTurnRouter;
+    /** The channel's open prompts: an unanswered one would hold the turn until it times out. */
+    approvals?: Pick<PendingApprovals, "denyAll">;
+    onError?: (error: unknown) => void;
+  },
 ): Promise<string> {
+  // Denied first: a turn parked on a prompt cannot reach its next cancel point until it is answered.
+  opts.approvals?.denyAll(sessionKey);
   let dropped = 0;
   if (opts.router) {
     const q = opts.router.receiptQueue(sessionKey);

@@ -58,6 +58,8 @@ export class AcpProvider implements Provider {
   private fatal: ParleyError | undefined;
   private failStart: ((error: ParleyError) => void) | undefined;
   private turn: Turn | undefined;
+  /** True while compact() drains its hidden turn: nobody reads it, so nothing may be steered into it. */
+  private compacting = false;
   private readonly mapper = new UpdateMapper();
   /** The SDK runs notification handlers concurrently; this chain applies them in arrival order. */
   private updateChain: Promise<void> = Promise.resolve();
@@ -135,6 +137,8 @@ export class AcpProvider implements Provider {
     const conn = this.conn;
     // The idle guard: a steer outside a running turn could start an orphan turn nobody reads.
     if (!this.steering || !conn || !turn || !this.hasActiveTurn() || turn.cancelRequested) return false;
+    // A message folded into a compaction would vanish into a turn nobody sees: it queues instead.
+    if (this.compacting) return false;
     try {
       const res = await conn.agent.request<unknown>(STEERING_METHOD, {
         sessionId: this.sessionId,
@@ -239,6 +243,7 @@ export class AcpProvider implements Provider {
     if (!this.supportsCompaction()) throw new ParleyError("REFUSED", "the agent does not offer compaction");
     let stopReason: string | undefined;
     let reportedUsage = false;
+    this.compacting = true;
     try {
       for await (const event of this.runTurn(`/${COMPACT_COMMAND}`)) {
         if (event.type === "complete") stopReason = event.stopReason;
@@ -253,6 +258,8 @@ export class AcpProvider implements Provider {
       // The agent died under the compaction: thrown, so the caller replaces it.
       if (this.fatal) throw this.fatal;
       return { ok: false, error: asParleyError(err, "compaction failed").message };
+    } finally {
+      this.compacting = false;
     }
     if (stopReason !== "end_turn") {
       return {

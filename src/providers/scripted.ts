@@ -58,6 +58,7 @@ export class ScriptedProvider implements Provider, AgentControls {
   readonly modelChoices: string[] = [];
   /** How many times compact() started a compaction. */
   compactions = 0;
+  private compacting = false;
   readonly answers: { requestId: string; verdict: PermissionVerdict }[] = [];
   readonly steers: string[] = [];
   started = false;
@@ -107,8 +108,10 @@ export class ScriptedProvider implements Provider, AgentControls {
     if (!script) throw new ParleyError("REFUSED", "the agent does not offer compaction");
     if (this.active) throw new ParleyError("REFUSED", "a turn is already running on this agent session");
     this.compactions += 1;
-    // A compaction is a turn of the agent's: it counts as one for hasActiveTurn() while it runs.
+    // A compaction is a turn of the agent's: it counts as one for hasActiveTurn() while it runs,
+    // but nothing may be steered into it (nobody reads it), as with AcpProvider.
     this.active = true;
+    this.compacting = true;
     try {
       if (script.delayMs !== undefined) await sleep(this.timers, script.delayMs);
       if (script.throws !== undefined) throw new ParleyError("PROVIDER_PROTOCOL", script.throws);
@@ -117,6 +120,7 @@ export class ScriptedProvider implements Provider, AgentControls {
       return { ...outcome };
     } finally {
       this.active = false;
+      this.compacting = false;
     }
   }
 
@@ -147,7 +151,7 @@ export class ScriptedProvider implements Provider, AgentControls {
   }
 
   async steer(text: string): Promise<boolean> {
-    if (!this.supportsSteer || !this.active) return false;
+    if (!this.supportsSteer || !this.active || this.compacting) return false;
     this.steers.push(text);
     const make = this.options.steerEvent ?? ((t, n) => ({ type: "steer_consumed", id: `s${n}`, summary: t }));
     const event = make(text, this.steers.length);

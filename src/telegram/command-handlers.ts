@@ -43,11 +43,10 @@ export async function runCommand(d: TelegramDispatcher, c: CommandContext): Prom
       await reply(helpText());
       break;
     case "stop":
-      // An open approval would hold the turn until it times out: /stop answers it (deny) too.
-      d.registry.denyAll(c.key);
       await reply(
         await stopRunningTurn(o.sessions, c.key, {
           router: d.router,
+          approvals: d.registry,
           onError: (error) => o.logger.warn("telegram: stop failed", { error: String(error) }),
         }),
       );

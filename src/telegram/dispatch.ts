@@ -135,6 +135,7 @@ export class TelegramDispatcher {
       logger: o.logger,
       reply: (r, text) => this.reply(r, text),
       now: () => this.clock.now(),
+      afterSwitch: (key) => this.router.drain(key),
     });
     this.router = new MidTurnRouter({
       sessions: o.sessions,
@@ -472,9 +473,9 @@ export class TelegramDispatcher {
   /** Shutdown: deny open prompts, stop live turns, and wait for in-flight work to settle. */
   async shutdown(): Promise<void> {
     for (const key of [...this.active.keys()]) {
-      this.registry.denyAll(key);
       await stopRunningTurn(this.o.sessions, key, {
         router: this.router,
+        approvals: this.registry,
         onError: (error) => this.o.logger.warn("telegram: stop on shutdown failed", { error: String(error) }),
       });
     }

@@ -44,6 +44,8 @@ export interface TelegramModelPickerOptions {
   reply: (r: Route, text: string) => Promise<void>;
   now?: () => number;
   ttlMs?: number;
+  /** After a switch released the session: messages queued meanwhile must not be stranded. */
+  afterSwitch?: (sessionKey: string) => Promise<void>;
 }
 
 interface Offered {
@@ -171,6 +173,7 @@ export class TelegramModelPicker {
       await this.clear(p);
       await this.o.reply(p.route, outcome);
     }
+    await this.o.afterSwitch?.(item.sessionKey);
   }
 
   private async clear(p: ModelPress): Promise<void> {

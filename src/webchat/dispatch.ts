@@ -228,7 +228,10 @@ export class WebChatDispatcher {
             case "help":
               return reply(helpText());
             case "stop": {
-              const answer = await stopRunningTurn(this.o.sessions, key, { router: this.router });
+              const answer = await stopRunningTurn(this.o.sessions, key, {
+                router: this.router,
+                approvals: this.registry,
+              });
               // The queue was dropped, and with it the files held for it. (A message still between
               // its count and its enqueue escapes the count: the error is a lenient bound, never a leak.)
               this.held.delete(key);
@@ -241,9 +244,12 @@ export class WebChatDispatcher {
                   : "Auto-approve is not available here.",
               );
             case "compact":
-              return reply(await compactSession(this.o.sessions, key, { newCommand: "/new" }));
+              await reply(await compactSession(this.o.sessions, key, { newCommand: "/new" }));
+              // Both held the session: what was queued meanwhile runs now, not at the next turn.
+              return this.router.drain(key);
             case "model":
-              return reply(await this.model(key, cmd.arg));
+              await reply(await this.model(key, cmd.arg));
+              return this.router.drain(key);
             case "new": {
               if (this.o.sessions.isBusy(key))
                 return reply("A turn is still running: /stop it first, then /new.");
@@ -373,8 +379,7 @@ export class WebChatDispatcher {
   /** Shutdown: deny open prompts, stop live turns, and wait for in-flight work to settle. */
   async shutdown(): Promise<void> {
     for (const key of this.active.keys()) {
-      this.registry.denyAll(key);
-      await stopRunningTurn(this.o.sessions, key, { router: this.router });
+      await stopRunningTurn(this.o.sessions, key, { router: this.router, approvals: this.registry });
     }
     this.held.clear();
     await Promise.allSettled([...this.inflight]);

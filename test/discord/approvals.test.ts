@@ -84,6 +84,21 @@ describe("discord: approval buttons", () => {
     ]);
   });
 
+  it("!stop answers an open prompt (deny) instead of leaving the turn parked until it times out", async () => {
+    stack = await startStack({ turns: [toolTurn("r1")] });
+    stack.fake.userMessage({ channelId: DM, userId: ALICE, content: "clean" });
+    await promptMessage(stack);
+    stack.fake.userMessage({ channelId: DM, userId: ALICE, content: "!stop" });
+    // The default decision window is minutes long: only the stop can end the turn this soon.
+    await vi.waitFor(() => expect(stack?.provider.answers).toEqual([{ requestId: "r1", verdict: "deny" }]), {
+      timeout: 5000,
+    });
+    await vi.waitFor(() => expect(stack?.sessions.isBusy(stack.startedKeys[0] ?? "")).toBe(false), {
+      timeout: 5000,
+    });
+    expect(stack.fake.channelMessages(DM).some((m) => m.content.startsWith("🛑 Stopping"))).toBe(true);
+  });
+
   it("a button from an earlier prompt with a reused request id never approves the new one", async () => {
     stack = await startStack({
       turns: [toolTurn("r1"), toolTurn("r1")],

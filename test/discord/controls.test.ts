@@ -127,4 +127,36 @@ describe("discord: !compact", () => {
     expect(messages(stack).at(-1)?.content).toBe("✅ Context compacted. Context usage is now 4%.");
     expect(stack.provider.compactions).toBe(1);
   });
+
+  it("a message sent during a compaction waits (never steered into it) and runs once it ends", async () => {
+    stack = await startStack({
+      turns: [
+        [
+          { type: "text", text: "first" },
+          { type: "complete", stopReason: "end_turn" },
+        ],
+        [
+          { type: "text", text: "after the compaction" },
+          { type: "complete", stopReason: "end_turn" },
+        ],
+      ],
+      provider: {
+        supportsSteer: true,
+        compaction: { delayMs: 300, outcome: { ok: true, contextUsagePct: 2 } },
+      },
+    });
+    stack.fake.userMessage({ channelId: DM, userId: ALICE, content: "hi" });
+    await untilFooter(stack.fake, DM);
+    const key = stack.startedKeys[0] ?? "";
+    await vi.waitFor(() => expect(stack?.sessions.isBusy(key)).toBe(false), { timeout: 5000 });
+    stack.fake.userMessage({ channelId: DM, userId: ALICE, content: "!compact" });
+    await vi.waitFor(() => expect(stack?.provider.compactions).toBe(1), { timeout: 5000 });
+    stack.fake.userMessage({ channelId: DM, userId: ALICE, content: "and then?" });
+    await untilFooter(stack.fake, DM, 2);
+    expect(stack.provider.steers).toEqual([]);
+    expect(stack.provider.prompts).toEqual(["hi", "and then?"]);
+    const texts = messages(stack).map((m) => m.content);
+    expect(texts).toContain("✅ Context compacted. Context usage is now 2%.");
+    expect(texts.at(-1)).toMatch(/^after the compaction/);
+  });
 });

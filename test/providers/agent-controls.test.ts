@@ -258,6 +258,20 @@ describe("agents without controls, or with failing ones (fakes)", () => {
   });
 });
 
+describe("steering during a compaction", () => {
+  it("is refused (the caller queues instead): nobody reads the compaction's turn", async () => {
+    const p = demoProvider("400");
+    providers.push(p);
+    await p.start();
+    await commandsArrived(p);
+    expect(p.supportsSteer).toBe(true);
+    const compaction = p.compact();
+    await vi.waitFor(() => expect(p.hasActiveTurn()).toBe(true), { timeout: 3_000 });
+    expect(await p.steer("fold me in")).toBe(false);
+    expect((await compaction).ok).toBe(true);
+  });
+});
+
 describe("an agent that dies during /compact", () => {
   it("compact() rejects with PROVIDER_EXITED, and compactSession replaces the agent", async () => {
     const spawned: AcpProvider[] = [];

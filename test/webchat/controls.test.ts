@@ -162,6 +162,26 @@ describe("webchat: /compact", () => {
     expect(c.provider.compactions).toBe(1);
   });
 
+  it("a message sent during a compaction waits, is not steered into it, and runs once it ends", async () => {
+    const c = chat(
+      { supportsSteer: true, compaction: { delayMs: 300, outcome: { ok: true, contextUsagePct: 3 } } },
+      [
+        HELLO,
+        [
+          { type: "text", text: "after" },
+          { type: "complete", stopReason: "end_turn" },
+        ],
+      ],
+    );
+    await c.turn("hi");
+    c.send("/compact");
+    await vi.waitFor(() => expect(c.provider.compactions).toBe(1), { timeout: 5000 });
+    c.send("meanwhile");
+    await vi.waitFor(() => expect(c.bubbles("assistant").at(-1)?.text).toBe("after"), { timeout: 5000 });
+    expect(c.provider.steers).toEqual([]);
+    expect(c.provider.prompts).toEqual(["hi", "meanwhile"]);
+  });
+
   it("an agent without compaction points at /new", async () => {
     const c = chat();
     await c.turn("hi");
