@@ -391,7 +391,11 @@ export class DiscordDispatcher {
       ...(message.messageId ? { messageId: message.messageId } : {}),
       ...(hasAttachments ? { attachments: message.attachments } : {}),
     };
-    const item: QueuedItem = { text, payload };
+    const item: QueuedItem = {
+      text,
+      payload,
+      ...(hasAttachments ? { files: message.attachments.map((a) => a.name) } : {}),
+    };
     // With attachments the router never steers (a steer carries text only): it runs or queues.
     const outcome = await this.router.submit(current, item, {
       interpretCommands,

@@ -17,12 +17,23 @@ export interface QueuedItem {
   text: string;
   /** Opaque per-channel payload (attachments, the original message). */
   payload?: unknown;
+  /** Names of the files the message carries, so a receipt can say what it holds. */
+  files?: readonly string[];
 }
 
 export const RECEIPT_MAX_ITEMS = 5;
 /** A queued burst collapses into one turn of at most this many messages. */
 export const MAX_COLLAPSE = 50;
 const ITEM_PREVIEW_CHARS = 120;
+
+/** One held message: its words, its files, or both (a files-only message is not an empty ""). */
+function describe(item: QueuedItem): string {
+  const words = preview(item.text);
+  const files = item.files ?? [];
+  const clip = files.length === 1 ? `📎 ${preview(files[0] ?? "")}` : `📎 ${files.length} files`;
+  if (files.length === 0) return `"${words}"`;
+  return words ? `"${words}" ${clip}` : clip;
+}
 
 function preview(text: string): string {
   // Collapse whitespace so a multi-line message stays one item; cap so a paste cannot blow the cap.
@@ -37,7 +48,7 @@ export function formatReceipt(
   deferred = 0,
 ): string {
   const icon = state === "queued" ? "⏳ Queued" : state === "answering" ? "▶️ Now answering" : "🛑 Cancelled";
-  const shown = items.slice(0, RECEIPT_MAX_ITEMS).map((i) => `"${preview(i.text)}"`);
+  const shown = items.slice(0, RECEIPT_MAX_ITEMS).map(describe);
   const more = items.length > RECEIPT_MAX_ITEMS ? ` · …and ${items.length - RECEIPT_MAX_ITEMS} more` : "";
   const tail = deferred > 0 ? ` (+${deferred} deferred)` : "";
   return `${icon} (${items.length}): ${shown.join(" · ")}${more}${tail}`;

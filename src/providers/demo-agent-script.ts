@@ -105,6 +105,19 @@ export function modelAnswer(modelId: string): string {
 }
 
 /** The prompt that runs the advertised compaction command (a slash command is sent as prompt text). */
+/**
+ * What the demo says first when files came with the prompt (as links, or as image blocks for an
+ * agent that accepts them), so uploading something visibly reaches the agent. "" when none did.
+ */
+export function receivedNote(prompt: readonly { type: string; name?: unknown }[]): string {
+  const names = prompt.flatMap((b) => {
+    if (b.type === "resource_link") return [typeof b.name === "string" && b.name ? b.name : "a file"];
+    return b.type === "image" ? ["an image"] : [];
+  });
+  if (names.length === 0) return "";
+  return `📎 I received ${names.length === 1 ? "one file" : `${names.length} files`}: ${names.join(", ")}.`;
+}
+
 export function isCompactCommand(prompt: string): boolean {
   return /^\/compact(?:\s|$)/.test(prompt.trim());
 }

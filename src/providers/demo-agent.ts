@@ -37,6 +37,7 @@ import {
   modelAnswer,
   OPTIONS_ANSWER,
   pickScenario,
+  receivedNote,
   type ScenarioName,
   SECRET_ANSWER,
   SLOW_STEP_MS,
@@ -201,6 +202,8 @@ async function runTurn(
       return { stopReason: "end_turn" };
     }
     await out.stream("agent_thought_chunk", [THINKING[scenario]], speedMs, CHUNK_SIZES);
+    const note = receivedNote(prompt);
+    if (note) await out.stream("agent_message_chunk", [`${note}\n\n`], speedMs, CHUNK_SIZES);
     const answer = await playScenario(scenario, client, out, s, speedMs);
     await out.acknowledgeSteers(true);
     s.tokens += Math.ceil((text.length + answer.length) / 4);

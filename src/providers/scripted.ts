@@ -4,7 +4,10 @@
  * and may branch on it, so approve and deny paths are both scriptable. Honours cancel and steer.
  * Optionally scripts the agent controls (a model menu, setModel, compaction) without a subprocess.
  */
+import { existsSync, readFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import type { AgentControls, CompactOutcome, ModelMenu } from "../messaging/agent-controls.js";
+import type { AgentPromptCapabilities } from "../messaging/attachment-prompt.js";
 import type { Timers } from "../messaging/clock.js";
 import { realClock, sleep } from "../messaging/clock.js";
 import { ParleyError } from "../messaging/errors.js";
@@ -41,6 +44,8 @@ export interface ScriptedProviderOptions {
   setModel?: (optionId: string, menu: ModelMenu) => ModelMenu | Promise<ModelMenu>;
   /** Compaction support; omitted = the agent offers none. */
   compaction?: ScriptedCompaction;
+  /** Which non-text blocks this agent accepts (default: none, so files arrive as links). */
+  promptCapabilities?: AgentPromptCapabilities;
 }
 
 export interface ScriptedCompaction {
@@ -61,6 +66,12 @@ export class ScriptedProvider implements Provider, AgentControls {
   private compacting = false;
   readonly answers: { requestId: string; verdict: PermissionVerdict }[] = [];
   readonly steers: string[] = [];
+  /**
+   * Per prompt: what each file:// resource link held AT prompt time (null: already gone). A turn's
+   * files must be alive while the agent reads them; reading later would prove nothing.
+   */
+  readonly linkedFiles: Map<string, Buffer | null>[] = [];
+  promptCapabilities: AgentPromptCapabilities;
   started = false;
   closed = false;
   readonly supportsSteer: boolean;
@@ -84,6 +95,7 @@ export class ScriptedProvider implements Provider, AgentControls {
     this.supportsSteer = options.supportsSteer ?? false;
     this.cwd = options.cwd ?? process.cwd();
     this.menu = options.modelMenu;
+    this.promptCapabilities = { ...options.promptCapabilities };
   }
 
   modelMenu(): ModelMenu | undefined {
@@ -167,6 +179,13 @@ export class ScriptedProvider implements Provider, AgentControls {
 
   prompt(content: string | PromptContent[]): AsyncIterable<ProviderEvent> {
     this.prompts.push(content);
+    const files = new Map<string, Buffer | null>();
+    for (const block of typeof content === "string" ? [] : content) {
+      if (block.type !== "resource_link" || !block.uri.startsWith("file:")) continue;
+      const path = fileURLToPath(block.uri);
+      files.set(block.name, existsSync(path) ? readFileSync(path) : null);
+    }
+    this.linkedFiles.push(files);
     const turn = this.turns.shift() ?? { steps: [{ type: "complete", stopReason: "end_turn" }] };
     return this.play(turn);
   }

@@ -277,7 +277,7 @@ export class WebChatDispatcher {
           "⚠️ Not sent: too many files are already waiting for the running turn. Send this again when it has finished.",
         );
       }
-      item = { text, payload };
+      item = { text, payload, files: uploads.map((u) => u.name) };
     }
     // With files the router never steers (a steer carries text only): it runs now or queues, and the
     // queue carries the byte sources to the turn that answers them.

@@ -8,7 +8,7 @@
  * CDN request carries an Authorization header. Two cases run a real ACP agent subprocess.
  */
 import { createHash } from "node:crypto";
-import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -24,7 +24,6 @@ import type { PromptContent } from "../../src/messaging/events.js";
 import { MemoryLogger } from "../../src/messaging/logger.js";
 import { SessionManager } from "../../src/messaging/session-manager.js";
 import { AcpProvider } from "../../src/providers/index.js";
-import type { ScriptedProvider } from "../../src/providers/scripted.js";
 import { FakeDiscord } from "../fakes/discord/server.js";
 import type { Stack } from "./helpers.js";
 import { ALICE, DM, startStack, untilFooter } from "./helpers.js";
@@ -58,23 +57,6 @@ afterEach(async () => {
   foreign = undefined;
 });
 
-/** Records, at the moment of each prompt, the bytes every linked file held (the files must be alive). */
-function watchPrompts(provider: ScriptedProvider): Map<string, Buffer | null>[] {
-  const seen: Map<string, Buffer | null>[] = [];
-  const original = provider.prompt.bind(provider);
-  provider.prompt = (content) => {
-    const files = new Map<string, Buffer | null>();
-    for (const b of typeof content === "string" ? [] : content) {
-      if (b.type !== "resource_link") continue;
-      const p = fileURLToPath(b.uri);
-      files.set(b.name, existsSync(p) ? readFileSync(p) : null);
-    }
-    seen.push(files);
-    return original(content);
-  };
-  return seen;
-}
-
 const blocks = (p: string | PromptContent[] | undefined): PromptContent[] => (Array.isArray(p) ? p : []);
 const linkPaths = (p: string | PromptContent[] | undefined) =>
   blocks(p).flatMap((b) => (b.type === "resource_link" ? [fileURLToPath(b.uri)] : []));
@@ -103,7 +85,7 @@ describe("discord: files from users reach the agent", () => {
 
   it("without image support it is a file:// link: the bytes are there during the turn, gone after", async () => {
     stack = await startStack({ turns: [answer("Seen.")] });
-    const seen = watchPrompts(stack.provider);
+    const seen = stack.provider.linkedFiles;
     const att = stack.fake.attachment({ filename: "pixel.png", bytes: PNG, contentType: "image/png" });
     stack.fake.userMessage({ channelId: DM, userId: ALICE, content: "", attachments: [att] });
     await untilFooter(stack.fake, DM);
@@ -232,14 +214,16 @@ describe("discord: attachments and the turn frame", () => {
       turns: [slowTurn, answer("Got the file.")],
       provider: { supportsSteer: true },
     });
-    const seen = watchPrompts(stack.provider);
+    const seen = stack.provider.linkedFiles;
     stack.fake.userMessage({ channelId: DM, userId: ALICE, content: "start" });
     await vi.waitFor(() => expect(stack?.provider.hasActiveTurn()).toBe(true), { timeout: 5000 });
     const att = stack.fake.attachment({ filename: "pixel.png", bytes: PNG, contentType: "image/png" });
     stack.fake.userMessage({ channelId: DM, userId: ALICE, content: "and this", attachments: [att] });
     await vi.waitFor(
       () =>
-        expect(contents(stack as Stack).some((c) => c.startsWith('⏳ Queued (1): "and this"'))).toBe(true),
+        expect(
+          contents(stack as Stack).some((c) => c.startsWith('⏳ Queued (1): "and this" 📎 pixel.png')),
+        ).toBe(true),
       { timeout: 5000 },
     );
     // Held as a descriptor: nothing was downloaded at arrival.
@@ -268,7 +252,7 @@ describe("discord: attachments and the turn frame", () => {
 
   it("the temp files are gone when the turn throws, and the user hears about it", async () => {
     stack = await startStack({ turns: [[{ throws: "agent crashed" }]] });
-    const seen = watchPrompts(stack.provider);
+    const seen = stack.provider.linkedFiles;
     const att = stack.fake.attachment({ filename: "pixel.png", bytes: PNG });
     stack.fake.userMessage({ channelId: DM, userId: ALICE, content: "look", attachments: [att] });
     // The failed turn's footer carries the warning mark.

@@ -5,7 +5,7 @@
  * refused files only runs no turn, and the temp files are gone when driveTurn returns, also when the
  * agent throws. Without attachments the prompt is the plain text, as before.
  */
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -43,25 +43,8 @@ afterEach(async () => {
   await rm(tmpRoot, { recursive: true, force: true });
 });
 
-/** The provider records what each file:// link held AT prompt time (the files must be alive then). */
-class SeeingProvider extends ScriptedProvider {
-  promptCapabilities: { image?: boolean } = {};
-  readonly seen: Map<string, Buffer>[] = [];
-  override prompt(content: string | PromptContent[]) {
-    const files = new Map<string, Buffer>();
-    for (const block of typeof content === "string" ? [] : content) {
-      if (block.type === "resource_link") {
-        const p = fileURLToPath(block.uri);
-        // Read synchronously at prompt(): the turn has not ended, so the file must exist now.
-        files.set(block.name, existsSync(p) ? readFileSync(p) : Buffer.alloc(0));
-      }
-    }
-    this.seen.push(files);
-    return super.prompt(content);
-  }
-}
 function setup(o: { steps?: ScriptStep[][]; image?: boolean; store?: TurnStore } = {}) {
-  const provider = new SeeingProvider(o.steps ?? [answer]);
+  const provider = new ScriptedProvider(o.steps ?? [answer]);
   if (o.image) provider.promptCapabilities = { image: true };
   let created = 0;
   const sessions = new SessionManager<PipelineProvider>({
@@ -139,7 +122,7 @@ describe("driveTurn: attachments", () => {
     await driveTurn(s.deps, s.turn({ text: "look", attachments: [bytesAttachment("photo.png", PNG)] }));
     const [link] = links(s.provider.prompts[0]);
     expect(link).toMatchObject({ type: "resource_link", name: "photo.png", mimeType: "image/png" });
-    expect(s.provider.seen[0]?.get("photo.png")).toEqual(PNG);
+    expect(s.provider.linkedFiles[0]?.get("photo.png")).toEqual(PNG);
     const file = fileURLToPath((link as { uri: string }).uri);
     expect(path.dirname(path.dirname(file))).toBe(tmpRoot);
     expect(existsSync(file)).toBe(false);
@@ -158,7 +141,7 @@ describe("driveTurn: attachments", () => {
       type: "text",
       text: "Contents of the attached file notes.md:\nline one\nline two ✓\n",
     });
-    expect(s.provider.seen[0]?.get("notes.md")).toEqual(notes);
+    expect(s.provider.linkedFiles[0]?.get("notes.md")).toEqual(notes);
   });
 
   it("a refused file is told to the user (one line) and named to the agent; the rest still runs", async () => {
@@ -221,7 +204,7 @@ describe("driveTurn: attachments", () => {
     );
     expect(result.ok).toBe(false);
     const file = fileURLToPath((links(s.provider.prompts[0])[0] as { uri: string }).uri);
-    expect(s.provider.seen[0]?.get("photo.png")).toEqual(PNG);
+    expect(s.provider.linkedFiles[0]?.get("photo.png")).toEqual(PNG);
     expect(existsSync(file)).toBe(false);
     expect(await readdir(tmpRoot)).toEqual([]);
     await expect.poll(() => s.provider.closed).toBe(true);

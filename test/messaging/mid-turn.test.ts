@@ -41,6 +41,16 @@ describe("queue receipts", () => {
     expect(formatReceipt("answering", items.slice(0, 1), 4)).toBe('▶️ Now answering (1): "m0" (+4 deferred)');
   });
 
+  it("names what a message with files holds; a files-only message is never an empty quote", () => {
+    expect(
+      formatReceipt("queued", [
+        { text: "", files: ["chart.png"] },
+        { text: "see these", files: ["a.txt", "b.txt"] },
+        { text: "", files: ["x", "y", "z"] },
+      ]),
+    ).toBe('⏳ Queued (3): 📎 chart.png · "see these" 📎 2 files · 📎 3 files');
+  });
+
   it("queue mode normalizes anything else to steer", () => {
     expect(normalizeQueueMode("queue")).toBe("queue");
     for (const v of ["steer", "QUEUE", "", undefined, 3]) expect(normalizeQueueMode(v)).toBe("steer");

@@ -4,7 +4,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import type { ProviderEvent } from "../../src/messaging/events.js";
-import { pickScenario } from "../../src/providers/demo-agent-script.js";
+import { pickScenario, receivedNote } from "../../src/providers/demo-agent-script.js";
 import type { AcpProvider } from "../../src/providers/index.js";
 import { collect, demoProvider, expectGone, textOf, zombieChildren } from "./helpers.js";
 
@@ -48,6 +48,23 @@ describe("demo agent scenarios", () => {
     expect(p.contextUsagePct).toBeGreaterThan(0);
     expect(p.contextUsagePct).toBeLessThan(100);
     expect(p.hasActiveTurn()).toBe(false);
+  });
+
+  it("names the files that came with a prompt before answering, and says nothing of files otherwise", async () => {
+    const p = demo();
+    const withFiles = textOf(
+      await collect(
+        p.prompt([
+          { type: "text", text: "what is in these?" },
+          { type: "resource_link", uri: "file:///tmp/parley-demo/notes.md", name: "notes.md" },
+          { type: "resource_link", uri: "file:///tmp/parley-demo/chart.png", name: "chart.png" },
+        ]),
+      ),
+    );
+    expect(withFiles.startsWith("📎 I received 2 files: notes.md, chart.png.\n\n")).toBe(true);
+    expect(textOf(await collect(p.prompt("hello")))).not.toContain("📎");
+    expect(receivedNote([{ type: "image" }])).toBe("📎 I received one file: an image.");
+    expect(receivedNote([{ type: "text" }])).toBe("");
   });
 
   it("greets with a fenced code block, and runs several turns in one session", async () => {

@@ -190,6 +190,8 @@ describe("web chat in Chromium", () => {
       .poll(() => lastAssistant(page).locator("table").count(), { timeout: 15_000 })
       .toBeGreaterThan(0);
     expect(await lastAssistant(page).getByTestId("status").textContent()).toMatch(/^Finished in /);
+    // ...and the agent names the file it was handed as a link.
+    expect(await lastAssistant(page).textContent()).toContain("📎 I received one file: scenario.txt.");
     expect(consoleErrors).toEqual([]); // no CSP violation, no script error
     await page.close();
   }, 40_000);

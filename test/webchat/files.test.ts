@@ -7,7 +7,7 @@
  * sent mid-turn is queued (never steered) and ingested only by the turn that answers it; a caption is
  * content, never a command; the temp files are gone after every turn.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -48,22 +48,6 @@ const ok = (text = "ok"): ScriptStep[] => [
   { type: "text", text },
   { type: "complete", stopReason: "end_turn" },
 ];
-
-/** Records, at each prompt, what every linked file held then (the turn's files must be alive). */
-class SeeingProvider extends ScriptedProvider {
-  promptCapabilities: { image?: boolean } = {};
-  readonly seen: Map<string, Buffer | null>[] = [];
-  override prompt(content: string | PromptContent[]) {
-    const files = new Map<string, Buffer | null>();
-    for (const block of typeof content === "string" ? [] : content) {
-      if (block.type !== "resource_link") continue;
-      const p = fileURLToPath(block.uri);
-      files.set(block.name, existsSync(p) ? readFileSync(p) : null);
-    }
-    this.seen.push(files);
-    return super.prompt(content);
-  }
-}
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -126,7 +110,7 @@ async function startChat(
 ) {
   const audit = new MemoryAuditSink();
   const logger = new MemoryLogger();
-  const provider = new SeeingProvider(o.turns ?? [ok(), ok(), ok()], o.provider ?? {});
+  const provider = new ScriptedProvider(o.turns ?? [ok(), ok(), ok()], o.provider ?? {});
   if (o.image) provider.promptCapabilities = { image: true };
   const startedKeys: string[] = [];
   const sessions = new SessionManager<PipelineProvider>({
@@ -205,7 +189,7 @@ describe("web chat files: what the agent receives", () => {
       type: "text",
       text: "Contents of the attached file notes.md:\nline one\nline two ✓\n",
     });
-    expect(c.provider.seen[0]?.get("notes.md")).toEqual(NOTES);
+    expect(c.provider.linkedFiles[0]?.get("notes.md")).toEqual(NOTES);
     await c.idle();
     const uri = (prompt[1] as { uri: string }).uri;
     expect(existsSync(fileURLToPath(uri))).toBe(false);
@@ -340,7 +324,7 @@ describe("web chat files: mid-turn and commands", () => {
     // ...but a message with files is held behind a receipt, and nothing is read yet.
     page.send({ type: "message", text: "and read this", files: [file("notes.md", NOTES)] });
     await vi.waitFor(() =>
-      expect(page.bubbles("receipt").at(-1)?.text).toBe('⏳ Queued (1): "and read this"'),
+      expect(page.bubbles("receipt").at(-1)?.text).toBe('⏳ Queued (1): "and read this" 📎 notes.md'),
     );
     expect(c.provider.steers).toEqual(["also this"]);
     expect(readdirSync(c.tmpRoot)).toEqual([]);
@@ -352,11 +336,11 @@ describe("web chat files: mid-turn and commands", () => {
     expect(second[0]).toEqual({ type: "text", text: "and read this" });
     expect(second[1]).toMatchObject({ type: "resource_link", name: "notes.md" });
     expect(second[2]).toMatchObject({ type: "text", text: expect.stringContaining("line two ✓") });
-    expect(c.provider.seen[1]?.get("notes.md")).toEqual(NOTES);
+    expect(c.provider.linkedFiles[1]?.get("notes.md")).toEqual(NOTES);
     await vi.waitFor(() =>
       expect(page.bubbles("assistant").at(-1)).toMatchObject({ text: "second", final: true }),
     );
-    expect(page.bubbles("receipt").at(-1)?.text).toBe('▶️ Now answering (1): "and read this"');
+    expect(page.bubbles("receipt").at(-1)?.text).toBe('▶️ Now answering (1): "and read this" 📎 notes.md');
     await c.idle();
     expect(readdirSync(c.tmpRoot)).toEqual([]);
   });
@@ -410,7 +394,7 @@ describe("web chat files: the held-bytes bound", () => {
     dispatcher.handleFrame(conn, { type: "message", text: "take your time" });
     await vi.waitFor(() => expect(provider.hasActiveTurn()).toBe(true), { timeout: 5000 });
     dispatcher.handleFrame(conn, { type: "message", text: "one", files: [eight] });
-    await vi.waitFor(() => expect(bubbles("receipt").at(-1)?.text).toBe('⏳ Queued (1): "one"'));
+    await vi.waitFor(() => expect(bubbles("receipt").at(-1)?.text).toBe('⏳ Queued (1): "one" 📎 n.txt'));
     dispatcher.handleFrame(conn, { type: "message", text: "two", files: [eight] });
     await vi.waitFor(() =>
       expect(bubbles("system").at(-1)?.text).toBe(
@@ -419,7 +403,7 @@ describe("web chat files: the held-bytes bound", () => {
     );
     expect(audit.find("inbound", "dropped").map((r) => r.fields.reason)).toEqual(["uploads_held"]);
     dispatcher.handleFrame(conn, { type: "message", text: "/stop" });
-    await vi.waitFor(() => expect(bubbles("receipt").at(-1)?.text).toBe('🛑 Cancelled (1): "one"'));
+    await vi.waitFor(() => expect(bubbles("receipt").at(-1)?.text).toBe('🛑 Cancelled (1): "one" 📎 n.txt'));
     dispatcher.handleFrame(conn, { type: "message", text: "three", files: [eight] });
     await vi.waitFor(() => expect(bubbles("assistant").at(-1)).toMatchObject({ text: "after", final: true }));
     expect(provider.prompts.at(-1)).toEqual([
