@@ -44,6 +44,16 @@ async function guildStack(
   return s;
 }
 
+/** An allowed user's channel message: parley opens a thread and answers there. Returns the thread. */
+async function autoThreadOnce(s: Stack): Promise<string> {
+  s.fake.userMessage({ channelId: CHANNEL, guildId: GUILD, userId: ALICE, content: "start" });
+  const created = () => [...s.fake.channels.values()].find((c) => c.parent_id === CHANNEL)?.id;
+  await vi.waitFor(() => expect(created()).toBeDefined());
+  const thread = created() ?? "";
+  await untilFooter(s.fake, thread);
+  return thread;
+}
+
 describe("discord: guild routes", () => {
   it("asks for guild messages and their content when a thread or channel is allowed", async () => {
     stack = await guildStack([]);
@@ -114,12 +124,7 @@ describe("discord: guild routes", () => {
   it("an autoThread thread keeps working after a restart, re-admitted against today's config", async () => {
     const store = new MemorySessionStore();
     stack = await guildStack([answer("First answer."), answer("After the restart.")], { store });
-    stack.fake.userMessage({ channelId: CHANNEL, guildId: GUILD, userId: ALICE, content: "start" });
-    await vi.waitFor(() =>
-      expect([...(stack?.fake.channels.values() ?? [])].some((c) => c.parent_id === CHANNEL)).toBe(true),
-    );
-    const thread = [...stack.fake.channels.values()].find((c) => c.parent_id === CHANNEL)?.id ?? "";
-    await untilFooter(stack.fake, thread);
+    const thread = await autoThreadOnce(stack);
     // Restart: a new process (transport, dispatcher) on the same durable store and the same Discord.
     await stack.running.stop();
     const fake = stack.fake;
@@ -139,12 +144,7 @@ describe("discord: guild routes", () => {
   it("after a restart, a thread whose channel is no longer allowed stays closed", async () => {
     const store = new MemorySessionStore();
     stack = await guildStack([answer("First answer.")], { store });
-    stack.fake.userMessage({ channelId: CHANNEL, guildId: GUILD, userId: ALICE, content: "start" });
-    await vi.waitFor(() =>
-      expect([...(stack?.fake.channels.values() ?? [])].some((c) => c.parent_id === CHANNEL)).toBe(true),
-    );
-    const thread = [...stack.fake.channels.values()].find((c) => c.parent_id === CHANNEL)?.id ?? "";
-    await untilFooter(stack.fake, thread);
+    const thread = await autoThreadOnce(stack);
     await stack.running.stop();
     const fake = stack.fake;
     // The operator removed the channel: its threads close with it.
