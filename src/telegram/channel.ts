@@ -10,6 +10,7 @@ import { ParleyError } from "../messaging/errors.js";
 import type { Logger } from "../messaging/logger.js";
 import { normalizeQueueMode } from "../messaging/mid-turn.js";
 import type { SessionStore } from "../messaging/session-store.js";
+import type { TelegramFileOptions } from "./attachments.js";
 import type { PaceOptions } from "./client.js";
 import { createTelegramBot, telegramOps } from "./client.js";
 import { menuCommands } from "./commands.js";
@@ -31,6 +32,10 @@ export interface TelegramStartOverrides {
   approvalTimeoutMs?: number;
   /** Retry gap for getMe while Telegram is unreachable at boot. */
   identifyRetryMs?: number;
+  /** Download bounds and the HTTP client for files users send (the token and apiRoot are the channel's). */
+  files?: Partial<Omit<TelegramFileOptions, "token" | "apiRoot">>;
+  /** Album collection timing. */
+  albums?: { settleMs?: number; maxWaitMs?: number };
 }
 
 export interface RunningTelegram extends RunningChannel {
@@ -83,6 +88,8 @@ export async function startTelegram(
     allowedUserIds: s.allowedUserIds,
     forum: { allowForum: s.allowForum, allowedForumChatIds: s.allowedForumChatIds },
     logger,
+    // Files users send are downloaded from the same Bot API server the calls go to.
+    files: { timers: clock, ...overrides.files, token: s.token, apiRoot: s.apiRoot },
   });
 
   const stopping = new AbortController();
@@ -134,6 +141,7 @@ export async function startTelegram(
     ...(store ? { store } : {}),
     ...(overrides.approvalTimeoutMs ? { approvalTimeoutMs: overrides.approvalTimeoutMs } : {}),
     ...(overrides.renderer ? { renderer: overrides.renderer } : {}),
+    ...(overrides.albums ? { albums: overrides.albums } : {}),
   });
   await registerCommands(ops, logger);
   const cursor = await UpdateCursor.load({ home: ctx.home, logger });

@@ -3,6 +3,9 @@
  * the transport's audited gate, then commands from the one COMMAND_SPEC, the typed approval floor,
  * the activation gate for Topics, and everything else through the shared MidTurnRouter (run now,
  * steer into the live turn, or hold behind one receipt) into driveTurn with this channel's renderer.
+ * A message with files is content only (no command, no typed answer, never steered): its RAW
+ * descriptors ride the queue and the turn that answers it downloads them through the shared ingest;
+ * an album's items are collected (albums.ts) and answered as one message.
  *
  * Intake is sequential and turns are not: handleUpdate answers `accepted` once the message is routed
  * (so the poller keeps per-chat order) and `settled` once the update is terminal (the cursor's
@@ -37,8 +40,10 @@ import { MemorySessionStore } from "../messaging/session-store.js";
 import { SessionTrust } from "../messaging/session-trust.js";
 import { splitMarkdownSafe } from "../messaging/split.js";
 import { stopRunningTurn } from "../messaging/stop.js";
-import type { InboundMessage } from "../messaging/transport.js";
+import type { InboundAttachment, InboundMessage } from "../messaging/transport.js";
 import { uploadsRestricted } from "../messaging/upload-gate.js";
+import { AlbumCollector } from "./albums.js";
+import { distinctNames, TELEGRAM_INGEST_LIMITS } from "./attachments.js";
 import { optionLabel, parseApprovalData, parseModelData } from "./buttons.js";
 import type { Handled } from "./command-handlers.js";
 import { NOTHING, runCommand } from "./command-handlers.js";
@@ -54,7 +59,7 @@ import { locationOf, routeOf, sessionKeyFor } from "./routes.js";
 import type { ForumActivation, TelegramDmScope } from "./settings.js";
 import type { TelegramTransport } from "./transport.js";
 import { threadOf } from "./transport.js";
-import type { TgCallbackQuery, TgUpdate } from "./wire.js";
+import type { TgCallbackQuery, TgMessage, TgUpdate } from "./wire.js";
 
 export interface TelegramDispatcherOptions {
   transport: TelegramTransport;
@@ -75,6 +80,8 @@ export interface TelegramDispatcherOptions {
   approvalTimeoutMs?: number;
   agentName?: string;
   renderer?: Partial<Omit<TelegramRendererOptions, "chatId" | "threadId">>;
+  /** Album collection timing (tests); the defaults are albums.ts's. */
+  albums?: { settleMs?: number; maxWaitMs?: number };
 }
 
 export interface UpdateHandling {
@@ -85,6 +92,14 @@ export interface UpdateHandling {
 /** Per-message payload riding the router's queue. */
 interface Carried {
   onStart?: () => void;
+  /** RAW descriptors (file_ids, never bytes or temp paths): the turn that answers fetches them. */
+  attachments?: InboundAttachment[];
+}
+
+/** One message as the conversation path needs it (an album's items arrive merged into one). */
+interface Incoming {
+  message: InboundMessage;
+  raw: TgMessage | undefined;
 }
 
 const DONE: UpdateHandling = { accepted: Promise.resolve(), settled: Promise.resolve() };
@@ -106,9 +121,17 @@ export class TelegramDispatcher {
   private readonly keyRoutes = new Map<string, Route>();
   private readonly inflight = new Set<Promise<unknown>>();
   private readonly clock: Clock;
+  /** Album items waiting to be answered as one message. */
+  readonly albums: AlbumCollector<Incoming>;
 
   constructor(readonly o: TelegramDispatcherOptions) {
     this.clock = o.clock ?? realClock;
+    this.albums = new AlbumCollector<Incoming>({
+      timers: this.clock,
+      logger: o.logger,
+      flush: (items) => this.converse(mergeAlbum(items)),
+      ...o.albums,
+    });
     this.store = o.store ?? new MemorySessionStore({ logger: o.logger });
     this.privacy = new PrivacyModes({ audit: o.audit, store: this.store, logger: o.logger });
     this.trust = new SessionTrust(o.audit);
@@ -258,7 +281,14 @@ export class TelegramDispatcher {
     const t = this.o.transport;
     const raw = t.rawOf(message);
     const r = routeOf(message.userId, message.conversationId, message.threadId);
-    let key = this.keyOf(r);
+    const album = raw?.media_group_id;
+    if (album !== undefined && message.attachments.length > 0)
+      return this.albums.add(r.route, album, { message, raw });
+    // Anything else from this conversation comes after the album sent before it.
+    await this.albums.flush(r.route);
+    // A file's caption is content for the agent, never a command or a typed approval answer.
+    if (message.attachments.length > 0) return this.converse({ message, raw });
+    const key = this.keyOf(r);
     let text = message.text;
     let override: QueueMode | undefined;
     const parsed = parseCommand(text, t.identity?.username ?? null);
@@ -288,41 +318,74 @@ export class TelegramDispatcher {
         });
       }
     }
+    return this.converse({ message, raw }, { text, override });
+  }
 
+  /**
+   * A message for the agent (commands are behind it): the activation gate for Topics, rotation,
+   * privacy modifiers, then the router. Files make it content only: never steered, never a command.
+   */
+  private async converse(
+    { message, raw }: Incoming,
+    opts: { text?: string; override?: QueueMode | undefined } = {},
+  ): Promise<Handled> {
+    const r = routeOf(message.userId, message.conversationId, message.threadId);
+    let override = opts.override;
     const activation = activationOutcome(raw?.chat.type ?? "", this.o.forumActivation, message.isMention);
     if (activation !== "activated") {
       this.o.audit.log("telegram.activation", "denied", { chat: r.chatId, reason: activation });
       return NOTHING;
     }
+    let key = this.keyOf(r);
     const busy = this.o.sessions.isBusy(key);
     if (this.conversations.maybeRotate(r.route, { busy }).rotated) key = this.keyOf(r);
-    const privacy = await this.privacy.stripAndApply(text, key, {
+    // Privacy modifiers only ever restrict, so one in a caption is honoured too.
+    const privacy = await this.privacy.stripAndApply(opts.text ?? message.text, key, {
       source: "telegram",
       caller: message.userId,
       notify: (notice) => this.reply(r, notice),
     });
-    if (privacy.onlyModifier) return NOTHING;
+    const files = message.attachments;
+    if (privacy.onlyModifier && files.length === 0) return NOTHING;
     // A compaction is a turn nobody sees: a message steered into it would be lost in it.
     if (this.compacting.has(key)) override = "queue";
-    return this.submit(key, privacy.text, { interpretCommands: true, override, messageId: raw?.message_id });
+    return this.submit(key, privacy.text, {
+      interpretCommands: files.length === 0,
+      override,
+      messageId: raw?.message_id,
+      attachments: files,
+    });
   }
 
   /** Hand a message to the router; resolves once it ran, steered or queued. */
   async submit(
     key: string,
     text: string,
-    opts: { interpretCommands: boolean; override?: QueueMode | undefined; messageId?: number | undefined },
+    opts: {
+      interpretCommands: boolean;
+      override?: QueueMode | undefined;
+      messageId?: number | undefined;
+      attachments?: InboundAttachment[];
+    },
   ): Promise<Handled> {
     let started: () => void = () => {};
     const running = new Promise<"ran">((resolve) => {
       started = () => resolve("ran");
     });
-    const carried: Carried = { onStart: started };
-    const turn = this.router.submit(
-      key,
-      { text, payload: carried },
-      { interpretCommands: opts.interpretCommands, ...(opts.override ? { override: opts.override } : {}) },
-    );
+    const files = opts.attachments ?? [];
+    // The queue carries the RAW descriptors: files fetched now would be deleted before a queued turn ran.
+    const carried: Carried = { onStart: started, ...(files.length > 0 ? { attachments: files } : {}) };
+    const item: QueuedItem = {
+      text,
+      payload: carried,
+      ...(files.length > 0 ? { files: files.map((f) => f.name) } : {}),
+    };
+    // With files the router never steers (a steer carries text only): it runs or queues.
+    const turn = this.router.submit(key, item, {
+      interpretCommands: opts.interpretCommands,
+      ...(opts.override ? { override: opts.override } : {}),
+      hasAttachments: files.length > 0,
+    });
     const outcome = await Promise.race([turn, running]);
     if (outcome === "steered") {
       this.active.get(key)?.noteSteer(text);
@@ -371,6 +434,8 @@ export class TelegramDispatcher {
       },
       ...this.o.renderer,
     });
+    // Every combined item's files, in arrival order; fetched and deleted inside driveTurn's frame.
+    const files = distinctNames(items.flatMap((i) => (i.payload as Carried | undefined)?.attachments ?? []));
     this.active.set(key, renderer);
     try {
       await driveTurn(
@@ -393,6 +458,14 @@ export class TelegramDispatcher {
             // Read per request: the global grant, or this conversation's Trust press.
             autoApproveSession: () => (this.o.grant?.isActive() ?? false) || this.trust.isSessionTrusted(key),
           },
+          ...(files.length > 0
+            ? {
+                attachments: files.map((f) => this.o.transport.attachmentSource(f)),
+                ingestLimits: TELEGRAM_INGEST_LIMITS,
+                // Refusal lines go where the answer goes: this chat, this Topic.
+                notify: (line: string) => this.reply(r, line),
+              }
+            : {}),
         },
       );
     } finally {
@@ -472,6 +545,9 @@ export class TelegramDispatcher {
 
   /** Shutdown: deny open prompts, stop live turns, and wait for in-flight work to settle. */
   async shutdown(): Promise<void> {
+    // A held album's updates settle only with its turn (the drain would wait on them forever): it is
+    // routed now, like any message that arrived before the stop, and stopped with the rest below.
+    await this.albums.flushAll();
     for (const key of [...this.active.keys()]) {
       await stopRunningTurn(this.o.sessions, key, {
         router: this.router,
@@ -481,4 +557,20 @@ export class TelegramDispatcher {
     }
     await Promise.allSettled([...this.inflight]);
   }
+}
+
+/** An album's items as one message: the captions in order, every file, a mention if any had one. */
+function mergeAlbum(items: readonly Incoming[]): Incoming {
+  const sorted = [...items].sort((a, b) => (a.raw?.message_id ?? 0) - (b.raw?.message_id ?? 0));
+  const [first] = sorted as [Incoming, ...Incoming[]];
+  const message: InboundMessage = {
+    ...first.message,
+    text: sorted
+      .map((i) => i.message.text)
+      .filter((t) => t.trim() !== "")
+      .join("\n\n"),
+    attachments: sorted.flatMap((i) => i.message.attachments),
+    isMention: sorted.some((i) => i.message.isMention),
+  };
+  return { message, raw: first.raw };
 }

@@ -16,6 +16,12 @@ export const TELEGRAM_MAX_CALLBACK_BYTES = 64;
 /** Multipart upload ceiling per photo (by URL is 5 MB, by file_id unlimited; a local file is multipart). */
 export const TELEGRAM_MAX_PHOTO_BYTES = 10 * 1024 * 1024;
 export const TELEGRAM_MAX_MEDIA_GROUP = 10;
+/**
+ * The largest file the Bot API lets a bot download (getFile: "up to 20MB", taken here as 20 MiB;
+ * a file between 20 MB and 20 MiB that Telegram refuses is still refused visibly, by getFile).
+ * Bigger files get no download link at all.
+ */
+export const TELEGRAM_MAX_DOWNLOAD_BYTES = 20 * 1024 * 1024;
 /** Aggregate bytes per answer: ten photos at the per-file ceiling would hold 100 MiB resident. */
 export const TELEGRAM_MAX_TOTAL_UPLOAD_BYTES = 25 * 1024 * 1024;
 /** Inline keyboard buttons we offer for [OPTIONS:]; the rest degrade to a numbered list. */

@@ -4,14 +4,22 @@
  * Topic). Every body goes out as Telegram-HTML through one path (display redaction at the sink, the
  * 4096 UTF-16 bound), with a plain-text retry if Telegram cannot parse the HTML.
  */
+import type { Attachment } from "../messaging/attachments.js";
 import type { AuditSink } from "../messaging/audit.js";
 import { defineCapabilities } from "../messaging/capabilities.js";
 import type { Logger } from "../messaging/logger.js";
 import { silentLogger } from "../messaging/logger.js";
 import type { OutboundFile } from "../messaging/outbound-files.js";
 import { splitMarkdownSafe } from "../messaging/split.js";
-import type { ConfiguredChannelTarget, InboundMessage, ResolvedTarget } from "../messaging/transport.js";
+import type {
+  ConfiguredChannelTarget,
+  InboundAttachment,
+  InboundMessage,
+  ResolvedTarget,
+} from "../messaging/transport.js";
 import { inboundMessage, MessagingTransport } from "../messaging/transport.js";
+import type { TelegramFileOptions } from "./attachments.js";
+import { inboundFilesOf, telegramAttachment } from "./attachments.js";
 import { isEntityParseError, isNotModified } from "./errors.js";
 import type { BotIdentity, ChatGateOutcome, ForumPolicy } from "./gate.js";
 import { addressesBot, forumGateOutcome } from "./gate.js";
@@ -28,7 +36,8 @@ export const TELEGRAM_CAPABILITIES = defineCapabilities({
   streaming: true,
   edit: true,
   reactions: true,
-  filesInbound: false,
+  // Photos, documents, voice notes, ... reach the agent through the shared ingest (attachments.ts).
+  filesInbound: true,
   // Local images the agent references are uploaded as photos after the text (renderer + gates).
   filesOutbound: true,
   richBlocks: true,
@@ -53,6 +62,8 @@ export interface TelegramTransportOptions {
   allowedUserIds?: ReadonlySet<string>;
   forum?: ForumPolicy;
   logger?: Logger;
+  /** How files users send are downloaded (the token and apiRoot); absent = every file refused. */
+  files?: TelegramFileOptions;
 }
 
 export interface PostOptions {
@@ -69,6 +80,7 @@ export class TelegramTransport extends MessagingTransport<TgUpdate> {
   private readonly allowed: ReadonlySet<string>;
   private readonly forum: ForumPolicy;
   private readonly log: Logger;
+  private readonly files: TelegramFileOptions | undefined;
   private readonly raws = new WeakMap<InboundMessage, TgMessage>();
   private bot: BotIdentity | null = null;
 
@@ -82,6 +94,7 @@ export class TelegramTransport extends MessagingTransport<TgUpdate> {
       allowedForumChatIds: new Set(options.forum?.allowedForumChatIds ?? []),
     };
     this.log = options.logger ?? silentLogger;
+    this.files = options.files;
   }
 
   /** getMe landed: mention gating can now resolve. */
@@ -112,13 +125,24 @@ export class TelegramTransport extends MessagingTransport<TgUpdate> {
       channelType: this.channelType,
       userId: String(m.from.id),
       conversationId: String(m.chat.id),
+      // A file's caption is its text; a media-only message is still a message.
       text: m.text ?? m.caption ?? "",
       ...(threadOf(m) === undefined ? {} : { threadId: threadOf(m) }),
       isMention: addressesBot(m, this.bot),
       messageId: String(m.message_id),
+      // RAW descriptors (file_ids) only: the bytes are fetched by the turn that answers the message.
+      attachments: inboundFilesOf(m),
     });
     this.raws.set(message, m);
     return message;
+  }
+
+  /**
+   * The byte source for a file this transport normalized: getFile, then the download from the Bot
+   * API's file server, only when the ingest reads it (attachments.ts).
+   */
+  attachmentSource(attachment: InboundAttachment): Attachment {
+    return telegramAttachment(attachment, this.ops, this.files);
   }
 
   authorize(message: InboundMessage): boolean {

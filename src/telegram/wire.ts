@@ -36,6 +36,41 @@ export interface TgInlineKeyboard {
   inline_keyboard: TgInlineButton[][];
 }
 
+/** What every downloadable Bot API object carries (PhotoSize, Document, Audio, Voice, Video, ...). */
+export interface TgFileRef {
+  /** The handle getFile takes; usable only with this bot's token. */
+  file_id: string;
+  file_unique_id?: string;
+  /** Declared by Telegram; a claim, never the bound on what is read. */
+  file_size?: number;
+}
+
+/** Document, Audio, Video and Animation also carry the sender's name and type. */
+export interface TgNamedFile extends TgFileRef {
+  file_name?: string;
+  mime_type?: string;
+}
+
+export interface TgPhotoSize extends TgFileRef {
+  width: number;
+  height: number;
+}
+
+export interface TgVoice extends TgFileRef {
+  mime_type?: string;
+}
+
+export interface TgSticker extends TgFileRef {
+  is_animated?: boolean;
+  is_video?: boolean;
+  emoji?: string;
+}
+
+/** getFile's answer: `file_path` names the download (`<apiRoot>/file/bot<token>/<file_path>`). */
+export interface TgFile extends TgFileRef {
+  file_path?: string;
+}
+
 export interface TgMessage {
   message_id: number;
   date?: number;
@@ -50,6 +85,18 @@ export interface TgMessage {
   is_topic_message?: boolean;
   reply_to_message?: TgMessage;
   reply_markup?: TgInlineKeyboard;
+  /** Several messages sharing it were sent as one album. */
+  media_group_id?: string;
+  /** Every size Telegram made of one photo, smallest first: the last is the largest. */
+  photo?: TgPhotoSize[];
+  document?: TgNamedFile;
+  audio?: TgNamedFile;
+  voice?: TgVoice;
+  video?: TgNamedFile;
+  video_note?: TgFileRef;
+  /** A GIF or silent video; Telegram sets `document` to the same file alongside it. */
+  animation?: TgNamedFile;
+  sticker?: TgSticker;
 }
 
 export interface TgCallbackQuery {

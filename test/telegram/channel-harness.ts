@@ -8,6 +8,7 @@ import { join } from "node:path";
 import type { GatewayContext, GrantControl } from "../../src/gateway/channel.js";
 import type { ParleyConfig } from "../../src/gateway/config.js";
 import { configSchema } from "../../src/gateway/config.js";
+import type { AgentPromptCapabilities } from "../../src/messaging/attachment-prompt.js";
 import { MemoryAuditSink } from "../../src/messaging/audit.js";
 import type { PipelineProvider } from "../../src/messaging/dispatch.js";
 import { MemoryLogger } from "../../src/messaging/logger.js";
@@ -45,6 +46,8 @@ export interface ChannelOptions {
   queueMode?: "steer" | "queue";
   /** Over the default env (the fake's token and API root). */
   env?: Record<string, string>;
+  /** What every session's agent declares it accepts in a prompt (an image block, for instance). */
+  promptCapabilities?: AgentPromptCapabilities;
 }
 
 export async function startChannel(fake: FakeTelegram, o: ChannelOptions = {}): Promise<ChannelUnderTest> {
@@ -60,6 +63,7 @@ export async function startChannel(fake: FakeTelegram, o: ChannelOptions = {}): 
         ...o.provider,
         supportsSteer: o.supportsSteer ?? false,
       });
+      if (o.promptCapabilities) Object.assign(p, { promptCapabilities: o.promptCapabilities });
       providers.set(key, p);
       return p;
     },

@@ -4,8 +4,11 @@
  * parley does to Telegram crosses a real HTTP boundary. It records every call with its parsed
  * params, serves queued updates with getUpdates' offset semantics (an offset confirms everything
  * below it), validates what Telegram validates (HTML entities, the 4096 cap, 64-byte callback data,
- * the reaction set) and can inject errors. Bounded: it stops itself after `lifetimeMs` and refuses
- * calls past `maxCalls`, so a test that forgets to close it cannot hang the run.
+ * the reaction set) and can inject errors. Files users send: `hostFile` stores bytes under a
+ * file_id, getFile answers with a file_path, and `GET /file/bot<token>/<file_path>` serves them
+ * (whole, streamed as fast as the client reads, stalled, redirected or refused), each download
+ * recorded with its headers. Bounded: it stops itself after `lifetimeMs` and refuses calls (and
+ * downloads) past `maxCalls`, so a test that forgets to close it cannot hang the run.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer } from "node:http";
@@ -56,6 +59,46 @@ export interface InjectedError {
   description: string;
   retryAfter?: number;
 }
+
+/** A file a user "sent": what getFile reports for it and how its download answers. */
+export interface FakeFileSpec {
+  /** Served whole, with an honest Content-Length. */
+  bytes?: Uint8Array;
+  /** `head`, then zeros up to `total` bytes, written only as fast as the client reads. */
+  stream?: { head: Uint8Array; total: number };
+  /** Headers sent, then no body byte ever (a stalled download). */
+  stall?: boolean;
+  /** Answered with 302 to this location (which must never be followed). */
+  redirectTo?: string;
+  /** Answered with this status and no body. */
+  status?: number;
+  /** The file_size getFile and the message report (default: the real length). */
+  fileSize?: number;
+  /** The file_path getFile answers (default `<folder>/file_<n>.<ext>`); null = none at all. */
+  filePath?: string | null;
+  folder?: string;
+}
+
+/** The Bot API fields every file object shares, as a message carries them. */
+export interface HostedFile {
+  file_id: string;
+  file_unique_id: string;
+  file_size: number;
+}
+
+export interface FileRequest {
+  method: string;
+  /** The path after `/file/bot<token>/` (the token itself is not recorded). */
+  filePath: string;
+  headers: Record<string, string | string[] | undefined>;
+  /** Body bytes written to the socket so far. */
+  served: number;
+  /** The client closed the connection before the whole body was written. */
+  closedEarly: boolean;
+}
+
+/** The Bot API's download ceiling: getFile refuses bigger files. */
+const MAX_DOWNLOAD_BYTES = 20 * 1024 * 1024;
 
 export interface FakeTelegramOptions {
   token?: string;
@@ -112,6 +155,10 @@ export class FakeTelegram {
   private readonly injected = new Map<string, (InjectedError & { times: number })[]>();
   private commands: unknown[] = [];
   private stopped = false;
+  /** Downloads from the file route, in arrival order. */
+  readonly fileRequests: FileRequest[] = [];
+  private readonly files = new Map<string, FakeFileSpec & { path: string | null; size: number }>();
+  private nextFileId = 1;
 
   constructor(options: FakeTelegramOptions = {}) {
     this.token = options.token ?? "123456:TEST-token";
@@ -177,6 +224,53 @@ export class FakeTelegram {
     if (opts.entities) message.entities = opts.entities;
     if (opts.replyTo) message.reply_to_message = opts.replyTo;
     return { updateId: this.pushUpdate({ message }), messageId };
+  }
+
+  /** A user's message carrying media fields (`{ photo: [...] }`, `{ document: {...} }`, ...). */
+  pushMedia(
+    from: Partial<FakeUser> & { id: number },
+    media: Json,
+    opts: {
+      caption?: string;
+      chat?: FakeChat;
+      threadId?: number;
+      mediaGroupId?: string;
+      captionEntities?: Json[];
+    } = {},
+  ): { updateId: number; messageId: number } {
+    const messageId = this.nextMessageId++;
+    const message: Json = {
+      message_id: messageId,
+      date: Math.floor(this.now() / 1000),
+      chat: opts.chat ?? { id: from.id, type: "private", first_name: from.first_name ?? "User" },
+      from: { is_bot: false, first_name: "User", ...from },
+      ...media,
+    };
+    if (opts.caption !== undefined) message.caption = opts.caption;
+    if (opts.captionEntities) message.caption_entities = opts.captionEntities;
+    if (opts.mediaGroupId !== undefined) message.media_group_id = opts.mediaGroupId;
+    if (opts.threadId !== undefined) {
+      message.message_thread_id = opts.threadId;
+      message.is_topic_message = true;
+    }
+    return { updateId: this.pushUpdate({ message }), messageId };
+  }
+
+  /** Store a file as if a user had sent it; returns the fields a message's file object carries. */
+  hostFile(spec: FakeFileSpec): HostedFile {
+    const n = this.nextFileId++;
+    const fileId = `FILE${n}-${"x".repeat(8)}`;
+    const size = spec.fileSize ?? spec.bytes?.length ?? spec.stream?.total ?? 0;
+    const path =
+      spec.filePath === null ? null : (spec.filePath ?? `${spec.folder ?? "documents"}/file_${n}.bin`);
+    this.files.set(fileId, { ...spec, path, size });
+    return { file_id: fileId, file_unique_id: `U${n}`, file_size: size };
+  }
+
+  /** Downloads of one hosted file (matched by the file_path getFile gave for it). */
+  fileRequestsFor(fileId: string): FileRequest[] {
+    const path = this.files.get(fileId)?.path;
+    return this.fileRequests.filter((r) => path !== null && r.filePath === path);
   }
 
   /** A button press on a message the bot sent. */
@@ -252,6 +346,8 @@ export class FakeTelegram {
   // ── HTTP ────────────────────────────────────────────────────────────────────────────────────
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = req.url?.split("?")[0] ?? "";
+    if (url.startsWith("/file/")) return this.serveFile(req, res, url);
     const match = /^\/bot([^/]+)\/([A-Za-z]+)$/.exec(req.url?.split("?")[0] ?? "");
     let params: Json = {};
     try {
@@ -338,6 +434,8 @@ export class FakeTelegram {
           if (!REACTIONS.has(String(r.emoji))) throw bad("REACTION_INVALID");
         }
         return true;
+      case "getFile":
+        return this.getFile(p);
       case "sendPhoto":
         return this.store(p, "", undefined);
       case "sendMediaGroup":
@@ -366,6 +464,99 @@ export class FakeTelegram {
       });
     }
     return ready();
+  }
+
+  private getFile(p: Json): Json {
+    const fileId = String(p.file_id ?? "");
+    const file = this.files.get(fileId);
+    if (!file) throw bad("invalid file_id");
+    if (file.size > MAX_DOWNLOAD_BYTES) throw bad("file is too big");
+    const n = fileId.slice(4).split("-")[0];
+    return {
+      file_id: fileId,
+      file_unique_id: `U${n}`,
+      file_size: file.size,
+      ...(file.path === null ? {} : { file_path: file.path }),
+    };
+  }
+
+  /** `GET /file/bot<token>/<file_path>`: the download route, bounded like the API. */
+  private async serveFile(req: IncomingMessage, res: ServerResponse, url: string): Promise<void> {
+    const match = /^\/file\/bot([^/]+)\/(.+)$/.exec(url);
+    const token = match?.[1] ? decodeURIComponent(match[1]) : undefined;
+    const filePath = match?.[2] ? decodeURIComponent(match[2]) : "";
+    if (token !== this.token) {
+      res.writeHead(404).end();
+      return;
+    }
+    if (this.calls.length + this.fileRequests.length >= this.maxCalls) {
+      this.overflowed = true;
+      res.writeHead(500).end();
+      return;
+    }
+    const rec: FileRequest = {
+      method: req.method ?? "GET",
+      filePath,
+      headers: { ...req.headers },
+      served: 0,
+      closedEarly: false,
+    };
+    this.fileRequests.push(rec);
+    this.notify();
+    const spec = [...this.files.values()].find((f) => f.path === filePath);
+    if (!spec || rec.method !== "GET") {
+      res.writeHead(404).end();
+      return;
+    }
+    if (spec.redirectTo) {
+      res.writeHead(302, { location: spec.redirectTo }).end();
+      return;
+    }
+    if (spec.status !== undefined) {
+      res.writeHead(spec.status).end();
+      return;
+    }
+    const type = "application/octet-stream";
+    if (spec.stall) {
+      res.writeHead(200, { "content-type": type });
+      res.flushHeaders();
+      res.on("close", () => {
+        rec.closedEarly = true;
+        this.notify();
+      });
+      return;
+    }
+    if (spec.bytes) {
+      res.writeHead(200, { "content-type": type, "content-length": String(spec.bytes.length) });
+      res.end(spec.bytes);
+      rec.served = spec.bytes.length;
+      return;
+    }
+    const stream = spec.stream ?? { head: new Uint8Array(), total: 0 };
+    res.writeHead(200, { "content-type": type, "content-length": String(stream.total) });
+    let closed = false;
+    let wake: (() => void) | undefined;
+    res.on("close", () => {
+      closed = true;
+      if (rec.served < stream.total) rec.closedEarly = true;
+      wake?.();
+      this.notify();
+    });
+    res.on("drain", () => wake?.());
+    const zeros = new Uint8Array(64 * 1024);
+    let chunk: Uint8Array = stream.head;
+    while (!closed && rec.served < stream.total) {
+      const piece = chunk.subarray(0, stream.total - rec.served);
+      rec.served += piece.length;
+      const flowing = res.write(piece);
+      chunk = zeros;
+      // Backpressure: write only as fast as the client reads, so `served` tracks what it pulled.
+      if (!flowing && !closed)
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+        });
+    }
+    if (!closed) res.end();
   }
 
   private sendMessage(p: Json): Json {
