@@ -8,8 +8,8 @@
  * messaging/attachments.ts; nothing of that is repeated here.
  */
 import type { Attachment } from "../messaging/attachments.js";
+import { boundedDownload } from "../messaging/bounded-download.js";
 import type { Timers } from "../messaging/clock.js";
-import { realClock } from "../messaging/clock.js";
 import type { InboundAttachment } from "../messaging/transport.js";
 
 /** The hosts Discord serves message attachments from (`url` and `proxy_url`). */
@@ -79,71 +79,20 @@ export function discordAttachment(att: InboundAttachment, opts: AttachmentFetchO
   };
 }
 
-async function* download(
+function download(
   ref: string,
   signal: AbortSignal,
   opts: AttachmentFetchOptions,
 ): AsyncGenerator<Uint8Array> {
-  // Validated before any connection: a refused URL costs no request at all.
-  const url = admitAttachmentUrl(ref, opts.extraOrigin);
-  const timers = opts.timers ?? realClock;
-  const timeoutMs = opts.timeoutMs ?? DEFAULT_FETCH_TIMEOUT_MS;
-  const maxBytes = opts.maxBytes ?? DEFAULT_FETCH_MAX_BYTES;
-  const abort = new AbortController();
-  const onAbort = () => abort.abort(signal.reason);
-  signal.addEventListener("abort", onAbort, { once: true });
-  if (signal.aborted) onAbort();
-  const timer = timers.setTimeout(
-    () => abort.abort(new Error(`the download took longer than ${Math.round(timeoutMs / 1000)} s`)),
-    timeoutMs,
+  return boundedDownload(
+    // Validated before any connection: a refused URL costs no request at all.
+    () => admitAttachmentUrl(ref, opts.extraOrigin),
+    signal,
+    {
+      maxBytes: opts.maxBytes ?? DEFAULT_FETCH_MAX_BYTES,
+      timeoutMs: opts.timeoutMs ?? DEFAULT_FETCH_TIMEOUT_MS,
+      ...(opts.timers ? { timers: opts.timers } : {}),
+      ...(opts.fetch ? { fetch: opts.fetch } : {}),
+    },
   );
-  let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
-  try {
-    const res = await failWithReason(
-      (opts.fetch ?? fetch)(url, {
-        method: "GET",
-        // A redirect could leave the admitted hosts: it is answered, never followed.
-        redirect: "manual",
-        // No Authorization, no cookies: the CDN URL is self-authorizing, the bot token stays home.
-        headers: { accept: "*/*" },
-        signal: abort.signal,
-      }),
-      abort.signal,
-    );
-    if (res.status >= 300 && res.status < 400) {
-      await res.body?.cancel().catch(() => {});
-      throw new Error("the file server answered with a redirect, which is not followed");
-    }
-    if (!res.ok) {
-      await res.body?.cancel().catch(() => {});
-      throw new Error(`the file server answered HTTP ${res.status}`);
-    }
-    if (!res.body) return;
-    reader = res.body.getReader();
-    let read = 0;
-    for (;;) {
-      const { done, value } = await failWithReason(reader.read(), abort.signal);
-      if (done) return;
-      read += value.length;
-      // Counted on bytes received, whatever Content-Length claimed.
-      if (read > maxBytes) throw new Error("the file is larger than any allowed size");
-      yield value;
-    }
-  } finally {
-    timers.clearTimeout(timer);
-    signal.removeEventListener("abort", onAbort);
-    // Stopping early (cap reached, refusal, abort) must release the connection, not drain it.
-    if (!abort.signal.aborted) abort.abort(new Error("download closed"));
-    await reader?.cancel().catch(() => {});
-  }
-}
-
-/** fetch rejects with a generic AbortError; report the reason the download was aborted for. */
-async function failWithReason<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  try {
-    return await work;
-  } catch (error) {
-    if (signal.aborted && signal.reason instanceof Error) throw signal.reason;
-    throw error;
-  }
 }

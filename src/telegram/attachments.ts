@@ -12,8 +12,8 @@
  */
 import type { Attachment, IngestLimits } from "../messaging/attachments.js";
 import { DEFAULT_INGEST_LIMITS } from "../messaging/attachments.js";
+import { boundedDownload } from "../messaging/bounded-download.js";
 import type { Timers } from "../messaging/clock.js";
-import { realClock } from "../messaging/clock.js";
 import type { InboundAttachment } from "../messaging/transport.js";
 import { apiErrorOf } from "./errors.js";
 import { TELEGRAM_MAX_DOWNLOAD_BYTES } from "./limits.js";
@@ -209,61 +209,25 @@ async function* download(
   // Before any request: Telegram would give no link for it, and the user should hear why.
   if (att.size !== undefined && att.size > TELEGRAM_MAX_DOWNLOAD_BYTES)
     throw new FileDownloadRefused(TOO_BIG);
-  const timers = opts.timers ?? realClock;
-  const timeoutMs = opts.timeoutMs ?? DEFAULT_FETCH_TIMEOUT_MS;
-  const maxBytes = opts.maxBytes ?? DEFAULT_FETCH_MAX_BYTES;
-  const abort = new AbortController();
-  const onAbort = () => abort.abort(signal.reason);
-  signal.addEventListener("abort", onAbort, { once: true });
-  if (signal.aborted) onAbort();
-  // One bound for the lookup and the download together.
-  const timer = timers.setTimeout(
-    () => abort.abort(new Error(`the download took longer than ${Math.round(timeoutMs / 1000)} s`)),
-    timeoutMs,
+  const { apiRoot, token } = opts;
+  yield* boundedDownload(
+    // The lookup shares the download's deadline; the URL (its path holds the token) stays on apiRoot.
+    async (bound) => {
+      const file = await lookUp(ops, att.ref, bound);
+      if (file.file_size !== undefined && file.file_size > TELEGRAM_MAX_DOWNLOAD_BYTES)
+        throw new FileDownloadRefused(TOO_BIG);
+      if (!file.file_path) throw new FileDownloadRefused("Telegram offered no download for this file");
+      return fileDownloadUrl(apiRoot, token, file.file_path);
+    },
+    signal,
+    {
+      maxBytes: opts.maxBytes ?? DEFAULT_FETCH_MAX_BYTES,
+      timeoutMs: opts.timeoutMs ?? DEFAULT_FETCH_TIMEOUT_MS,
+      serverName: "Telegram's file server",
+      ...(opts.timers ? { timers: opts.timers } : {}),
+      ...(opts.fetch ? { fetch: opts.fetch } : {}),
+    },
   );
-  let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
-  try {
-    const file = await lookUp(ops, att.ref, abort.signal);
-    if (file.file_size !== undefined && file.file_size > TELEGRAM_MAX_DOWNLOAD_BYTES)
-      throw new FileDownloadRefused(TOO_BIG);
-    if (!file.file_path) throw new FileDownloadRefused("Telegram offered no download for this file");
-    const url = fileDownloadUrl(opts.apiRoot, opts.token, file.file_path);
-    const res = await withReason(
-      (opts.fetch ?? fetch)(url, {
-        method: "GET",
-        // A redirect would carry the request (its path holds the token) elsewhere: answered, never followed.
-        redirect: "manual",
-        headers: { accept: "*/*" },
-        signal: abort.signal,
-      }),
-      abort.signal,
-    );
-    if (res.status >= 300 && res.status < 400) {
-      await res.body?.cancel().catch(() => {});
-      throw new Error("Telegram's file server answered with a redirect, which is not followed");
-    }
-    if (!res.ok) {
-      await res.body?.cancel().catch(() => {});
-      throw new Error(`Telegram's file server answered HTTP ${res.status}`);
-    }
-    if (!res.body) return;
-    reader = res.body.getReader();
-    let read = 0;
-    for (;;) {
-      const { done, value } = await withReason(reader.read(), abort.signal);
-      if (done) return;
-      read += value.length;
-      // Counted on bytes received, whatever Content-Length or file_size claimed.
-      if (read > maxBytes) throw new Error("the file is larger than any allowed size");
-      yield value;
-    }
-  } finally {
-    timers.clearTimeout(timer);
-    signal.removeEventListener("abort", onAbort);
-    // Stopping early (cap reached, refusal, abort) must release the connection, not drain it.
-    if (!abort.signal.aborted) abort.abort(new Error("download closed"));
-    await reader?.cancel().catch(() => {});
-  }
 }
 
 /** getFile through grammY; its failures become short, token-free reasons. */
@@ -275,16 +239,6 @@ async function lookUp(ops: TelegramOps, fileId: string, signal: AbortSignal): Pr
     const api = apiErrorOf(error);
     if (api) throw new Error(`Telegram refused the file (${api.description || `error ${api.code}`})`);
     throw new Error("Telegram could not be reached to look the file up");
-  }
-}
-
-/** fetch rejects with a generic AbortError; report the reason the download was aborted for. */
-async function withReason<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
-  try {
-    return await work;
-  } catch (error) {
-    if (signal.aborted && signal.reason instanceof Error) throw signal.reason;
-    throw error;
   }
 }
 
