@@ -19,6 +19,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { WebSocket } from "ws";
 import { WebSocketServer } from "ws";
+import { serveFileBody } from "../file-body.js";
 
 export type Json = Record<string, unknown>;
 
@@ -327,49 +328,11 @@ export class FakeDiscord {
       res.writeHead(404).end();
       return;
     }
-    const type = spec.contentType ?? "application/octet-stream";
     if (spec.redirectTo) {
       res.writeHead(302, { location: spec.redirectTo }).end();
       return;
     }
-    if (spec.stall) {
-      res.writeHead(200, { "content-type": type });
-      res.flushHeaders();
-      res.on("close", () => {
-        rec.closedEarly = true;
-      });
-      return;
-    }
-    if (spec.bytes) {
-      res.writeHead(200, { "content-type": type, "content-length": String(spec.bytes.length) });
-      res.end(spec.bytes);
-      rec.served = spec.bytes.length;
-      return;
-    }
-    const stream = spec.stream ?? { head: new Uint8Array(), total: 0 };
-    res.writeHead(200, { "content-type": type, "content-length": String(stream.total) });
-    let closed = false;
-    let wake: (() => void) | undefined;
-    res.on("close", () => {
-      closed = true;
-      if (rec.served < stream.total) rec.closedEarly = true;
-      wake?.();
-    });
-    res.on("drain", () => wake?.());
-    const zeros = new Uint8Array(64 * 1024);
-    let chunk: Uint8Array = stream.head;
-    while (!closed && rec.served < stream.total) {
-      const piece = chunk.subarray(0, stream.total - rec.served);
-      rec.served += piece.length;
-      const flowing = res.write(piece);
-      chunk = zeros;
-      // Backpressure: write only as fast as the client reads, so `served` tracks what it pulled.
-      if (!flowing && !closed)
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-        });
-    }
-    if (!closed) res.end();
+    await serveFileBody(res, spec, rec);
   }
 
   /** A button press on a message parley posted; returns the interaction id. */

@@ -13,6 +13,8 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { FileBody } from "../file-body.js";
+import { serveFileBody } from "../file-body.js";
 import { HtmlParseError, parseTelegramHtml } from "./html.js";
 
 export interface FakeUser {
@@ -61,13 +63,7 @@ export interface InjectedError {
 }
 
 /** A file a user "sent": what getFile reports for it and how its download answers. */
-export interface FakeFileSpec {
-  /** Served whole, with an honest Content-Length. */
-  bytes?: Uint8Array;
-  /** `head`, then zeros up to `total` bytes, written only as fast as the client reads. */
-  stream?: { head: Uint8Array; total: number };
-  /** Headers sent, then no body byte ever (a stalled download). */
-  stall?: boolean;
+export interface FakeFileSpec extends FileBody {
   /** Answered with 302 to this location (which must never be followed). */
   redirectTo?: string;
   /** Answered with this status and no body. */
@@ -516,47 +512,7 @@ export class FakeTelegram {
       res.writeHead(spec.status).end();
       return;
     }
-    const type = "application/octet-stream";
-    if (spec.stall) {
-      res.writeHead(200, { "content-type": type });
-      res.flushHeaders();
-      res.on("close", () => {
-        rec.closedEarly = true;
-        this.notify();
-      });
-      return;
-    }
-    if (spec.bytes) {
-      res.writeHead(200, { "content-type": type, "content-length": String(spec.bytes.length) });
-      res.end(spec.bytes);
-      rec.served = spec.bytes.length;
-      return;
-    }
-    const stream = spec.stream ?? { head: new Uint8Array(), total: 0 };
-    res.writeHead(200, { "content-type": type, "content-length": String(stream.total) });
-    let closed = false;
-    let wake: (() => void) | undefined;
-    res.on("close", () => {
-      closed = true;
-      if (rec.served < stream.total) rec.closedEarly = true;
-      wake?.();
-      this.notify();
-    });
-    res.on("drain", () => wake?.());
-    const zeros = new Uint8Array(64 * 1024);
-    let chunk: Uint8Array = stream.head;
-    while (!closed && rec.served < stream.total) {
-      const piece = chunk.subarray(0, stream.total - rec.served);
-      rec.served += piece.length;
-      const flowing = res.write(piece);
-      chunk = zeros;
-      // Backpressure: write only as fast as the client reads, so `served` tracks what it pulled.
-      if (!flowing && !closed)
-        await new Promise<void>((resolve) => {
-          wake = resolve;
-        });
-    }
-    if (!closed) res.end();
+    await serveFileBody(res, spec, rec, () => this.notify());
   }
 
   private sendMessage(p: Json): Json {
