@@ -135,6 +135,13 @@ export class TurnDriver {
           await this.emit({ kind: DONE, stopReason: raw.stopReason });
           continue;
         }
+        // The common case stays off the async call chain: one promise per emitted chunk, none per
+        // chunk the redactor holds back (this loop runs once per streamed token).
+        if (raw.type === "text" && this.textIsPlain(raw.text)) {
+          const emitted = this.emitText(this.redactor.push(raw.text));
+          if (emitted) await emitted;
+          continue;
+        }
         await this.handle(raw);
       }
       if (!done) {
@@ -214,10 +221,7 @@ export class TurnDriver {
 
   /** Framing first (compaction notice, then steer frames), then streaming redaction. */
   private async onText(text: string): Promise<void> {
-    // Fast path with identical output: no notice pending, no frame held, no "[" that could start one.
-    if (this.compactionFilter.passthrough && this.steerParser.idle && !text.includes("[")) {
-      return this.emitText(this.redactor.push(text));
-    }
+    if (this.textIsPlain(text)) return this.emitText(this.redactor.push(text));
     for (const piece of this.compactionFilter.push(text)) {
       if (piece.type === "compacted") await this.emitCompactionReceipt();
       else await this.onFramedText(piece.text);
@@ -250,10 +254,16 @@ export class TurnDriver {
     await this.emit({ kind: COMPACTION, contextUsagePct: undefined, receipt: COMPACTION_RECEIPT });
   }
 
-  private async emitText(text: string): Promise<void> {
-    if (!text) return;
+  /** Fast path with identical output: no notice pending, no frame held, no "[" that could start one. */
+  private textIsPlain(text: string): boolean {
+    return this.compactionFilter.passthrough && this.steerParser.idle && !text.includes("[");
+  }
+
+  /** Undefined when there is nothing to emit (the redactor held the whole chunk back). */
+  private emitText(text: string): Promise<void> | undefined {
+    if (!text) return undefined;
     this.accumulated += text;
-    await this.emit({ kind: TEXT_CHUNK, text });
+    return this.emit({ kind: TEXT_CHUNK, text });
   }
 
   /** Exactly one STEER_CONSUMED per steer id, whichever of frame and typed event arrives first. */
