@@ -4,6 +4,7 @@
  */
 import type { ChannelEntry } from "./channel.js";
 import type { LoadedConfig } from "./config.js";
+import { findExecutable } from "./executable.js";
 import { resolveAgent } from "./gateway.js";
 import { checkHome } from "./home-checks.js";
 import { processIsAlive } from "./home-lock.js";
@@ -23,6 +24,14 @@ export function doctor(loaded: LoadedConfig, channels: readonly ChannelEntry[] =
   lines.push(
     `agent: ${loaded.config.agent ? [agent.command, ...agent.args].join(" ") : "bundled demo agent"}`,
   );
+  if (loaded.config.agent) {
+    // Otherwise the first message would be the one to find out, as "agent failed to start".
+    const found = findExecutable(agent.command, loaded.env.PATH ?? "", agent.cwd ?? process.cwd());
+    if (!found) {
+      healthy = false;
+      lines.push(`✗ agent: "${agent.command}" is not an executable file nor found on PATH`);
+    }
+  }
   const home = checkHome(loaded.home, processIsAlive);
   lines.push(...home.lines);
   healthy &&= home.healthy;

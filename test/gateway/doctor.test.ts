@@ -116,4 +116,19 @@ describe("parley doctor", () => {
     );
     expect(r.out).toContain("Never truncate or delete it");
   });
+
+  it("a configured agent command that cannot be started fails the check; one on PATH passes", async () => {
+    const missing = await run(["doctor"], {
+      config: { agent: { command: "no-such-agent-xyz", args: ["--acp"] } },
+    });
+    expect(missing.code).toBe(1);
+    expect(missing.out).toContain('✗ agent: "no-such-agent-xyz" is not an executable file nor found on PATH');
+    const onPath = await run(["doctor"], {
+      config: { agent: { command: "node", args: ["agent.mjs"] } },
+      env: { PATH: dirname(process.execPath) },
+    });
+    expect(onPath.code).toBe(0);
+    expect(onPath.out).toContain("agent: node agent.mjs");
+    expect(onPath.out).not.toContain("✗ agent");
+  });
 });
