@@ -494,7 +494,7 @@ export class DiscordDispatcher {
           return true;
         }
         this.conversations.advance(this.routeName(message));
-        await this.o.sessions.evict(key);
+        await this.o.sessions.evict(key, { carryTo: this.sessionKeyFor(message) });
         await reply(`${released?.detached ? `${released.text}\n` : ""}🆕 Fresh conversation started.`);
         return true;
       }

@@ -92,8 +92,9 @@ export class SessionManager<P extends ManagedProvider = ManagedProvider> {
 
   /**
    * Remember a setting the user chose for this session (e.g. its model) so that a REPLACEMENT agent
-   * (after a crash or a hard stop) is given it again before anyone uses it. `evict` (a fresh
-   * conversation) forgets it. In memory only: a gateway restart starts agents on their defaults.
+   * (after a crash or a hard stop) is given it again before anyone uses it; `evict` hands it to the
+   * next conversation's key when told one (`/new`). In memory only: a gateway restart starts agents
+   * on their defaults.
    */
   carryOver(key: string, name: string, apply: (provider: P) => Promise<unknown>): void {
     let settings = this.carried.get(key);
@@ -183,9 +184,13 @@ export class SessionManager<P extends ManagedProvider = ManagedProvider> {
   }
 
   /** Drop a session's provider without respawning (e.g. /new, idle eviction). */
-  async evict(key: string): Promise<void> {
+  async evict(key: string, opts: { carryTo?: string } = {}): Promise<void> {
     const provider = await this.existingProvider(key);
     this.providers.delete(key);
+    // A fresh conversation (/new) keeps what the user chose for the agent (its model), not its context.
+    const settings = this.carried.get(key);
+    if (settings && opts.carryTo !== undefined && opts.carryTo !== key)
+      this.carried.set(opts.carryTo, settings);
     this.carried.delete(key);
     await provider?.close();
   }

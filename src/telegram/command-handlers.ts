@@ -56,8 +56,8 @@ export async function runCommand(d: TelegramDispatcher, c: CommandContext): Prom
         await reply("A turn is still running: /stop it first, then /new.");
         break;
       }
-      d.advance(c.route);
-      await o.sessions.evict(c.key);
+      const next = d.advance(c.route);
+      await o.sessions.evict(c.key, { carryTo: next });
       await reply("🆕 Fresh conversation started.");
       break;
     }

@@ -256,7 +256,7 @@ export class WebChatDispatcher {
               const old = key;
               this.conversations.advance(conversationId);
               key = this.sessionKeyFor(conversationId);
-              await this.o.sessions.evict(old);
+              await this.o.sessions.evict(old, { carryTo: key });
               return reply("🆕 Fresh conversation started.");
             }
           }

@@ -288,6 +288,17 @@ describe("a model choice outlives its agent process, not its conversation", () =
     expect(fresh.modelMenu()?.current).toBe("swift");
   });
 
+  it("/new hands the choice to the next conversation's key (evict with carryTo)", async () => {
+    const { sessions, created } = setup({ modelMenu: MENU });
+    await applyModelChoice(sessions, KEY, "deep");
+    await sessions.evict(KEY, { carryTo: "telegram:42:g1" });
+    const next = await sessions.provider("telegram:42:g1");
+    expect(next).toBe(created[1]);
+    expect(next.modelMenu()?.current).toBe("deep");
+    // ...and the old key, were it ever used again, starts on the default.
+    expect((await sessions.provider(KEY)).modelMenu()?.current).toBe("swift");
+  });
+
   it("a choice the new agent refuses leaves it usable on its default, and says so in the log", async () => {
     let calls = 0;
     const warnings: string[] = [];

@@ -121,6 +121,17 @@ describe("webchat: /model", () => {
     expect(list).toContain("1. Swift\n");
   });
 
+  it("/new keeps the chosen model: the next conversation's agent is given it before its first turn", async () => {
+    const c = chat({ modelMenu: MENU });
+    expect(await c.say("/model 2")).toBe("✅ Model: Deep");
+    expect(await c.say("/new")).toBe("🆕 Fresh conversation started.");
+    await c.turn("hi");
+    expect(c.startedKeys).toHaveLength(2);
+    expect(c.startedKeys[1]).not.toBe(c.startedKeys[0]);
+    // The same scripted agent serves both keys: the second choice is the re-application.
+    expect(c.provider.modelChoices).toEqual(["deep", "deep"]);
+  });
+
   it("/model by name or id, case-insensitively", async () => {
     const c = chat({ modelMenu: MENU });
     expect(await c.say("/model TINY")).toBe("✅ Model: Tiny");
