@@ -15,6 +15,7 @@ import path from "node:path";
 import { ParleyError } from "./errors.js";
 import type { Logger } from "./logger.js";
 import { SNIFF_BYTES, sniffRasterMime } from "./raster.js";
+import { redactAll } from "./security/index.js";
 
 export type AttachmentKind = "image" | "audio" | "video" | "document" | "text";
 
@@ -343,7 +344,9 @@ async function ingestOne(
   } catch (err) {
     // An abort is the turn ending, not a bad file: it propagates. Anything else is this file's refusal.
     if (signal.aborted) throw err;
-    const detail = err instanceof Error ? err.message : String(err);
+    // Redacted here, once, for every channel: a source's error may quote a URL that carries a token,
+    // and this text reaches both the log and the user's refusal line.
+    const detail = redactAll(err instanceof Error ? err.message : String(err));
     logger.warn("attachment read failed", { index, error: detail });
     return refusal("read_failed", `the file could not be fetched (${detail})`);
   } finally {

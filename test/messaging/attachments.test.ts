@@ -338,6 +338,23 @@ describe("text injection", () => {
     expect(logger.entries.map((e) => e.level)).toEqual(["warn"]);
   });
 
+  it("a source error that quotes a token-bearing URL is redacted in the refusal and the log", async () => {
+    const TOKEN = "123456789:AAHfiqksKZ8WmR2zSjiQ7_v4TMAKdiHm9T0";
+    const leaky: Attachment = {
+      name: "doc.pdf",
+      // biome-ignore lint/correctness/useYield: the source fails before its first chunk
+      async *read() {
+        throw new Error(`fetch failed for https://api.telegram.org/file/bot${TOKEN}/doc.pdf`);
+      },
+    };
+    const result = await withIngestedAttachments([leaky], {}, async (r) => r, { tmpRoot, logger });
+    expect(result.refusals[0]?.message).toMatch(
+      /^the file could not be fetched \(fetch failed for \[REDACTED/,
+    );
+    expect(JSON.stringify(result.refusals)).not.toContain(TOKEN);
+    expect(JSON.stringify(logger.entries)).not.toContain(TOKEN);
+  });
+
   it("sanitizes the sender's name in the temp path", async () => {
     const result = await withIngestedAttachments(
       [bytesAttachment("../../etc/pass wd.png", PNG)],
