@@ -190,6 +190,8 @@ async function sessionResume(
     store,
     expectations,
     copy: DISCORD_RESUME_COPY,
+    // A guild thread is read by every member who can see its channel; a DM by the owner alone.
+    sharedAudience: (location) => location.threadId !== undefined,
     audit: ctx.audit,
     logger: ctx.logger,
     ...(clock ? { picker: new PickerRegistry<SessionChoice>({ now: () => clock.now() }) } : {}),

@@ -302,6 +302,18 @@ export class DiscordClient {
     });
   }
 
+  /**
+   * Edit the interaction's original message. For a component press acknowledged with a deferred
+   * update (type 6) that is the message the component sits on, which is the only way to edit an
+   * EPHEMERAL one: channel routes cannot see it. The press's token authorizes it, not the bot token.
+   */
+  editOriginal(token: string, body: MessageBody) {
+    return this.call<{ id: string }>("PATCH", `/webhooks/${this.applicationId}/${token}/messages/@original`, {
+      body: messagePayload(body),
+      auth: false,
+    });
+  }
+
   async getChannel(channelId: string): Promise<DiscordApiResult<DiscordChannel>> {
     const res = await this.call<unknown>("GET", `/channels/${channelId}`);
     if (!res.ok) return res;

@@ -48,9 +48,10 @@ import {
 } from "./commands.js";
 import { discordSafe, fitPlatformCap } from "./format.js";
 import { DiscordModelPicker } from "./model-picker.js";
+import type { ActionRow, MessageBody } from "./payload.js";
 import { commandReply, EPHEMERAL } from "./payload.js";
 import { DiscordRenderer } from "./renderer.js";
-import type { DiscordSessionPicker } from "./session-picker.js";
+import type { DiscordSessionPicker, ListSurface } from "./session-picker.js";
 import type { RenderToggles } from "./settings.js";
 import type { DiscordRest, DiscordTransport } from "./transport.js";
 import type { UploadPolicy } from "./uploads.js";
@@ -85,7 +86,7 @@ export interface DiscordDispatcherOptions {
   approvalTimeoutMs?: number;
   throttleMs?: number;
   agentName?: string;
-  /** `!sessions`: continue a web chat session in a DM (absent without a durable session store). */
+  /** `!sessions`: continue a web chat session in a DM or thread (absent without a durable store). */
   resume?: DiscordSessionPicker;
 }
 
@@ -105,6 +106,9 @@ interface Origin {
 }
 
 type Reply = (text: string) => Promise<void>;
+
+/** Where a command came from: typed text, or a slash command (whose one reply is its interaction's). */
+type Surface = "text" | { slash: DiscordInteraction };
 
 export class DiscordDispatcher {
   private readonly registry: PendingApprovals;
@@ -265,13 +269,20 @@ export class DiscordDispatcher {
     return [nativeKey, ...attached.filter((k) => k !== nativeKey)];
   }
 
-  /** A slash-command reply: type 4, ephemeral (an approved thread is readable by every member). */
-  private async callbackReply(interaction: DiscordInteraction, text: string): Promise<boolean> {
-    const [first] = fitPlatformCap(discordSafe(text));
+  /**
+   * A slash-command reply: type 4, ephemeral (an approved thread is readable by every member). With
+   * `components` it is a private widget; `text` is then already display-safe and capped.
+   */
+  private async callbackReply(
+    interaction: DiscordInteraction,
+    text: string,
+    components?: ActionRow[],
+  ): Promise<boolean> {
+    const [first] = components ? [text] : fitPlatformCap(discordSafe(text));
     const res = await this.o.rest.interactionCallback(
       interaction.id,
       interaction.token,
-      commandReply(first ?? ""),
+      commandReply(first ?? "", components),
     );
     if (!res.ok) this.o.logger.warn("discord command reply failed", { status: res.status });
     return res.ok;
@@ -286,7 +297,7 @@ export class DiscordDispatcher {
       };
       if (this.o.transport.routeFor(message) === "channel" && !message.text.startsWith("/help"))
         return reply(CHANNEL_COMMAND_REFUSAL);
-      const handled = await this.command(message, reply, deliver, "slash");
+      const handled = await this.command(message, reply, deliver, { slash: interaction });
       if (!handled) await reply("I don't know that command.");
       return;
     }
@@ -324,7 +335,7 @@ export class DiscordDispatcher {
           : this.o.resume
             ? await this.o.resume.press(
                 this.location(message),
-                shown.id,
+                this.editShown(interaction, shown),
                 target.handle,
                 target.index,
                 message.userId,
@@ -347,6 +358,24 @@ export class DiscordDispatcher {
     });
   }
 
+  /**
+   * How to edit the message a press sits on: an ephemeral one only through the press's @original
+   * (after the deferred update the transport sent), anything else through its channel route.
+   */
+  private editShown(
+    interaction: DiscordInteraction,
+    shown: NonNullable<DiscordInteraction["message"]>,
+  ): (body: MessageBody) => Promise<boolean> {
+    return async (body) => {
+      const ephemeral = ((shown.flags ?? 0) & EPHEMERAL) !== 0;
+      const res = ephemeral
+        ? await this.o.rest.editOriginal(interaction.token, body)
+        : await this.o.rest.editMessage(shown.channel_id, shown.id, body);
+      if (!res.ok) this.o.logger.warn("discord list edit failed", { status: res.status });
+      return res.ok;
+    };
+  }
+
   private async onMessage(
     message: InboundMessage,
     reply: Reply,
@@ -358,6 +387,7 @@ export class DiscordDispatcher {
     const hasAttachments = message.attachments.length > 0;
     // A file's caption is content for the agent, never a command or a typed approval answer.
     const interpretCommands = opts.interpretCommands && !hasAttachments;
+    // A thread is read by everyone who can see its channel: a routing notice names no session title.
     const deliver = (notice: string) => this.postConfirmed(message.conversationId, notice);
     if (interpretCommands) {
       // A message that is entirely 1 / 2 answers the open prompt: typed replies are the floor.
@@ -417,7 +447,7 @@ export class DiscordDispatcher {
     message: InboundMessage,
     reply: Reply,
     deliver: (notice: string) => Promise<boolean>,
-    surface: "text" | "slash",
+    surface: Surface,
   ): Promise<boolean> {
     const cmd = parseCommand(message.text);
     if (!cmd) return false;
@@ -433,7 +463,7 @@ export class DiscordDispatcher {
   private async onCommand(
     message: InboundMessage,
     reply: Reply,
-    surface: "text" | "slash",
+    surface: Surface,
     key: string,
   ): Promise<boolean> {
     const cmd = parseCommand(message.text);
@@ -458,7 +488,7 @@ export class DiscordDispatcher {
         // Button-only: the picker is an ordinary channel message; a slash command still owes an ack.
         const refusal = await this.models.post(message.conversationId, message.userId, key);
         if (refusal !== null) await reply(refusal);
-        else if (surface === "slash") await reply("Model picker posted in this conversation.");
+        else if (surface !== "text") await reply("Model picker posted in this conversation.");
         return true;
       }
       case "stop":
@@ -477,9 +507,19 @@ export class DiscordDispatcher {
           await reply("Continuing a web chat session is not available in this gateway.");
           return true;
         }
-        const answer = await this.o.resume.list(this.location(message), message.userId, !message.threadId);
+        // In a thread the list exists only as the ephemeral answer to the owner's slash command.
+        const where: ListSurface = !message.threadId
+          ? { kind: "dm" }
+          : surface === "text"
+            ? { kind: "thread" }
+            : {
+                kind: "thread-private",
+                reply: (content, rows) => this.callbackReply(surface.slash, content, rows),
+              };
+        const answer = await this.o.resume.list(this.location(message), message.userId, where);
         if (answer !== null) await reply(answer);
-        else if (surface === "slash") await reply("Session list posted in this conversation.");
+        else if (surface !== "text" && where.kind === "dm")
+          await reply("Session list posted in this conversation.");
         return true;
       }
       case "new": {
@@ -495,7 +535,8 @@ export class DiscordDispatcher {
         }
         this.conversations.advance(this.routeName(message));
         await this.o.sessions.evict(key, { carryTo: this.sessionKeyFor(message) });
-        await reply(`${released?.detached ? `${released.text}\n` : ""}🆕 Fresh conversation started.`);
+        const detached = released?.detached ? `${released.text}\n` : "";
+        await reply(`${detached}🆕 Fresh conversation started.`);
         return true;
       }
       case "link":

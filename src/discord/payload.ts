@@ -57,9 +57,16 @@ export type InteractionCallback =
   | { type: typeof CALLBACK_CHANNEL_MESSAGE; data: WireMessage }
   | { type: typeof CALLBACK_DEFERRED_UPDATE; data: { allowed_mentions: { parse: [] } } };
 
-/** A command reply: ephemeral, because an approved thread is readable by every member who can view it. */
-export function commandReply(content: string): InteractionCallback {
-  return { type: CALLBACK_CHANNEL_MESSAGE, data: messagePayload({ content, flags: EPHEMERAL }) };
+/**
+ * A command reply: ephemeral, because an approved thread is readable by every member who can view it.
+ * With `components` it is a private widget (the thread `/sessions` list): a press on it carries the
+ * message, and the press's own token edits it (PATCH …/messages/@original after a deferred update).
+ */
+export function commandReply(content: string, components?: ActionRow[]): InteractionCallback {
+  return {
+    type: CALLBACK_CHANNEL_MESSAGE,
+    data: messagePayload({ content, flags: EPHEMERAL, ...(components ? { components } : {}) }),
+  };
 }
 
 /**

@@ -59,6 +59,7 @@ export type DiscordRest = Pick<
   | "typing"
   | "interactionCallback"
   | "followup"
+  | "editOriginal"
   | "getChannel"
   | "startThread"
   | "openDm"
@@ -109,18 +110,19 @@ export class DiscordTransport extends MessagingTransport<DiscordEnvelope> {
   async screen(envelope: DiscordEnvelope): Promise<boolean> {
     if (envelope.kind === "interaction") {
       // A slash command can be the first thing said in a thread after a restart.
+      // (`/sessions` is the only way to list in a thread, so it must not need a message first.)
       const cid = envelope.interaction.channel_id;
-      if (cid && this.isUnconfirmedEarlierThread(cid)) await this.restoreAutoThread(cid);
+      if (cid && envelope.interaction.guild_id && this.isUnconfirmedConfiguredThread(cid))
+        await this.confirmConfiguredThread(cid);
+      else if (cid && this.isUnconfirmedEarlierThread(cid)) await this.restoreAutoThread(cid);
       return true;
     }
     const m = envelope.message;
     if (!m.guild_id) return true;
     const cid = m.channel_id;
     if (this.threads.has(cid) || this.o.allowedChannelIds?.has(cid)) return true;
-    if (this.o.allowedThreadIds?.has(cid) && !this.notThreads.has(cid)) {
-      const channel = await this.o.rest.getChannel(cid);
-      if (channel.ok && THREAD_TYPES.has(channel.data.type)) this.threads.add(cid);
-      else if (channel.ok || channel.kind === "permanent") this.notThreads.add(cid);
+    if (this.isUnconfirmedConfiguredThread(cid)) {
+      await this.confirmConfiguredThread(cid);
       return true;
     }
     if (this.isUnconfirmedEarlierThread(cid)) {
@@ -128,6 +130,20 @@ export class DiscordTransport extends MessagingTransport<DiscordEnvelope> {
       return true;
     }
     return this.o.allowedUserIds.has(m.author.id) && !m.author.bot;
+  }
+
+  private isUnconfirmedConfiguredThread(channelId: string): boolean {
+    return (
+      this.o.allowedThreadIds?.has(channelId) === true &&
+      !this.threads.has(channelId) &&
+      !this.notThreads.has(channelId)
+    );
+  }
+
+  private async confirmConfiguredThread(channelId: string): Promise<void> {
+    const channel = await this.o.rest.getChannel(channelId);
+    if (channel.ok && THREAD_TYPES.has(channel.data.type)) this.threads.add(channelId);
+    else if (channel.ok || channel.kind === "permanent") this.notThreads.add(channelId);
   }
 
   private isUnconfirmedEarlierThread(channelId: string): boolean {

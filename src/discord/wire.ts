@@ -54,6 +54,8 @@ const componentMessageSchema = z.object({
   id: snowflake,
   channel_id: snowflake,
   content: z.string().default(""),
+  /** 1 << 6: an ephemeral message (only its recipient sees it; channel routes cannot edit it). */
+  flags: z.number().int().optional(),
   components: z.array(z.union([rowSchema, z.object({ type: z.number() }).loose()])).default([]),
 });
 

@@ -166,6 +166,12 @@ export interface SessionBinderOptions {
   offerLimit?: number;
   picker?: PickerRegistry<SessionChoice>;
   maxResolveAttempts?: number;
+  /**
+   * Whether text posted at `location` is read by more people than the one who picked (a guild
+   * thread). There, routing notices and release replies name no session title: the list was shown
+   * to its owner alone, and a title can say more than its owner meant to share.
+   */
+  sharedAudience?: (location: ChannelLink) => boolean;
 }
 
 interface Lane {
@@ -203,6 +209,7 @@ export class SessionBinder {
   private readonly offerLimit: number;
   private readonly picker: PickerRegistry<SessionChoice>;
   private readonly maxResolveAttempts: number;
+  private readonly sharedAudience: (location: ChannelLink) => boolean;
   private readonly lanes = new Map<string, Lane>();
   // pick/release per conversation; never held across chat I/O, only store writes.
   private readonly bindingLocks = new Map<string, Mutex>();
@@ -220,6 +227,7 @@ export class SessionBinder {
     this.offerLimit = options.offerLimit ?? 10;
     this.picker = options.picker ?? new PickerRegistry<SessionChoice>();
     this.maxResolveAttempts = Math.max(1, options.maxResolveAttempts ?? DEFAULT_MAX_RESOLVE_ATTEMPTS);
+    this.sharedAudience = options.sharedAudience ?? (() => false);
   }
 
   // ── routing ─────────────────────────────────────────────────────────────────────────────────
@@ -247,7 +255,7 @@ export class SessionBinder {
       const recordAgain = this.expectations.get(conv);
       const ownersAgain = this.ownersAt(location);
       if (sameRecord(record, recordAgain) && owners.join("\n") === ownersAgain.join("\n")) {
-        const decision = this.decide(conv, nativeKey, record, owners);
+        const decision = this.decide(conv, nativeKey, record, owners, this.sharedAudience(location));
         return decision.kind === "refuse" ? this.refused(conv, decision) : decision;
       }
       // Yield so a writer caught mid-change can land before the next look.
@@ -349,8 +357,11 @@ export class SessionBinder {
     nativeKey: string,
     record: ResumeExpectation | undefined,
     owners: string[],
+    shared: boolean,
   ): RoutingDecision {
     const c = this.copy;
+    // In a shared room a session is described, never named.
+    const named = (title: string, described = "a web chat session") => (shared ? described : q(title));
     if (owners.length > 1) {
       // Two transcripts claim this chat; picking one would be a guess about whose conversation this is.
       return {
@@ -370,7 +381,7 @@ export class SessionBinder {
         kind: "refuse",
         reason: "lost_link",
         notice:
-          `⚠️ This chat was continuing ${q(record.title)}, but that link is gone (the session was reset, ` +
+          `⚠️ This chat was continuing ${named(record.title)}, but that link is gone (the session was reset, ` +
           "restarted or unlinked elsewhere). Your message was NOT sent. Send it again to talk to this " +
           `chat's own session, or use ${c.sessions} to pick a session to continue.`,
         settle: { kind: "retire", conversation: conv, version: record.version },
@@ -395,8 +406,8 @@ export class SessionBinder {
         kind: "refuse",
         reason: "owner_beside_retired",
         notice:
-          `⚠️ This chat was just attached to ${q(title)} from elsewhere. Your message was NOT sent. ` +
-          `Send it again to continue ${q(title)}, or send ${c.unlink} to detach.`,
+          `⚠️ This chat was just attached to ${named(title)} from elsewhere. Your message was NOT sent. ` +
+          `Send it again to continue ${named(title, "it")}, or send ${c.unlink} to detach.`,
         settle,
       };
     }
@@ -405,8 +416,9 @@ export class SessionBinder {
       kind: "refuse",
       reason: "owner_changed",
       notice:
-        `⚠️ This chat was continuing ${q(record.title)}, but it is now attached to ${q(title)}. ` +
-        `Your message was NOT sent. Send it again to continue ${q(title)}, send ${c.sessions} to pick ` +
+        `⚠️ This chat was continuing ${named(record.title)}, but it is now attached to ` +
+        `${named(title, "a different one")}. ` +
+        `Your message was NOT sent. Send it again to continue ${named(title, "that one")}, send ${c.sessions} to pick ` +
         `another, or ${c.new} to start fresh here.`,
       settle,
     };
@@ -650,11 +662,11 @@ export class SessionBinder {
       if (!detached)
         return { ok: true, detached: false, text: `This chat wasn't continuing another session.${note}` };
       const what =
-        titles.length === 1
-          ? q(titles[0]!)
-          : titles.length > 1
-            ? `${titles.length} sessions`
-            : q(record!.title);
+        titles.length > 1
+          ? `${titles.length} sessions`
+          : this.sharedAudience(location)
+            ? "a web chat session"
+            : q(titles[0] ?? record?.title ?? "");
       return {
         ok: true,
         detached: true,

@@ -2,12 +2,18 @@
  * `!sessions` over the wire: the owner lists web chat sessions in a DM, a press attaches the DM to
  * one, and from then on messages run on that session (its web chat origin left alone). A destroyed
  * binding is REPORTED once instead of silently falling back; `!unlink` detaches; a prompt raised by
- * a resumed turn is answered from the DM; listings are owner-only and DM-only.
+ * a resumed turn is answered from the DM; listings are owner-only. In an allow-listed thread the list
+ * exists only as the ephemeral answer to the owner's `/sessions`: a press edits that private message,
+ * and the thread is told publicly (without the title) that it now continues another session.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { SESSIONS_DM_ONLY, SESSIONS_OWNER_ONLY } from "../../src/discord/session-picker.js";
+import {
+  SESSIONS_OWNER_ONLY,
+  SESSIONS_THREAD_USE_SLASH,
+  THREAD_RESUMED_NOTICE,
+} from "../../src/discord/session-picker.js";
 import { PICK_REFUSAL_TEXT } from "../../src/messaging/picker.js";
 import type { SessionRow } from "../../src/messaging/session-store.js";
 import { emptyRow, MemorySessionStore } from "../../src/messaging/session-store.js";
@@ -180,7 +186,7 @@ describe("discord: !sessions", () => {
     expect(stack.audit.find("session_resume.pick", "refused")).toHaveLength(1);
   });
 
-  it("listing is owner-only (exactly one allow-listed id) and DM-only, each refusal audited", async () => {
+  it("listing is owner-only (exactly one allow-listed id); `!sessions` in a thread points at /sessions", async () => {
     stack = await startWith(seeded(), [], { allowedUserIds: [ALICE, BOB] });
     await say(stack, "!sessions");
     expect(last(stack)).toBe(SESSIONS_OWNER_ONLY);
@@ -191,7 +197,7 @@ describe("discord: !sessions", () => {
     stack = await startWith(seeded(), [], { allowedThreadIds: [THREAD] });
     stack.fake.addChannel({ id: THREAD, type: 11, guild_id: GUILD, parent_id: "500000000000000009" });
     await say(stack, "!sessions", THREAD);
-    expect(last(stack, THREAD)).toBe(SESSIONS_DM_ONLY);
+    expect(last(stack, THREAD)).toBe(SESSIONS_THREAD_USE_SLASH);
     expect(stack.audit.find("session_resume.list", "refused")[0]?.fields).toMatchObject({
       reason: "shared_audience",
     });
@@ -201,5 +207,180 @@ describe("discord: !sessions", () => {
     stack = await startStack({});
     await say(stack, "!sessions");
     expect(last(stack)).toBe("Continuing a web chat session is not available in this gateway.");
+  });
+});
+
+describe("discord: /sessions in a thread", () => {
+  const THREAD_LOCATION = { channelType: "discord", conversationId: THREAD, threadId: THREAD };
+
+  async function inThread(
+    store: MemorySessionStore,
+    turns: (ScriptedTurn | ScriptStep[])[] = [],
+    allowedUserIds = [ALICE],
+  ): Promise<Stack> {
+    const s = await startWith(store, turns, { allowedThreadIds: [THREAD], allowedUserIds });
+    s.fake.addChannel({ id: THREAD, type: 11, guild_id: GUILD, parent_id: "500000000000000009" });
+    return s;
+  }
+
+  /** `/sessions` in the thread; resolves with the private reply's body once it was sent. */
+  async function slashSessions(s: Stack, userId = ALICE) {
+    const before = s.fake.callsTo("POST", /\/callback$/).length;
+    s.fake.interaction({ type: 2, channelId: THREAD, userId, data: { name: "sessions" }, guildId: GUILD });
+    await vi.waitFor(() => expect(s.fake.callsTo("POST", /\/callback$/).length).toBeGreaterThan(before), {
+      timeout: 5000,
+    });
+    return s.fake.callsTo("POST", /\/callback$/).at(-1)?.body as {
+      type: number;
+      data: { content: string; flags: number; components?: unknown[] };
+    };
+  }
+
+  /** A press on entry `index` of the private list; resolves once the thread was told. */
+  async function pickInThread(s: Stack, index: number): Promise<string> {
+    await slashSessions(s);
+    const list = s.fake.ephemeralMessages(THREAD).at(-1);
+    const press = s.fake.press({
+      messageId: list?.id ?? "",
+      customId: buttons(list)[index]?.custom_id ?? "",
+      userId: ALICE,
+      guildId: GUILD,
+    });
+    await vi.waitFor(() => expect(buttons(s.fake.ephemeralMessages(THREAD).at(-1))).toEqual([]), {
+      timeout: 5000,
+    });
+    await vi.waitFor(() => expect(last(s, THREAD)).toBe(THREAD_RESUMED_NOTICE), { timeout: 5000 });
+    return press;
+  }
+
+  /** Every request body except the private replies, edits and follow-ups (what others could see). */
+  function publicBodies(s: Stack): string {
+    return JSON.stringify(
+      s.fake.calls
+        .filter((c) => !/\/callback$|\/messages\/@original$/.test(c.path))
+        .filter((c) => (c.body as { flags?: number } | undefined)?.flags !== 64)
+        .map((c) => c.body),
+    );
+  }
+
+  it("the owner's /sessions answers privately; a press attaches the thread and says so without the title", async () => {
+    const store = seeded();
+    stack = await inThread(store, [answer("Back on the trip.")]);
+    const reply = await slashSessions(stack);
+    expect(reply).toMatchObject({ type: 4, data: { flags: 64 } });
+    const list = stack.fake.ephemeralMessages(THREAD)[0];
+    expect(list?.content).toBe("Pick a web chat session to continue in this thread:");
+    expect(buttons(list).map((b) => b.label)).toEqual(["Plan the trip", "Untitled chat (…bbb222)"]);
+    expect(buttons(list)[0]?.custom_id).toMatch(/^s:[A-Za-z0-9_-]{22}:0$/);
+    // Nothing public: not in the thread, not in any request but the private reply.
+    expect(messages(stack, THREAD)).toEqual([]);
+    expect(publicBodies(stack)).not.toContain("Plan the trip");
+
+    const press = stack.fake.press({
+      messageId: list?.id ?? "",
+      customId: buttons(list)[0]?.custom_id ?? "",
+      userId: ALICE,
+      guildId: GUILD,
+    });
+    await vi.waitFor(() => expect(buttons(stack?.fake.ephemeralMessages(THREAD)[0])).toEqual([]), {
+      timeout: 5000,
+    });
+    expect(stack.fake.ephemeralMessages(THREAD)[0]?.content).toMatch(
+      /^✅ This chat now continues “Plan the trip”\./,
+    );
+    // Edited through the PRESS's token: an ephemeral message has no channel route.
+    expect(
+      stack.fake.callsTo("PATCH", new RegExp(`^/webhooks/\\d+/itoken-${press}/messages/@original$`)),
+    ).toHaveLength(1);
+    expect(stack.fake.callsTo("PATCH", /^\/channels\//)).toEqual([]);
+    await vi.waitFor(() => expect(last(stack as Stack, THREAD)).toBe(THREAD_RESUMED_NOTICE), {
+      timeout: 5000,
+    });
+    expect(messages(stack, THREAD)).toHaveLength(1);
+    expect(store.getMirrorLink(W1)).toEqual(THREAD_LOCATION);
+    expect(publicBodies(stack)).not.toContain("Plan the trip");
+
+    stack.fake.userMessage({ channelId: THREAD, userId: ALICE, content: "where were we?", guildId: GUILD });
+    await untilFooter(stack.fake, THREAD);
+    expect(stack.startedKeys).toEqual([W1]);
+    expect(stack.provider.prompts).toEqual(["where were we?"]);
+    expect(last(stack, THREAD)).toContain("Back on the trip.");
+    // The web chat tab stays the session's origin.
+    expect(store.get(W1)?.originLink).toEqual(WEB_ORIGIN);
+  });
+
+  it("!unlink in the thread detaches without naming the session; the next message runs natively", async () => {
+    const store = seeded();
+    stack = await inThread(store, [answer("thread's own")]);
+    await pickInThread(stack, 0);
+    await say(stack, "!unlink", THREAD);
+    expect(last(stack, THREAD)).toMatch(/^✅ Detached from a web chat session\./);
+    expect(store.getMirrorLink(W1)).toBeNull();
+    expect(publicBodies(stack)).not.toContain("Plan the trip");
+    stack.fake.userMessage({ channelId: THREAD, userId: ALICE, content: "mine now", guildId: GUILD });
+    await untilFooter(stack.fake, THREAD);
+    expect(stack.startedKeys).toHaveLength(1);
+    expect(stack.startedKeys[0]).not.toBe(W1);
+    expect(stack.startedKeys[0]).toContain(THREAD);
+  });
+
+  it("!new in the thread detaches too, and a lost link is reported there without the title", async () => {
+    const store = seeded();
+    stack = await inThread(store);
+    await pickInThread(stack, 0);
+    await say(stack, "!new", THREAD);
+    expect(last(stack, THREAD)).toMatch(/^✅ Detached from a web chat session\.[\s\S]*🆕 Fresh conversation/);
+    expect(store.getMirrorLink(W1)).toBeNull();
+
+    await pickInThread(stack, 0);
+    store.clearMirrorLink(W1); // reset elsewhere
+    await say(stack, "still there?", THREAD);
+    expect(last(stack, THREAD)).toMatch(
+      /^⚠️ This chat was continuing a web chat session, but that link is gone/,
+    );
+    expect(stack.provider.prompts).toEqual([]);
+    expect(publicBodies(stack)).not.toContain("Plan the trip");
+  });
+
+  it("a non-owner's /sessions (two allowed users) is refused privately, with no list", async () => {
+    stack = await inThread(seeded(), [], [ALICE, BOB]);
+    const reply = await slashSessions(stack, BOB);
+    expect(reply).toMatchObject({ type: 4, data: { content: SESSIONS_OWNER_ONLY, flags: 64 } });
+    expect(reply.data.components).toBeUndefined();
+    expect(stack.audit.find("session_resume.list", "refused")[0]?.fields).toMatchObject({
+      who: BOB,
+      reason: "no_unambiguous_owner",
+    });
+    expect(messages(stack, THREAD)).toEqual([]);
+    expect(publicBodies(stack)).not.toContain("Plan the trip");
+  });
+
+  it("`!sessions` typed in a thread is refused, pointing at /sessions, and audited", async () => {
+    stack = await inThread(seeded());
+    await say(stack, "!sessions", THREAD);
+    expect(last(stack, THREAD)).toBe(SESSIONS_THREAD_USE_SLASH);
+    expect(SESSIONS_THREAD_USE_SLASH).toContain("in a thread, use the `/sessions` command");
+    expect(stack.audit.find("session_resume.list", "refused")[0]?.fields).toMatchObject({
+      reason: "shared_audience",
+    });
+    expect(stack.fake.ephemeralMessages(THREAD)).toEqual([]);
+    expect(publicBodies(stack)).not.toContain("Plan the trip");
+  });
+
+  it("a refused press on the private list is answered by an ephemeral follow-up, nothing public", async () => {
+    stack = await inThread(seeded());
+    await pickInThread(stack, 0);
+    const list = stack.fake.ephemeralMessages(THREAD)[0];
+    stack.fake.press({
+      messageId: list?.id ?? "",
+      customId: "s:AAAAAAAAAAAAAAAAAAAAAA:1",
+      userId: ALICE,
+      guildId: GUILD,
+    });
+    await vi.waitFor(() => expect(followups(stack as Stack)).toEqual([PICK_REFUSAL_TEXT.unknown]), {
+      timeout: 5000,
+    });
+    expect(stack.fake.ephemeralMessages(THREAD).map((m) => m.content)).toContain(PICK_REFUSAL_TEXT.unknown);
+    expect(messages(stack, THREAD).map((m) => m.content)).toEqual([THREAD_RESUMED_NOTICE]);
   });
 });

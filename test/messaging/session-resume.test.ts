@@ -220,6 +220,32 @@ describe("SessionBinder.route: states that refuse", () => {
     expect(settlements("allowed")).toHaveLength(1);
   });
 
+  it("in a shared room (sharedAudience) notices and releases describe the session, never name it", async () => {
+    const shared = new SessionBinder({
+      channel: "discord",
+      store,
+      expectations,
+      copy: COPY,
+      audit,
+      sharedAudience: () => true,
+    });
+    await shared.pick(L, choice(W1, "Plan the trip"), "u1");
+    store.clearMirrorLink(W1);
+    store.setMirrorLink(W2, L);
+    const moved = expectRefuse(await shared.routeAndDeliver(L, NATIVE, delivered), "owner_changed");
+    expect(moved.notice).toContain(
+      "was continuing a web chat session, but it is now attached to a different one.",
+    );
+    expect(moved.notice).not.toContain("“");
+    const released = await shared.release(L);
+    expect(released).toMatchObject({ ok: true, detached: true });
+    expect(released.text).toMatch(/^✅ Detached from a web chat session\./);
+    await shared.pick(L, choice(W1, "Plan the trip"), "u1");
+    store.clearMirrorLink(W1);
+    const lost = expectRefuse(await shared.routeAndDeliver(L, NATIVE, delivered), "lost_link");
+    expect(lost.notice).toMatch(/^⚠️ This chat was continuing a web chat session, but that link is gone/);
+  });
+
   it("an owner different from the active record → announce, adopt after delivery", async () => {
     await binder.pick(L, choice(W1, "Plan the trip"), "u1");
     store.clearMirrorLink(W1);

@@ -11,6 +11,10 @@
  * during a global limit), and injects errors. It also plays Discord's CDN for files users send
  * (GET /attachments/<id>/<name>, unauthenticated like the real one): exact bytes, a redirect, a body
  * streamed until the reader hangs up, or a stall; every CDN request is recorded with its headers.
+ * Ephemeral messages (a type 4 callback or a follow-up with flags 64) are kept apart: only their
+ * recipient would see them, so they are never in channelMessages, only in ephemeralMessages; a
+ * press on one carries flags 64, and PATCH /webhooks/<app>/<token>/messages/@original edits the
+ * interaction's original (a command's reply, or the message a pressed component sits on).
  * Bounded: it stops itself after `lifetimeMs` and
  * refuses calls past `maxCalls`, so a test that forgets to close it cannot hang the run.
  */
@@ -49,7 +53,11 @@ export interface FakeMessage {
   attachments: Array<{ id: string; filename: string; size: number; description?: string }>;
   edits: number;
   reactions: Set<string>;
+  /** 1 << 6 when ephemeral (then only in ephemeralMessages). */
+  flags?: number;
 }
+
+const EPHEMERAL = 1 << 6;
 
 /** What the fake CDN serves for one attachment. */
 export interface FakeAttachmentSpec {
@@ -143,6 +151,10 @@ export class FakeDiscord {
   private readonly buckets: Bucket[] = [];
   private readonly sockets = new Set<WebSocket>();
   private readonly interactionChannels = new Map<string, string>();
+  /** Messages only their recipient sees: never listed by channelMessages. */
+  private readonly ephemerals = new Map<string, FakeMessage>();
+  /** interaction token -> the id of its original message (what @original edits). */
+  private readonly originals = new Map<string, string>();
   private globalUntil = 0;
   private seq = 0;
   private nextId = 1_100_000_000_000_000_000n;
@@ -201,6 +213,11 @@ export class FakeDiscord {
   /** Messages in a channel in creation order, as a user sees them now. */
   channelMessages(channelId: string): FakeMessage[] {
     return [...this.messages.values()].filter((m) => m.channel_id === channelId);
+  }
+
+  /** Ephemeral messages in a channel, in creation order: what only their recipient sees. */
+  ephemeralMessages(channelId: string): FakeMessage[] {
+    return [...this.ephemerals.values()].filter((m) => m.channel_id === channelId);
   }
 
   failNext(match: InjectedError["match"], error: Omit<InjectedError, "match">): void {
@@ -337,16 +354,25 @@ export class FakeDiscord {
 
   /** A button press on a message parley posted; returns the interaction id. */
   press(o: { messageId: string; customId: string; userId: string; guildId?: string }): string {
-    const m = this.messages.get(o.messageId);
+    const m = this.messages.get(o.messageId) ?? this.ephemerals.get(o.messageId);
     if (!m) throw new Error(`no message ${o.messageId}`);
-    return this.interaction({
+    const id = this.interaction({
       type: 3,
       channelId: m.channel_id,
       userId: o.userId,
       data: { custom_id: o.customId, component_type: 2 },
-      message: { id: m.id, channel_id: m.channel_id, content: m.content, components: m.components },
+      message: {
+        id: m.id,
+        channel_id: m.channel_id,
+        content: m.content,
+        components: m.components,
+        ...(m.flags ? { flags: m.flags } : {}),
+      },
       ...(o.guildId ? { guildId: o.guildId } : {}),
     });
+    // After a deferred update, a press's @original is the message its component sits on.
+    this.originals.set(`itoken-${id}`, m.id);
+    return id;
   }
 
   interaction(o: {
@@ -542,13 +568,31 @@ export class FakeDiscord {
     if (m6) return this.upsert(m6[0] as string, null, b, files);
     const m7 = on("PATCH", /^\/channels\/(\d+)\/messages\/(\d+)$/);
     if (m7) return this.upsert(m7[0] as string, m7[1] as string, b, files);
-    if (method === "POST" && /^\/interactions\/\d+\/[^/]+\/callback$/.test(path)) return [204, undefined];
+    const m9 = on("POST", /^\/interactions\/\d+\/([^/]+)\/callback$/);
+    if (m9) {
+      const data = (b.data ?? {}) as Json;
+      // A private reply becomes a message only its recipient sees, the interaction's @original.
+      const channel = this.interactionChannels.get(m9[0] as string);
+      if (b.type === 4 && channel && isEphemeral(data)) {
+        const [status, made] = this.upsert(channel, null, data, files, this.ephemerals);
+        if (status !== 200) return [status, made];
+        this.originals.set(m9[0] as string, (made as { id: string }).id);
+      }
+      return [204, undefined];
+    }
+    const m10 = on("PATCH", /^\/webhooks\/(\d+)\/([^/]+)\/messages\/@original$/);
+    if (m10) {
+      const original = this.originals.get(m10[1] as string);
+      const channel = this.interactionChannels.get(m10[1] as string);
+      if (!original || !channel) return [404, { message: "Unknown Webhook", code: 10015 }];
+      const store = this.ephemerals.has(original) ? this.ephemerals : this.messages;
+      return this.upsert(store.get(original)?.channel_id ?? channel, original, b, files, store);
+    }
     const m8 = on("POST", /^\/webhooks\/(\d+)\/([^/]+)$/);
     if (m8) {
       const channel = this.interactionChannels.get(m8[1] as string);
-      return channel
-        ? this.upsert(channel, null, b, files)
-        : [404, { message: "Unknown Webhook", code: 10015 }];
+      if (!channel) return [404, { message: "Unknown Webhook", code: 10015 }];
+      return this.upsert(channel, null, b, files, isEphemeral(b) ? this.ephemerals : this.messages);
     }
     return [404, { message: `fake has no route ${method} ${path}`, code: 0 }];
   }
@@ -558,8 +602,9 @@ export class FakeDiscord {
     messageId: string | null,
     b: Json,
     files: RecordedFile[],
+    store: Map<string, FakeMessage> = this.messages,
   ): [number, unknown] {
-    const existing = messageId ? this.messages.get(messageId) : undefined;
+    const existing = messageId ? store.get(messageId) : undefined;
     if (messageId && !existing) return [404, { message: "Unknown Message", code: 10008 }];
     const content = typeof b.content === "string" ? b.content : (existing?.content ?? "");
     if (Array.from(content).length > MAX_CONTENT)
@@ -584,12 +629,13 @@ export class FakeDiscord {
       attachments: [],
       edits: -1,
       reactions: new Set(),
+      ...(store === this.ephemerals ? { flags: EPHEMERAL } : {}),
     };
     msg.content = content;
     msg.components = components;
     if (attachments.length) msg.attachments = attachments;
     msg.edits += 1;
-    this.messages.set(msg.id, msg);
+    store.set(msg.id, msg);
     return [
       200,
       {
@@ -599,6 +645,7 @@ export class FakeDiscord {
         components,
         attachments: msg.attachments,
         author: { id: this.botId, bot: true },
+        ...(msg.flags ? { flags: msg.flags } : {}),
       },
     ];
   }
@@ -612,4 +659,8 @@ export class FakeDiscord {
       this.server.closeAllConnections();
     });
   }
+}
+
+function isEphemeral(body: Json): boolean {
+  return typeof body.flags === "number" && (body.flags & EPHEMERAL) !== 0;
 }
