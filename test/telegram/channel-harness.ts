@@ -5,6 +5,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { afterEach, beforeEach, expect } from "vitest";
 import type { GatewayContext, GrantControl } from "../../src/gateway/channel.js";
 import type { ParleyConfig } from "../../src/gateway/config.js";
 import { configSchema } from "../../src/gateway/config.js";
@@ -17,7 +18,7 @@ import type { ScriptedProviderOptions, ScriptedTurn, ScriptStep } from "../../sr
 import { ScriptedProvider } from "../../src/providers/scripted.js";
 import type { RunningTelegram, TelegramStartOverrides } from "../../src/telegram/channel.js";
 import { startTelegram } from "../../src/telegram/channel.js";
-import type { FakeTelegram } from "../fakes/telegram/server.js";
+import { FakeTelegram } from "../fakes/telegram/server.js";
 import { NO_PACE } from "./helpers.js";
 
 export const OWNER = 42;
@@ -113,3 +114,35 @@ export async function startChannel(fake: FakeTelegram, o: ChannelOptions = {}): 
 
 export const text = (t: string): ScriptStep => ({ type: "text", text: t });
 export const done: ScriptStep = { type: "complete", stopReason: "end_turn" };
+
+/**
+ * One fake Bot API per test and the channels started against it, stopped afterwards (the fake last,
+ * after checking it never overflowed its bounded logs). Registers the hooks; call at module level.
+ */
+export function fakeTelegramLab(): {
+  readonly fake: FakeTelegram;
+  channel(o?: ChannelOptions): Promise<ChannelUnderTest>;
+} {
+  let current: FakeTelegram | undefined;
+  const started: ChannelUnderTest[] = [];
+  beforeEach(async () => {
+    current = await FakeTelegram.start({ lifetimeMs: 30_000 });
+  });
+  afterEach(async () => {
+    for (const c of started.splice(0)) await c.stop();
+    expect(current?.overflowed).toBe(false);
+    await current?.stop();
+    current = undefined;
+  });
+  return {
+    get fake(): FakeTelegram {
+      if (!current) throw new Error("the fake Bot API runs only inside a test");
+      return current;
+    },
+    async channel(o: ChannelOptions = {}): Promise<ChannelUnderTest> {
+      const c = await startChannel(this.fake, o);
+      started.push(c);
+      return c;
+    },
+  };
+}

@@ -1,14 +1,13 @@
 /**
- * The whole channel (poller, transport, dispatcher, renderer) against the fake Bot API through
+ * The whole channel (poller, transport, dispatcher, renderer) against the lab.fake Bot API through
  * grammY's real client, driven by scripted agents: the issue's acceptance list, end to end.
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { RECEIPT_EXPIRED } from "../../src/messaging/approval.js";
 import type { ScriptStep } from "../../src/providers/scripted.js";
-import { FakeTelegram } from "../fakes/telegram/server.js";
 import { permissionRequest } from "../helpers/events.js";
-import type { ChannelUnderTest } from "./channel-harness.js";
-import { done, OWNER, startChannel, text } from "./channel-harness.js";
+import type { ChannelOptions } from "./channel-harness.js";
+import { done, fakeTelegramLab, OWNER, startChannel, text } from "./channel-harness.js";
 import { until } from "./helpers.js";
 
 const permission = (requestId: string): ScriptStep => permissionRequest({ requestId, always: true });
@@ -22,10 +21,10 @@ interface Prompt {
 }
 
 function promptsIn(chatId: number): Prompt[] {
-  return fake.sentMessages(chatId).flatMap((m) => {
+  return lab.fake.sentMessages(chatId).flatMap((m) => {
     const kb = m.replyMarkup as { inline_keyboard?: { callback_data?: string }[][] } | undefined;
     // The keyboard as first sent (the stored one is cleared once decided).
-    const sent = fake.calls.find(
+    const sent = lab.fake.calls.find(
       (c) =>
         c.method === "sendMessage" &&
         (c.result as { message_id?: number } | undefined)?.message_id === m.messageId,
@@ -43,31 +42,15 @@ function promptsIn(chatId: number): Prompt[] {
 }
 
 async function promptIn(chatId: number): Promise<Prompt> {
-  await fake.waitFor(() => promptsIn(chatId).length > 0, 5000, "an approval prompt");
+  await lab.fake.waitFor(() => promptsIn(chatId).length > 0, 5000, "an approval prompt");
   return promptsIn(chatId)[0] as Prompt;
 }
 
-let fake: FakeTelegram;
-const started: ChannelUnderTest[] = [];
-
-async function channel(o: Parameters<typeof startChannel>[1] = {}): Promise<ChannelUnderTest> {
-  const c = await startChannel(fake, o);
-  started.push(c);
-  return c;
-}
-
-beforeEach(async () => {
-  fake = await FakeTelegram.start({ lifetimeMs: 30_000 });
-});
-
-afterEach(async () => {
-  for (const c of started.splice(0)) await c.stop();
-  expect(fake.overflowed).toBe(false);
-  await fake.stop();
-});
+const lab = fakeTelegramLab();
+const channel = (o?: ChannelOptions) => lab.channel(o);
 
 const bodiesTo = (chatId: number) =>
-  fake.calls
+  lab.fake.calls
     .filter(
       (c) =>
         (c.method === "sendMessage" || c.method === "editMessageText") && Number(c.params.chat_id) === chatId,
@@ -77,42 +60,42 @@ const bodiesTo = (chatId: number) =>
 describe("a DM turn", () => {
   it("identifies itself, registers the command menu once, and answers by editing one message", async () => {
     const c = await channel({ turns: () => [[text("Hello "), { delayMs: 5 }, text("**there**"), done]] });
-    expect(fake.callsOf("getMe")).toHaveLength(1);
-    expect(fake.callsOf("setMyCommands")).toHaveLength(1);
-    fake.pushMessage({ id: OWNER }, "hi");
-    await fake.waitFor(
-      () => fake.sentMessages(OWNER).some((m) => m.visible.includes("Finished")),
+    expect(lab.fake.callsOf("getMe")).toHaveLength(1);
+    expect(lab.fake.callsOf("setMyCommands")).toHaveLength(1);
+    lab.fake.pushMessage({ id: OWNER }, "hi");
+    await lab.fake.waitFor(
+      () => lab.fake.sentMessages(OWNER).some((m) => m.visible.includes("Finished")),
       5000,
       "the answer",
     );
-    const [answer] = fake.sentMessages(OWNER);
+    const [answer] = lab.fake.sentMessages(OWNER);
     expect(answer?.text).toMatch(/^Hello <b>there<\/b>\n\n<i>Finished in \d+s<\/i>$/);
-    expect(fake.callsOf("sendMessage")).toHaveLength(1);
+    expect(lab.fake.callsOf("sendMessage")).toHaveLength(1);
     expect([...c.providers.keys()]).toEqual(["telegram:default:direct:42"]);
     expect(c.providers.get("telegram:default:direct:42")?.prompts).toEqual(["hi"]);
-    expect(fake.callsOf("deleteMessage")).toHaveLength(0);
+    expect(lab.fake.callsOf("deleteMessage")).toHaveLength(0);
   });
 
   it("does not re-register an unchanged command menu on restart", async () => {
     const first = await channel();
     await first.stop();
     await channel({ home: first.home });
-    expect(fake.callsOf("getMyCommands")).toHaveLength(2);
-    expect(fake.callsOf("setMyCommands")).toHaveLength(1);
+    expect(lab.fake.callsOf("getMyCommands")).toHaveLength(2);
+    expect(lab.fake.callsOf("setMyCommands")).toHaveLength(1);
   });
 });
 
 describe("startup", () => {
   it("a rejected token aborts startup; an unreachable Telegram does not", async () => {
-    await expect(startChannel(fake, { env: { TELEGRAM_BOT_TOKEN: "999:wrong" } })).rejects.toThrow(
+    await expect(startChannel(lab.fake, { env: { TELEGRAM_BOT_TOKEN: "999:wrong" } })).rejects.toThrow(
       /rejected the bot token/,
     );
-    fake.inject("getMe", { code: 502, description: "Bad Gateway" });
+    lab.fake.inject("getMe", { code: 502, description: "Bad Gateway" });
     const c = await channel({ overrides: { identifyRetryMs: 300 } });
     expect(c.running.transport.identity).toBeNull();
     await until(() => c.running.transport.identity !== null, "the identity");
-    // (The rejected token never got past the fake's token check, so only this bot's calls are here.)
-    expect(fake.callsOf("getMe").map((x) => x.ok)).toEqual([false, true]);
+    // (The rejected token never got past the lab.fake's token check, so only this bot's calls are here.)
+    expect(lab.fake.callsOf("getMe").map((x) => x.ok)).toEqual([false, true]);
     expect(c.running.transport.identity?.username).toBe("parley_test_bot");
   });
 });
@@ -120,25 +103,25 @@ describe("startup", () => {
 describe("deny by default", () => {
   it("an unauthorized user gets no reply and an audit record", async () => {
     const c = await channel({ turns: () => [[text("secret"), done]] });
-    fake.pushMessage({ id: 7 }, "hi");
-    fake.pushMessage({ id: OWNER }, "/help");
-    await fake.waitFor(() => fake.sentMessages(OWNER).length > 0, 5000, "the owner's help");
-    expect(fake.sentMessages(7)).toHaveLength(0);
+    lab.fake.pushMessage({ id: 7 }, "hi");
+    lab.fake.pushMessage({ id: OWNER }, "/help");
+    await lab.fake.waitFor(() => lab.fake.sentMessages(OWNER).length > 0, 5000, "the owner's help");
+    expect(lab.fake.sentMessages(7)).toHaveLength(0);
     expect(c.providers.size).toBe(0);
     expect(c.audit.find("inbound", "denied").map((r) => r.fields.user)).toEqual(["7"]);
   });
 
   it("a group outside the allow-list gets no reply and an audit record, even from an allowed user", async () => {
     const c = await channel({ telegram: { allowForum: true, allowedForumChatIds: ["-100777"] } });
-    fake.pushMessage({ id: OWNER }, "hi", { chat: { id: -5, type: "group" } });
-    fake.pushMessage({ id: OWNER }, "hi", {
+    lab.fake.pushMessage({ id: OWNER }, "hi", { chat: { id: -5, type: "group" } });
+    lab.fake.pushMessage({ id: OWNER }, "hi", {
       chat: { id: -100888, type: "supergroup", is_forum: true },
       threadId: 3,
     });
-    fake.pushMessage({ id: OWNER }, "hi", { chat: { id: -100777, type: "supergroup", is_forum: true } });
-    fake.pushMessage({ id: OWNER }, "/help");
-    await fake.waitFor(() => fake.sentMessages(OWNER).length > 0, 5000, "the owner's help");
-    expect(fake.sentMessages().filter((m) => m.chatId !== OWNER)).toHaveLength(0);
+    lab.fake.pushMessage({ id: OWNER }, "hi", { chat: { id: -100777, type: "supergroup", is_forum: true } });
+    lab.fake.pushMessage({ id: OWNER }, "/help");
+    await lab.fake.waitFor(() => lab.fake.sentMessages(OWNER).length > 0, 5000, "the owner's help");
+    expect(lab.fake.sentMessages().filter((m) => m.chatId !== OWNER)).toHaveLength(0);
     expect(c.audit.find("telegram.chat_gate", "denied").map((r) => r.fields.reason)).toEqual([
       "denied_non_private_chat",
       "denied_forum_not_allowed",
@@ -149,11 +132,11 @@ describe("deny by default", () => {
 
   it("drops bot-authored messages without a turn", async () => {
     const c = await channel();
-    fake.pushMessage({ id: OWNER, is_bot: true }, "loop?");
-    fake.pushMessage({ id: OWNER }, "/help");
-    await fake.waitFor(() => fake.sentMessages(OWNER).length > 0, 5000, "the help");
+    lab.fake.pushMessage({ id: OWNER, is_bot: true }, "loop?");
+    lab.fake.pushMessage({ id: OWNER }, "/help");
+    await lab.fake.waitFor(() => lab.fake.sentMessages(OWNER).length > 0, 5000, "the help");
     expect(c.providers.size).toBe(0);
-    expect(fake.sentMessages(OWNER)).toHaveLength(1);
+    expect(lab.fake.sentMessages(OWNER)).toHaveLength(1);
   });
 });
 
@@ -165,11 +148,11 @@ describe("forum topics", () => {
       telegram: { allowForum: true, allowedForumChatIds: [String(FORUM.id)] },
       turns: (key) => [[text(`answer for ${key.split(":").slice(3).join(":")}`), done]],
     });
-    fake.pushMessage({ id: OWNER }, "in five", { chat: FORUM, threadId: 5 });
-    fake.pushMessage({ id: OWNER }, "in six", { chat: FORUM, threadId: 6 });
-    fake.pushMessage({ id: OWNER }, "in the DM");
-    await fake.waitFor(
-      () => fake.sentMessages().filter((m) => m.visible.includes("Finished")).length === 3,
+    lab.fake.pushMessage({ id: OWNER }, "in five", { chat: FORUM, threadId: 5 });
+    lab.fake.pushMessage({ id: OWNER }, "in six", { chat: FORUM, threadId: 6 });
+    lab.fake.pushMessage({ id: OWNER }, "in the DM");
+    await lab.fake.waitFor(
+      () => lab.fake.sentMessages().filter((m) => m.visible.includes("Finished")).length === 3,
       5000,
       "three answers",
     );
@@ -178,10 +161,10 @@ describe("forum topics", () => {
       "telegram:default:forum:-100777:5",
       "telegram:default:forum:-100777:6",
     ]);
-    const inTopic = (t: number) => fake.sentMessages(FORUM.id).filter((m) => m.threadId === t);
+    const inTopic = (t: number) => lab.fake.sentMessages(FORUM.id).filter((m) => m.threadId === t);
     expect(inTopic(5)[0]?.visible).toMatch(/^answer for -100777:5/);
     expect(inTopic(6)[0]?.visible).toMatch(/^answer for -100777:6/);
-    for (const call of fake.calls.filter(
+    for (const call of lab.fake.calls.filter(
       (x) => x.method === "sendMessage" && Number(x.params.chat_id) === FORUM.id,
     ))
       expect(call.params.message_thread_id).toBeDefined();
@@ -193,18 +176,18 @@ describe("forum topics", () => {
       turns: () => [[text("you called?"), done]],
     });
     const link = "see https://host/@parley_test_bot/x";
-    fake.pushMessage({ id: OWNER }, link, {
+    lab.fake.pushMessage({ id: OWNER }, link, {
       chat: FORUM,
       threadId: 5,
       entities: [{ type: "url", offset: 4, length: 31 }],
     });
-    fake.pushMessage({ id: OWNER }, "@parley_test_bot hello", {
+    lab.fake.pushMessage({ id: OWNER }, "@parley_test_bot hello", {
       chat: FORUM,
       threadId: 5,
       entities: [{ type: "mention", offset: 0, length: 16 }],
     });
-    await fake.waitFor(
-      () => fake.sentMessages(FORUM.id).some((m) => m.visible.includes("Finished")),
+    await lab.fake.waitFor(
+      () => lab.fake.sentMessages(FORUM.id).some((m) => m.visible.includes("Finished")),
       5000,
       "the answer",
     );
@@ -218,14 +201,14 @@ describe("forum topics", () => {
 describe("commands", () => {
   it("/help is built from the one command table; a bare /queue gets its usage", async () => {
     await channel();
-    fake.pushMessage({ id: OWNER }, "/help");
-    fake.pushMessage({ id: OWNER }, "/queue");
-    await fake.waitFor(() => fake.sentMessages(OWNER).length === 2, 5000, "two replies");
-    const [help, usage] = fake.sentMessages(OWNER);
+    lab.fake.pushMessage({ id: OWNER }, "/help");
+    lab.fake.pushMessage({ id: OWNER }, "/queue");
+    await lab.fake.waitFor(() => lab.fake.sentMessages(OWNER).length === 2, 5000, "two replies");
+    const [help, usage] = lab.fake.sentMessages(OWNER);
     expect(help?.visible).toContain("/compact");
     expect(help?.visible).toContain("/temporary");
     expect(usage?.visible).toBe("Usage: /queue <message>");
-    const menu = fake.callsOf("setMyCommands")[0]?.params.commands as { command: string }[];
+    const menu = lab.fake.callsOf("setMyCommands")[0]?.params.commands as { command: string }[];
     for (const m of menu) expect(help?.visible).toContain(`/${m.command}`);
   });
 
@@ -237,26 +220,26 @@ describe("commands", () => {
         [text("combined"), done],
       ],
     });
-    fake.pushMessage({ id: OWNER }, "one");
+    lab.fake.pushMessage({ id: OWNER }, "one");
     const prompt = await promptIn(OWNER);
-    fake.pushMessage({ id: OWNER }, "two");
-    fake.pushMessage({ id: OWNER }, "three");
-    await fake.waitFor(
-      () => fake.sentMessages(OWNER).some((m) => m.visible.startsWith('⏳ Queued (2): "two" · "three"')),
+    lab.fake.pushMessage({ id: OWNER }, "two");
+    lab.fake.pushMessage({ id: OWNER }, "three");
+    await lab.fake.waitFor(
+      () => lab.fake.sentMessages(OWNER).some((m) => m.visible.startsWith('⏳ Queued (2): "two" · "three"')),
       5000,
       "the receipt",
     );
-    expect(fake.sentMessages(OWNER).filter((m) => m.visible.startsWith("⏳"))).toHaveLength(1);
-    fake.pushCallback({ id: OWNER }, prompt.messageId, prompt.data("1"));
-    await fake.waitFor(
-      () => fake.sentMessages(OWNER).some((m) => m.visible.startsWith("combined")),
+    expect(lab.fake.sentMessages(OWNER).filter((m) => m.visible.startsWith("⏳"))).toHaveLength(1);
+    lab.fake.pushCallback({ id: OWNER }, prompt.messageId, prompt.data("1"));
+    await lab.fake.waitFor(
+      () => lab.fake.sentMessages(OWNER).some((m) => m.visible.startsWith("combined")),
       5000,
       "the combined turn",
     );
     expect(
-      fake.sentMessages(OWNER).some((m) => m.visible.startsWith('▶️ Now answering (2): "two" · "three"')),
+      lab.fake.sentMessages(OWNER).some((m) => m.visible.startsWith('▶️ Now answering (2): "two" · "three"')),
     ).toBe(true);
-    expect(fake.callsOf("deleteMessage")).toHaveLength(0);
+    expect(lab.fake.callsOf("deleteMessage")).toHaveLength(0);
     expect(c.providers.get("telegram:default:direct:42")?.prompts).toEqual(["one", "two\n\nthree"]);
   });
 
@@ -265,18 +248,22 @@ describe("commands", () => {
       supportsSteer: true,
       turns: () => [{ steps: [permission("r1")], onPermission: { approve: [text("done with both"), done] } }],
     });
-    fake.pushMessage({ id: OWNER }, "one");
+    lab.fake.pushMessage({ id: OWNER }, "one");
     const prompt = await promptIn(OWNER);
-    const { messageId } = fake.pushMessage({ id: OWNER }, "also this");
-    await fake.waitFor(() => fake.callsOf("setMessageReaction").length === 1, 5000, "the steer reaction");
-    expect(fake.callsOf("setMessageReaction")[0]?.params).toMatchObject({
+    const { messageId } = lab.fake.pushMessage({ id: OWNER }, "also this");
+    await lab.fake.waitFor(
+      () => lab.fake.callsOf("setMessageReaction").length === 1,
+      5000,
+      "the steer reaction",
+    );
+    expect(lab.fake.callsOf("setMessageReaction")[0]?.params).toMatchObject({
       chat_id: String(OWNER),
       message_id: messageId,
     });
     expect(c.providers.get("telegram:default:direct:42")?.steers).toEqual(["also this"]);
-    fake.pushCallback({ id: OWNER }, prompt.messageId, prompt.data("1"));
-    await fake.waitFor(
-      () => fake.sentMessages(OWNER).some((m) => m.visible.includes("done with both")),
+    lab.fake.pushCallback({ id: OWNER }, prompt.messageId, prompt.data("1"));
+    await lab.fake.waitFor(
+      () => lab.fake.sentMessages(OWNER).some((m) => m.visible.includes("done with both")),
       5000,
       "the answer",
     );
@@ -290,7 +277,7 @@ describe("approvals", () => {
         { steps: [permission("r1")], onPermission: { approve: [toolRan, text("removed."), done] } },
       ],
     });
-    fake.pushMessage({ id: OWNER }, "clean up");
+    lab.fake.pushMessage({ id: OWNER }, "clean up");
     const prompt = await promptIn(OWNER);
     expect(prompt.buttons).toEqual([
       `a:r1:${prompt.nonce}:1`,
@@ -298,24 +285,24 @@ describe("approvals", () => {
       `a:r1:${prompt.nonce}:0`,
     ]);
     for (const b of prompt.buttons) expect(Buffer.byteLength(b)).toBeLessThanOrEqual(64);
-    fake.pushCallback({ id: OWNER }, prompt.messageId, prompt.data("1"));
-    await fake.waitFor(
-      () => fake.sentMessages(OWNER).some((m) => m.visible.startsWith("removed.")),
+    lab.fake.pushCallback({ id: OWNER }, prompt.messageId, prompt.data("1"));
+    await lab.fake.waitFor(
+      () => lab.fake.sentMessages(OWNER).some((m) => m.visible.startsWith("removed.")),
       5000,
       "the tool result",
     );
     expect(c.providers.get("telegram:default:direct:42")?.answers).toEqual([
       { requestId: "r1", verdict: "approve" },
     ]);
-    const shown = fake.sentMessages(OWNER).find((m) => m.messageId === prompt.messageId);
-    await fake.waitFor(
+    const shown = lab.fake.sentMessages(OWNER).find((m) => m.messageId === prompt.messageId);
+    await lab.fake.waitFor(
       () => shown?.visible.includes("✅ Approved") ?? false,
       5000,
       "the outcome on the prompt",
     );
     expect(shown?.visible).toContain("✅ Approved");
     expect(shown?.replyMarkup).toEqual({ inline_keyboard: [] });
-    expect(fake.callsOf("answerCallbackQuery")[0]?.params.text).toBe("✅ Approved");
+    expect(lab.fake.callsOf("answerCallbackQuery")[0]?.params.text).toBe("✅ Approved");
   });
 
   it("a press with a stale nonce (from before a restart) does not run the tool", async () => {
@@ -326,21 +313,21 @@ describe("approvals", () => {
       },
     ];
     const first = await channel({ turns: script });
-    fake.pushMessage({ id: OWNER }, "clean up");
+    lab.fake.pushMessage({ id: OWNER }, "clean up");
     const old = await promptIn(OWNER);
     await first.stop(); // the restart: the open prompt is denied, its nonce retired
     const second = await channel({ home: first.home, turns: script, overrides: { approvalTimeoutMs: 400 } });
-    fake.pushMessage({ id: OWNER }, "clean up again");
+    lab.fake.pushMessage({ id: OWNER }, "clean up again");
     // The new process asks again with the SAME request id (ACP ids restart) and a fresh nonce.
-    await fake.waitFor(() => promptsIn(OWNER).length === 2, 5000, "the second prompt");
+    await lab.fake.waitFor(() => promptsIn(OWNER).length === 2, 5000, "the second prompt");
     const fresh = promptsIn(OWNER)[1];
     expect(fresh?.nonce).not.toBe(old.nonce);
-    fake.pushCallback({ id: OWNER }, old.messageId, old.data("1"));
-    await fake.waitFor(() => fake.callsOf("answerCallbackQuery").length === 1, 5000, "the refusal");
-    expect(fake.callsOf("answerCallbackQuery")[0]?.params.text).toBe(RECEIPT_EXPIRED);
+    lab.fake.pushCallback({ id: OWNER }, old.messageId, old.data("1"));
+    await lab.fake.waitFor(() => lab.fake.callsOf("answerCallbackQuery").length === 1, 5000, "the refusal");
+    expect(lab.fake.callsOf("answerCallbackQuery")[0]?.params.text).toBe(RECEIPT_EXPIRED);
     // The prompt times out to DENY: the tool never ran.
-    await fake.waitFor(
-      () => fake.sentMessages(OWNER).some((m) => m.visible.startsWith("skipped")),
+    await lab.fake.waitFor(
+      () => lab.fake.sentMessages(OWNER).some((m) => m.visible.startsWith("skipped")),
       5000,
       "the deny path",
     );
@@ -354,11 +341,11 @@ describe("approvals", () => {
     const c = await channel({
       turns: () => [{ steps: [permission("r1")], onPermission: { approve: [text("ran"), done] } }],
     });
-    fake.pushMessage({ id: OWNER }, "go");
+    lab.fake.pushMessage({ id: OWNER }, "go");
     const prompt = await promptIn(OWNER);
-    fake.pushCallback({ id: 7 }, prompt.messageId, prompt.data("1"));
-    fake.pushMessage({ id: OWNER }, "2");
-    await fake.waitFor(
+    lab.fake.pushCallback({ id: 7 }, prompt.messageId, prompt.data("1"));
+    lab.fake.pushMessage({ id: OWNER }, "2");
+    await lab.fake.waitFor(
       () => (c.providers.get("telegram:default:direct:42")?.answers.length ?? 0) === 1,
       5000,
       "the typed deny",
@@ -366,7 +353,7 @@ describe("approvals", () => {
     expect(c.providers.get("telegram:default:direct:42")?.answers).toEqual([
       { requestId: "r1", verdict: "deny" },
     ]);
-    expect(fake.callsOf("answerCallbackQuery")).toHaveLength(0);
+    expect(lab.fake.callsOf("answerCallbackQuery")).toHaveLength(0);
   });
 });
 
@@ -384,9 +371,9 @@ describe("credentials", () => {
         ],
       ],
     });
-    fake.pushMessage({ id: OWNER }, "show me");
-    await fake.waitFor(
-      () => fake.sentMessages(OWNER).some((m) => m.visible.includes("Finished")),
+    lab.fake.pushMessage({ id: OWNER }, "show me");
+    await lab.fake.waitFor(
+      () => lab.fake.sentMessages(OWNER).some((m) => m.visible.includes("Finished")),
       5000,
       "the answer",
     );

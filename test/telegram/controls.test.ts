@@ -1,9 +1,9 @@
 /**
- * The agent controls over the wire (fake Bot API, grammY's real client): `/model` posts a picker
+ * The agent controls over the wire (lab.fake Bot API, grammY's real client): `/model` posts a picker
  * whose presses resolve by index against the exact list shown (owner-checked, single use, ten
  * minutes on the injected clock), and `/compact` answers with the shared terse receipts.
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ModelMenu } from "../../src/messaging/agent-controls.js";
 import {
   COMPACT_BUSY,
@@ -16,9 +16,9 @@ import type { ScriptStep } from "../../src/providers/scripted.js";
 import { htmlVisibleText } from "../../src/telegram/html.js";
 import { TELEGRAM_MAX_MESSAGE_UTF16 } from "../../src/telegram/limits.js";
 import { MODEL_PICKER_MAX, modelButtonLabels, modelPickerHtml } from "../../src/telegram/model-picker.js";
-import { FakeTelegram } from "../fakes/telegram/server.js";
+import type { FakeTelegram } from "../fakes/telegram/server.js";
 import type { ChannelOptions, ChannelUnderTest } from "./channel-harness.js";
-import { done, OWNER, startChannel, text } from "./channel-harness.js";
+import { done, fakeTelegramLab, OWNER, text } from "./channel-harness.js";
 import { ManualClock, until } from "./helpers.js";
 
 const KEY = "telegram:default:direct:42";
@@ -44,39 +44,23 @@ const hold: ScriptStep = {
   options: [{ optionId: "d", name: "Deny", kind: "reject_once" }],
 };
 
-let fake: FakeTelegram;
-const started: ChannelUnderTest[] = [];
-
-async function channel(o: ChannelOptions = {}): Promise<ChannelUnderTest> {
-  const c = await startChannel(fake, o);
-  started.push(c);
-  return c;
-}
-
-beforeEach(async () => {
-  fake = await FakeTelegram.start({ lifetimeMs: 30_000 });
-});
-
-afterEach(async () => {
-  for (const c of started.splice(0)) await c.stop();
-  expect(fake.overflowed).toBe(false);
-  await fake.stop();
-});
+const lab = fakeTelegramLab();
+const channel = (o?: ChannelOptions) => lab.channel(o);
 
 type SendOpts = Parameters<FakeTelegram["pushMessage"]>[2];
 
 /** Send a message and return the visible text of the next message the bot sends to that chat. */
 async function say(body: string, opts: SendOpts = {}): Promise<string> {
   const chat = opts.chat?.id ?? OWNER;
-  const before = fake.sentMessages(chat).length;
-  fake.pushMessage({ id: OWNER }, body, opts);
-  await fake.waitFor(() => fake.sentMessages(chat).length > before, 5000, `the reply to ${body}`);
-  return fake.sentMessages(chat)[before]?.visible ?? "";
+  const before = lab.fake.sentMessages(chat).length;
+  lab.fake.pushMessage({ id: OWNER }, body, opts);
+  await lab.fake.waitFor(() => lab.fake.sentMessages(chat).length > before, 5000, `the reply to ${body}`);
+  return lab.fake.sentMessages(chat)[before]?.visible ?? "";
 }
 
 /** The keyboard a message was first sent with (the stored one changes when it is edited). */
 function sentKeyboard(messageId: number): { text: string; callback_data?: string }[][] | undefined {
-  const call = fake.calls.find(
+  const call = lab.fake.calls.find(
     (c) =>
       c.method === "sendMessage" &&
       (c.result as { message_id?: number } | undefined)?.message_id === messageId,
@@ -91,32 +75,32 @@ async function askForModels(c: ChannelUnderTest, opts: SendOpts = {}) {
   const models = c.running.dispatcher.models;
   const before = models.offered;
   const shown = await say("/model", opts);
-  const picker = fake.sentMessages(chat).find((m) => m.visible === shown && m.replyMarkup !== undefined);
+  const picker = lab.fake.sentMessages(chat).find((m) => m.visible === shown && m.replyMarkup !== undefined);
   if (!picker) throw new Error(`no picker was posted; the bot said: ${shown}`);
-  // The fake shows the message before the bot has read sendMessage's answer and recorded the list.
+  // The lab.fake shows the message before the bot has read sendMessage's answer and recorded the list.
   await until(() => models.offered > before, "the list to be recorded");
   return picker;
 }
 
-const messageById = (chat: number, id: number) => fake.sentMessages(chat).find((m) => m.messageId === id);
+const messageById = (chat: number, id: number) => lab.fake.sentMessages(chat).find((m) => m.messageId === id);
 
 /** Press and wait for the press to be answered; returns the answer's text. */
 async function press(from: number, messageId: number, data: string): Promise<string | undefined> {
-  const before = fake.callsOf("answerCallbackQuery").length;
-  fake.pushCallback({ id: from }, messageId, data);
-  await fake.waitFor(
-    () => fake.callsOf("answerCallbackQuery").length > before,
+  const before = lab.fake.callsOf("answerCallbackQuery").length;
+  lab.fake.pushCallback({ id: from }, messageId, data);
+  await lab.fake.waitFor(
+    () => lab.fake.callsOf("answerCallbackQuery").length > before,
     5000,
     `the answer to ${data}`,
   );
-  return fake.callsOf("answerCallbackQuery")[before]?.params.text as string | undefined;
+  return lab.fake.callsOf("answerCallbackQuery")[before]?.params.text as string | undefined;
 }
 
 /** A first turn so the conversation has an agent session, waited until the session is released. */
 async function firstTurn(c: ChannelUnderTest): Promise<void> {
-  fake.pushMessage({ id: OWNER }, "hi");
-  await fake.waitFor(
-    () => fake.sentMessages(OWNER).some((m) => m.visible.includes("Finished")),
+  lab.fake.pushMessage({ id: OWNER }, "hi");
+  await lab.fake.waitFor(
+    () => lab.fake.sentMessages(OWNER).some((m) => m.visible.includes("Finished")),
     5000,
     "the first answer",
   );
@@ -137,7 +121,7 @@ describe("telegram: /model", () => {
     ]);
 
     expect(await press(OWNER, picker.messageId, "m:1")).toBeUndefined();
-    await fake.waitFor(
+    await lab.fake.waitFor(
       () => messageById(OWNER, picker.messageId)?.visible === "✅ Model: Deep",
       5000,
       "the outcome on the picker",
@@ -173,7 +157,7 @@ describe("telegram: /model", () => {
     });
 
     expect(await press(OWNER, picker.messageId, "m:1")).toBeUndefined();
-    await fake.waitFor(
+    await lab.fake.waitFor(
       () => messageById(FORUM.id, picker.messageId)?.visible === "✅ Model: Deep",
       5000,
       "the outcome on the picker",
@@ -187,8 +171,8 @@ describe("telegram: /model", () => {
     const picker = await askForModels(c);
     await clock.advance(10 * 60_000 + 1);
     expect(await press(OWNER, picker.messageId, "m:1")).toBe(PICK_REFUSAL_TEXT.expired);
-    await fake.waitFor(
-      () => fake.callsOf("editMessageReplyMarkup").length === 1,
+    await lab.fake.waitFor(
+      () => lab.fake.callsOf("editMessageReplyMarkup").length === 1,
       5000,
       "the stale keyboard to be cleared",
     );
@@ -200,7 +184,7 @@ describe("telegram: /model", () => {
   it("an agent without a model selector says so, with no buttons", async () => {
     await channel();
     expect(await say("/model")).toBe(MODEL_NOT_OFFERED);
-    expect(fake.sentMessages(OWNER).every((m) => m.replyMarkup === undefined)).toBe(true);
+    expect(lab.fake.sentMessages(OWNER).every((m) => m.replyMarkup === undefined)).toBe(true);
   });
 });
 
@@ -281,9 +265,9 @@ describe("telegram: /compact", () => {
       turns: () => [{ steps: [text("working"), hold] }],
       provider: { compaction: {} },
     });
-    fake.pushMessage({ id: OWNER }, "go");
-    await fake.waitFor(
-      () => fake.sentMessages(OWNER).some((m) => m.visible.includes("Permission needed")),
+    lab.fake.pushMessage({ id: OWNER }, "go");
+    await lab.fake.waitFor(
+      () => lab.fake.sentMessages(OWNER).some((m) => m.visible.includes("Permission needed")),
       5000,
       "the prompt",
     );
@@ -303,7 +287,7 @@ describe("telegram: /compact", () => {
       provider: { timers, compaction: { delayMs: 1000, outcome: { ok: true, contextUsagePct: 12 } } },
     });
     await firstTurn(c);
-    fake.pushMessage({ id: OWNER }, "/compact");
+    lab.fake.pushMessage({ id: OWNER }, "/compact");
     // The provider's timers serve only the compaction's delay here: one armed = it is running.
     await until(() => timers.pending === 1, "the compaction to start");
     expect(await say("/compact")).toBe(COMPACT_BUSY);
@@ -311,19 +295,19 @@ describe("telegram: /compact", () => {
     expect(c.providers.get(KEY)?.prompts).toEqual(["hi"]);
 
     await timers.advance(1000);
-    await fake.waitFor(
-      () => fake.sentMessages(OWNER).some((m) => m.visible.startsWith("second answer")),
+    await lab.fake.waitFor(
+      () => lab.fake.sentMessages(OWNER).some((m) => m.visible.startsWith("second answer")),
       5000,
       "the held message's turn",
     );
-    const shown = fake.sentMessages(OWNER).map((m) => m.visible);
+    const shown = lab.fake.sentMessages(OWNER).map((m) => m.visible);
     const receipt = shown.indexOf("✅ Context compacted. Context usage is now 12%.");
     const answer = shown.findIndex((v) => v.startsWith("second answer"));
     expect(receipt).toBeGreaterThan(-1);
     expect(receipt).toBeLessThan(answer);
     expect(c.providers.get(KEY)?.prompts).toEqual(["hi", "after"]);
     expect(c.providers.get(KEY)?.steers).toEqual([]);
-    expect(fake.callsOf("setMessageReaction")).toHaveLength(0);
+    expect(lab.fake.callsOf("setMessageReaction")).toHaveLength(0);
     expect(c.providers.get(KEY)?.compactions).toBe(1);
   });
 });

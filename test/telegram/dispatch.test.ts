@@ -2,38 +2,24 @@
  * The dispatcher's commands and widgets through the whole channel: /new, /stop, /sessions' two
  * gates, privacy modes, /title, /link, /yolo, and an [OPTIONS:] press re-dispatched as text.
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { ScriptStep } from "../../src/providers/scripted.js";
-import { FakeTelegram } from "../fakes/telegram/server.js";
-import type { ChannelOptions, ChannelUnderTest } from "./channel-harness.js";
-import { done, OWNER, startChannel, text } from "./channel-harness.js";
+import type { FakeTelegram } from "../fakes/telegram/server.js";
+import type { ChannelOptions } from "./channel-harness.js";
+import { done, fakeTelegramLab, OWNER, text } from "./channel-harness.js";
 
-let fake: FakeTelegram;
-const started: ChannelUnderTest[] = [];
 const FORUM = { id: -100777, type: "supergroup" as const, is_forum: true };
 const KEY = "telegram:default:direct:42";
 
-async function channel(o: ChannelOptions = {}): Promise<ChannelUnderTest> {
-  const c = await startChannel(fake, o);
-  started.push(c);
-  return c;
-}
-
-beforeEach(async () => {
-  fake = await FakeTelegram.start({ lifetimeMs: 30_000 });
-});
-
-afterEach(async () => {
-  for (const c of started.splice(0)) await c.stop();
-  await fake.stop();
-});
+const lab = fakeTelegramLab();
+const channel = (o?: ChannelOptions) => lab.channel(o);
 
 /** Send a message and wait for the n-th message the bot sends to that chat. */
 async function say(body: string, n: number, opts: Parameters<FakeTelegram["pushMessage"]>[2] = {}) {
-  fake.pushMessage({ id: OWNER }, body, opts);
+  lab.fake.pushMessage({ id: OWNER }, body, opts);
   const chat = opts.chat?.id ?? OWNER;
-  await fake.waitFor(() => fake.sentMessages(chat).length >= n, 5000, `reply ${n} to ${body}`);
-  return fake.sentMessages(chat)[n - 1]?.visible ?? "";
+  await lab.fake.waitFor(() => lab.fake.sentMessages(chat).length >= n, 5000, `reply ${n} to ${body}`);
+  return lab.fake.sentMessages(chat)[n - 1]?.visible ?? "";
 }
 
 const hold: ScriptStep = {
@@ -48,10 +34,10 @@ const hold: ScriptStep = {
 describe("conversation commands", () => {
   it("/new starts a fresh generation: the next message runs under a new session key", async () => {
     const c = await channel({ turns: () => [[text("ok"), done]] });
-    await fake.waitFor(() => fake.callsOf("getUpdates").length > 0, 5000, "polling");
+    await lab.fake.waitFor(() => lab.fake.callsOf("getUpdates").length > 0, 5000, "polling");
     await say("hello", 1);
-    await fake.waitFor(
-      () => fake.sentMessages(OWNER)[0]?.visible.includes("Finished") ?? false,
+    await lab.fake.waitFor(
+      () => lab.fake.sentMessages(OWNER)[0]?.visible.includes("Finished") ?? false,
       5000,
       "answer",
     );
@@ -63,21 +49,23 @@ describe("conversation commands", () => {
 
   it("/stop cancels the running turn and says so", async () => {
     const c = await channel({ turns: () => [{ steps: [text("working"), hold] }] });
-    fake.pushMessage({ id: OWNER }, "go");
-    await fake.waitFor(
-      () => fake.sentMessages(OWNER).some((m) => m.visible.includes("Permission needed")),
+    lab.fake.pushMessage({ id: OWNER }, "go");
+    await lab.fake.waitFor(
+      () => lab.fake.sentMessages(OWNER).some((m) => m.visible.includes("Permission needed")),
       5000,
       "prompt",
     );
-    fake.pushMessage({ id: OWNER }, "/stop");
-    await fake.waitFor(
-      () => fake.sentMessages(OWNER).some((m) => m.visible.startsWith("🛑 Stopping")),
+    lab.fake.pushMessage({ id: OWNER }, "/stop");
+    await lab.fake.waitFor(
+      () => lab.fake.sentMessages(OWNER).some((m) => m.visible.startsWith("🛑 Stopping")),
       5000,
       "stop reply",
     );
-    await fake.waitFor(
+    await lab.fake.waitFor(
       () =>
-        fake.sentMessages(OWNER).some((m) => m.visible.includes("The turn ended before this was answered")),
+        lab.fake
+          .sentMessages(OWNER)
+          .some((m) => m.visible.includes("The turn ended before this was answered")),
       5000,
       "the prompt to be closed",
     );
@@ -144,10 +132,10 @@ describe("session keys", () => {
       telegram: { dmScope: "unified", allowForum: true, allowedForumChatIds: [String(FORUM.id)] },
       turns: () => [[text("ok"), done]],
     });
-    fake.pushMessage({ id: OWNER }, "in the DM");
-    fake.pushMessage({ id: OWNER }, "in a topic", { chat: FORUM, threadId: 5 });
-    await fake.waitFor(
-      () => fake.sentMessages().filter((m) => m.visible.includes("Finished")).length === 2,
+    lab.fake.pushMessage({ id: OWNER }, "in the DM");
+    lab.fake.pushMessage({ id: OWNER }, "in a topic", { chat: FORUM, threadId: 5 });
+    await lab.fake.waitFor(
+      () => lab.fake.sentMessages().filter((m) => m.visible.includes("Finished")).length === 2,
       5000,
       "two answers",
     );
@@ -163,22 +151,22 @@ describe("options buttons", () => {
         [text("noted"), done],
       ],
     });
-    fake.pushMessage({ id: OWNER }, "ask me");
-    await fake.waitFor(
-      () => fake.sentMessages(OWNER).some((m) => m.replyMarkup !== undefined),
+    lab.fake.pushMessage({ id: OWNER }, "ask me");
+    await lab.fake.waitFor(
+      () => lab.fake.sentMessages(OWNER).some((m) => m.replyMarkup !== undefined),
       5000,
       "the keyboard",
     );
-    const asked = fake.sentMessages(OWNER).find((m) => m.replyMarkup !== undefined);
-    fake.pushCallback({ id: OWNER }, asked?.messageId ?? 0, "o:0");
-    await fake.waitFor(
-      () => fake.sentMessages(OWNER).some((m) => m.visible.startsWith("noted")),
+    const asked = lab.fake.sentMessages(OWNER).find((m) => m.replyMarkup !== undefined);
+    lab.fake.pushCallback({ id: OWNER }, asked?.messageId ?? 0, "o:0");
+    await lab.fake.waitFor(
+      () => lab.fake.sentMessages(OWNER).some((m) => m.visible.startsWith("noted")),
       5000,
       "the second turn",
     );
     expect(c.providers.get(KEY)?.prompts).toEqual(["ask me", "/new"]);
     expect([...c.providers.keys()]).toEqual([KEY]);
-    expect(fake.sentMessages(OWNER).find((m) => m.messageId === asked?.messageId)?.replyMarkup).toEqual({
+    expect(lab.fake.sentMessages(OWNER).find((m) => m.messageId === asked?.messageId)?.replyMarkup).toEqual({
       inline_keyboard: [],
     });
   });
