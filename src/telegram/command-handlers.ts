@@ -113,18 +113,11 @@ export async function runCommand(d: TelegramDispatcher, c: CommandContext): Prom
  * they are drained once the receipt is out, as after any turn.
  */
 function compact(d: TelegramDispatcher, c: CommandContext): Handled {
-  // Marked only when the lock is free (compactSession takes it before its first await): a busy
-  // session answers busy, and messages meant for its running turn must still steer into it.
-  const marked = !d.o.sessions.isBusy(c.key);
-  if (marked) d.compacting.add(c.key);
+  // Nothing is steered into the compaction: the provider refuses a steer while it compacts, so a
+  // message meanwhile queues behind the lock.
   const turn = (async () => {
     try {
-      let receipt: string;
-      try {
-        receipt = await compactSession(d.o.sessions, c.key, { newCommand: "/new" });
-      } finally {
-        if (marked) d.compacting.delete(c.key);
-      }
+      const receipt = await compactSession(d.o.sessions, c.key, { newCommand: "/new" });
       await d.reply(c.route, receipt);
     } finally {
       await d.router.drain(c.key);

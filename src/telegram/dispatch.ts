@@ -113,8 +113,6 @@ export class TelegramDispatcher {
   readonly conversations: ConversationState;
   /** /model's posted lists (TTL on the injected clock). */
   readonly models: TelegramModelPicker;
-  /** Sessions whose agent is compacting: a message meanwhile is held, never steered into it. */
-  readonly compacting = new Set<string>();
   private readonly widget: WidgetApprovalDecider;
   private readonly typed: TextReplyApprovalDecider;
   private readonly active = new Map<string, TelegramRenderer>();
@@ -330,7 +328,7 @@ export class TelegramDispatcher {
     opts: { text?: string; override?: QueueMode | undefined } = {},
   ): Promise<Handled> {
     const r = routeOf(message.userId, message.conversationId, message.threadId);
-    let override = opts.override;
+    const override = opts.override;
     const activation = activationOutcome(raw?.chat.type ?? "", this.o.forumActivation, message.isMention);
     if (activation !== "activated") {
       this.o.audit.log("telegram.activation", "denied", { chat: r.chatId, reason: activation });
@@ -347,8 +345,6 @@ export class TelegramDispatcher {
     });
     const files = message.attachments;
     if (privacy.onlyModifier && files.length === 0) return NOTHING;
-    // A compaction is a turn nobody sees: a message steered into it would be lost in it.
-    if (this.compacting.has(key)) override = "queue";
     return this.submit(key, privacy.text, {
       interpretCommands: files.length === 0,
       override,
