@@ -391,7 +391,9 @@ export class DiscordDispatcher {
     const deliver = (notice: string) => this.postConfirmed(message.conversationId, notice);
     if (interpretCommands) {
       // A message that is entirely 1 / 2 answers the open prompt: typed replies are the floor.
-      for (const key of this.conversationKeys(message, nativeKey)) {
+      // Looked up only while some prompt is open: the attached keys cost a scan of the session store.
+      const keys = this.registry.anyOpen ? this.conversationKeys(message, nativeKey) : [];
+      for (const key of keys) {
         if (!this.registry.hasOpen(key)) continue;
         const answer = this.typed.handleReply(key, text);
         if (answer !== null) return answer ? reply(answer) : undefined;

@@ -5,6 +5,7 @@
  * the reply text; the channel only posts it. Layer: messaging (imports only messaging modules).
  */
 import { ParleyError } from "./errors.js";
+import { oneLine } from "./one-line.js";
 import type { ManagedProvider, SessionManager } from "./session-manager.js";
 import { COMPACTION_RECEIPT } from "./steering.js";
 
@@ -209,12 +210,4 @@ function displayName(name: string): string {
 function errorMessage(error: unknown): string {
   const text = error instanceof Error ? error.message : String(error);
   return text.trim() === "" ? "unknown error" : text;
-}
-
-/** Whitespace collapsed to single spaces, cut at `max` code points with an ellipsis. */
-function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  const chars = Array.from(flat);
-  if (chars.length <= max) return flat;
-  return `${chars.slice(0, max - 1).join("")}…`;
 }

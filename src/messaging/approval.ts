@@ -154,6 +154,11 @@ export class PendingApprovals {
     return "resolved";
   }
 
+  /** Whether any prompt is open at all (a cheap guard before per-session lookups). */
+  get anyOpen(): boolean {
+    return this.entries.size > 0;
+  }
+
   /** Whether this exact prompt is still open under this session (no audit: a lookup, not a press). */
   isOpen(sessionKey: string, requestId: string): boolean {
     return this.entries.has(PendingApprovals.key(sessionKey, requestId));

@@ -5,6 +5,8 @@
  * + receipt growth and drain + flip are each atomic; moving the acquire inside would reintroduce the
  * orphaned-bubble race.
  */
+
+import { oneLine } from "./one-line.js";
 import { Mutex } from "./semaphore.js";
 
 /** A channel's one bubble, its address bound at construction: the shared module sees no address. */
@@ -36,10 +38,8 @@ function describe(item: QueuedItem): string {
 }
 
 function preview(text: string): string {
-  // Collapse whitespace so a multi-line message stays one item; cap so a paste cannot blow the cap.
-  const flat = text.replace(/\s+/g, " ").trim();
-  const cps = Array.from(flat);
-  return cps.length > ITEM_PREVIEW_CHARS ? `${cps.slice(0, ITEM_PREVIEW_CHARS - 1).join("")}…` : flat;
+  // One line, capped: a multi-line message stays one item and a paste cannot blow the cap.
+  return oneLine(text, ITEM_PREVIEW_CHARS);
 }
 
 export function formatReceipt(

@@ -208,7 +208,10 @@ export class AcpProvider implements Provider {
         },
       );
     // A late answer is still applied above (the agent's state is the truth); only the wait is bounded.
-    answered.catch(() => {});
+    // A late failure has no caller left to tell, so it is logged rather than left unhandled.
+    answered.catch((err: unknown) =>
+      this.log("debug", "model change answer failed", { error: errorText(err) }),
+    );
     const after = await withTimeout(
       answered.then((m) => ({ menu: m })),
       SET_CONFIG_TIMEOUT_MS,

@@ -13,6 +13,7 @@ import type { ModelMenu, ModelOption } from "../messaging/agent-controls.js";
 import { applyModelChoice, loadModelMenu } from "../messaging/agent-controls.js";
 import type { PipelineProvider } from "../messaging/dispatch.js";
 import type { Logger } from "../messaging/logger.js";
+import { oneLine } from "../messaging/one-line.js";
 import { displaySafeFor } from "../messaging/options.js";
 import type { PickRefusal } from "../messaging/picker.js";
 import { PICK_REFUSAL_TEXT, PickerRegistry } from "../messaging/picker.js";
@@ -89,7 +90,7 @@ function pickerHtml(menu: ModelMenu, withDescriptions: boolean): string {
 /** Button labels: plain text (no HTML on a button), display-safe, bounded; the current one ticked. */
 export function modelButtonLabels(menu: ModelMenu): string[] {
   return menu.options.slice(0, MODEL_PICKER_MAX).map((o) => {
-    const name = clip(displaySafeFor(o.name || o.id, TELEGRAM_CAPABILITIES), MAX_LABEL_CHARS);
+    const name = oneLine(displaySafeFor(o.name || o.id, TELEGRAM_CAPABILITIES), MAX_LABEL_CHARS);
     return o.id === menu.current ? `✓ ${name}` : name;
   });
 }
@@ -201,12 +202,5 @@ function nameOf(o: ModelOption): string {
 
 /** Agent text for the HTML body: redacted for display, one line, bounded, escaped. */
 function safe(text: string, max: number): string {
-  return escapeHtml(clip(displaySafeFor(text, TELEGRAM_CAPABILITIES), max));
-}
-
-/** Whitespace collapsed to single spaces, cut at `max` code points with an ellipsis. */
-function clip(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  const chars = Array.from(flat);
-  return chars.length <= max ? flat : `${chars.slice(0, max - 1).join("")}…`;
+  return escapeHtml(oneLine(displaySafeFor(text, TELEGRAM_CAPABILITIES), max));
 }

@@ -4,6 +4,7 @@
  * list the user saw earlier can go stale. Pure functions; the dispatcher does the I/O.
  */
 import type { ModelMenu, ModelOption } from "../messaging/agent-controls.js";
+import { oneLine } from "../messaging/one-line.js";
 
 /** Agent-supplied text is one line and bounded, so a menu entry cannot break or flood the list. */
 const MAX_NAME_CHARS = 80;
@@ -61,10 +62,4 @@ function numberedOptions(menu: ModelMenu): string {
 /** Case- and whitespace-insensitive form for matching. */
 function fold(text: string): string {
   return text.replace(/\s+/g, " ").trim().toLowerCase();
-}
-
-/** Whitespace collapsed to single spaces, cut at `max` code points with an ellipsis. */
-function oneLine(text: string, max: number): string {
-  const chars = Array.from(text.replace(/\s+/g, " ").trim());
-  return chars.length <= max ? chars.join("") : `${chars.slice(0, max - 1).join("")}…`;
 }

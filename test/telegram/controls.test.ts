@@ -17,6 +17,7 @@ import { htmlVisibleText } from "../../src/telegram/html.js";
 import { TELEGRAM_MAX_MESSAGE_UTF16 } from "../../src/telegram/limits.js";
 import { MODEL_PICKER_MAX, modelButtonLabels, modelPickerHtml } from "../../src/telegram/model-picker.js";
 import type { FakeTelegram } from "../fakes/telegram/server.js";
+import { permissionRequest } from "../helpers/events.js";
 import type { ChannelOptions, ChannelUnderTest } from "./channel-harness.js";
 import { done, fakeTelegramLab, OWNER, text } from "./channel-harness.js";
 import { ManualClock, until } from "./helpers.js";
@@ -35,14 +36,7 @@ const MENU: ModelMenu = {
   ],
 };
 
-const hold: ScriptStep = {
-  type: "permission_request",
-  requestId: "r1",
-  toolCallId: "t1",
-  title: "wait",
-  kind: "execute",
-  options: [{ optionId: "d", name: "Deny", kind: "reject_once" }],
-};
+const hold: ScriptStep = permissionRequest({ title: "wait", kind: "execute", denyOnly: true });
 
 const lab = fakeTelegramLab();
 const channel = (o?: ChannelOptions) => lab.channel(o);

@@ -5,6 +5,7 @@
 import { describe, expect, it } from "vitest";
 import type { ScriptStep } from "../../src/providers/scripted.js";
 import type { FakeTelegram } from "../fakes/telegram/server.js";
+import { permissionRequest } from "../helpers/events.js";
 import type { ChannelOptions } from "./channel-harness.js";
 import { done, fakeTelegramLab, OWNER, text } from "./channel-harness.js";
 
@@ -22,14 +23,7 @@ async function say(body: string, n: number, opts: Parameters<FakeTelegram["pushM
   return lab.fake.sentMessages(chat)[n - 1]?.visible ?? "";
 }
 
-const hold: ScriptStep = {
-  type: "permission_request",
-  requestId: "r1",
-  toolCallId: "t1",
-  title: "wait",
-  kind: "execute",
-  options: [{ optionId: "d", name: "Deny", kind: "reject_once" }],
-};
+const hold: ScriptStep = permissionRequest({ title: "wait", kind: "execute", denyOnly: true });
 
 describe("conversation commands", () => {
   it("/new starts a fresh generation: the next message runs under a new session key", async () => {
