@@ -15,8 +15,6 @@ import type { InboundAttachment } from "../messaging/transport.js";
 /** The hosts Discord serves message attachments from (`url` and `proxy_url`). */
 export const DISCORD_CDN_HOSTS: ReadonlySet<string> = new Set(["cdn.discordapp.com", "media.discordapp.net"]);
 
-/** Bound on one download, connect to last byte: a CDN that stalls must not hold the turn forever. */
-export const DEFAULT_FETCH_TIMEOUT_MS = 60_000;
 /** Backstop on bytes read per file, above every shared ingest cap (which is the real bound). */
 export const DEFAULT_FETCH_MAX_BYTES = 64 * 1024 * 1024;
 
@@ -90,7 +88,7 @@ function download(
     signal,
     {
       maxBytes: opts.maxBytes ?? DEFAULT_FETCH_MAX_BYTES,
-      timeoutMs: opts.timeoutMs ?? DEFAULT_FETCH_TIMEOUT_MS,
+      ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
       ...(opts.timers ? { timers: opts.timers } : {}),
       ...(opts.fetch ? { fetch: opts.fetch } : {}),
     },

@@ -21,8 +21,6 @@ import type { TelegramOps, TgFile, TgFileRef, TgMessage, TgPhotoSize } from "./w
 
 /** grammY's default apiRoot: downloads go to the same server the Bot API calls do. */
 export const TELEGRAM_API_ROOT = "https://api.telegram.org";
-/** Bound on one file, getFile to last byte: a server that stalls must not hold the turn forever. */
-export const DEFAULT_FETCH_TIMEOUT_MS = 60_000;
 /** Backstop on bytes read per file, above the 20 MiB the ingest is clamped to (the real bound). */
 export const DEFAULT_FETCH_MAX_BYTES = 24 * 1024 * 1024;
 
@@ -222,7 +220,7 @@ async function* download(
     signal,
     {
       maxBytes: opts.maxBytes ?? DEFAULT_FETCH_MAX_BYTES,
-      timeoutMs: opts.timeoutMs ?? DEFAULT_FETCH_TIMEOUT_MS,
+      ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
       serverName: "Telegram's file server",
       ...(opts.timers ? { timers: opts.timers } : {}),
       ...(opts.fetch ? { fetch: opts.fetch } : {}),
