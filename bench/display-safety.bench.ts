@@ -2,7 +2,7 @@
  * redactForDisplay throughput on a realistic Markdown corpus (prose, emphasis, links, code, a few
  * planted keys), and the time(4 MiB)/time(1 MiB) ratio (linear scaling reads ~4, target <= 4.5).
  */
-import { redactForDisplay } from "../src/messaging/display-safety.js";
+import { redactForDisplay } from "../src/messaging/security/display-safety.js";
 
 const MIB = 1024 * 1024;
 const BLOCKS = [

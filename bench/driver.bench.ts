@@ -2,10 +2,10 @@
  * TurnDriver overhead per event: 100k events through the driver into a renderer that does nothing,
  * so the number is the driver's own cost (framing, redaction, ladder bookkeeping, dispatch).
  */
-import { MemoryAuditSink } from "../src/messaging/audit.js";
-import { TurnDriver } from "../src/messaging/driver.js";
-import type { ProviderEvent } from "../src/messaging/events.js";
-import { SilentRenderer } from "../src/messaging/renderer.js";
+import { MemoryAuditSink } from "../src/messaging/security/audit.js";
+import { TurnDriver } from "../src/messaging/turn/driver.js";
+import type { ProviderEvent } from "../src/messaging/turn/provider-events.js";
+import { SilentRenderer } from "../src/messaging/turn/renderer.js";
 
 function makeEvents(n: number): ProviderEvent[] {
   const words = [

@@ -4,8 +4,8 @@
  * the same text to a StreamingSplitter in small appends. `npx tsx bench/run.ts split`.
  */
 import { performance } from "node:perf_hooks";
-import { splitMarkdownSafe } from "../src/messaging/split.js";
-import { StreamingSplitter } from "../src/messaging/streaming-splitter.js";
+import { splitMarkdownSafe } from "../src/messaging/text/split.js";
+import { StreamingSplitter } from "../src/messaging/text/streaming-splitter.js";
 
 const MiB = 1024 * 1024;
 

@@ -3,7 +3,7 @@
  * tables (see corpus()). Reports ms per MiB under auto/cards/grid and the 4 MiB / 1 MiB time ratio
  * (linear scaling reads ~4). Target: <= 20 ms/MiB, ratio <= 4.5.
  */
-import { renderTables } from "../src/messaging/tables.js";
+import { renderTables } from "../src/messaging/text/tables/index.js";
 
 const MIB = 1024 * 1024;
 

@@ -7,10 +7,11 @@
  * host is a leaked token. Caps per kind, classification and temp files belong to
  * messaging/attachments.ts; nothing of that is repeated here.
  */
-import type { Attachment } from "../messaging/attachments.js";
-import { boundedDownload } from "../messaging/bounded-download.js";
-import type { Timers } from "../messaging/clock.js";
-import type { InboundAttachment } from "../messaging/transport.js";
+
+import type { Timers } from "../messaging/base/clock.js";
+import type { InboundAttachment } from "../messaging/channel/transport.js";
+import { boundedDownload } from "../messaging/files/bounded-download.js";
+import type { Attachment } from "../messaging/files/ingest.js";
 
 /** The hosts Discord serves message attachments from (`url` and `proxy_url`). */
 export const DISCORD_CDN_HOSTS: ReadonlySet<string> = new Set(["cdn.discordapp.com", "media.discordapp.net"]);

@@ -5,13 +5,13 @@
  * discoverability, and the ! text commands are the floor if it fails.
  */
 import type { GatewayContext, RunningChannel } from "../gateway/channel.js";
-import type { Clock } from "../messaging/clock.js";
-import { ParleyError } from "../messaging/errors.js";
-import { PickerRegistry } from "../messaging/picker.js";
-import { expectationsRepairHint, ResumeExpectationStore } from "../messaging/resume-expectations.js";
-import type { SessionChoice } from "../messaging/session-resume.js";
-import { SessionBinder } from "../messaging/session-resume.js";
-import type { SessionStore } from "../messaging/session-store.js";
+import type { Clock } from "../messaging/base/clock.js";
+import { ParleyError } from "../messaging/base/errors.js";
+import { PickerRegistry } from "../messaging/channel/picker.js";
+import type { SessionChoice } from "../messaging/session/resume.js";
+import { SessionBinder } from "../messaging/session/resume.js";
+import { expectationsRepairHint, ResumeExpectationStore } from "../messaging/session/resume-expectations.js";
+import type { SessionStore } from "../messaging/session/session-store.js";
 import type { DiscordClientOptions } from "./client.js";
 import { DiscordClient, intentsFor } from "./client.js";
 import { applicationCommandPayload } from "./commands.js";

@@ -13,9 +13,9 @@
 import { DiscordAPIError, HTTPError, type RawFile, REST } from "@discordjs/rest";
 import type { SessionInfo } from "@discordjs/ws";
 import { WebSocketManager, WebSocketShardEvents } from "@discordjs/ws";
-import type { Clock } from "../messaging/clock.js";
-import { realClock, sleep } from "../messaging/clock.js";
-import type { Logger } from "../messaging/logger.js";
+import type { Clock } from "../messaging/base/clock.js";
+import { realClock, sleep } from "../messaging/base/clock.js";
+import type { Logger } from "../messaging/base/logger.js";
 import type { BreakerOptions, ReconnectGuardOptions } from "./guards.js";
 import { InvalidRequestBreaker, ReconnectGuard } from "./guards.js";
 import type { InteractionCallback, MessageBody } from "./payload.js";

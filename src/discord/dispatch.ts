@@ -7,37 +7,37 @@
  * reader is never blocked on a turn.
  */
 
-import { compactSession } from "../messaging/agent-controls.js";
-import type { ApprovalDecider, ApprovalRequest, ApprovalTicket } from "../messaging/approval.js";
+import type { ApprovalDecider, ApprovalRequest, ApprovalTicket } from "../messaging/approval/approvals.js";
 import {
   ChannelApprovals,
   type PendingApprovals,
   RECEIPT_EXPIRED,
   type TextReplyApprovalDecider,
   type WidgetApprovalDecider,
-} from "../messaging/approval.js";
-import type { AuditSink } from "../messaging/audit.js";
-import type { Clock } from "../messaging/clock.js";
-import { realClock } from "../messaging/clock.js";
-import { ConversationState } from "../messaging/conversation.js";
-import type { PipelineDeps, PipelineProvider } from "../messaging/dispatch.js";
-import { driveTurn } from "../messaging/dispatch.js";
-import type { ApprovalMode } from "../messaging/driver.js";
-import type { ChannelLink } from "../messaging/link.js";
+} from "../messaging/approval/approvals.js";
+import type { Clock } from "../messaging/base/clock.js";
+import { realClock } from "../messaging/base/clock.js";
+import type { Logger } from "../messaging/base/logger.js";
+import type { InboundAttachment, InboundMessage } from "../messaging/channel/transport.js";
+import type { QueueMode } from "../messaging/queue/mid-turn-router.js";
+import { MidTurnRouter } from "../messaging/queue/mid-turn-router.js";
+import type { QueuedItem } from "../messaging/queue/receipt.js";
+import { stopRunningTurn } from "../messaging/queue/stop.js";
+import type { AuditSink } from "../messaging/security/audit.js";
+import { compactSession } from "../messaging/session/agent-controls.js";
+import { ConversationState } from "../messaging/session/generations.js";
+import type { ChannelLink } from "../messaging/session/keys.js";
 import {
   buildDmSessionKey,
   channelNamespaceOf,
   rebindConversationLocation,
   releaseConversationLocation,
-} from "../messaging/link.js";
-import type { Logger } from "../messaging/logger.js";
-import type { QueueMode } from "../messaging/mid-turn.js";
-import { MidTurnRouter } from "../messaging/mid-turn.js";
-import type { QueuedItem } from "../messaging/queue-receipt.js";
-import type { SessionManager } from "../messaging/session-manager.js";
-import { stopRunningTurn } from "../messaging/stop.js";
-import type { InboundAttachment, InboundMessage } from "../messaging/transport.js";
-import { uploadsRestricted } from "../messaging/upload-gate.js";
+} from "../messaging/session/keys.js";
+import type { SessionManager } from "../messaging/session/session-manager.js";
+import { uploadsRestricted } from "../messaging/session/upload-gate.js";
+import type { ApprovalMode } from "../messaging/turn/driver.js";
+import type { PipelineDeps, PipelineProvider } from "../messaging/turn/pipeline.js";
+import { driveTurn } from "../messaging/turn/pipeline.js";
 import {
   helpText,
   isBareOverride,

@@ -3,8 +3,8 @@
  * line. Discord renders Markdown as-is, so there is no conversion step; what reaches a message is
  * source text that has passed `discordSafe` and fits DISCORD_MAX_TEXT.
  */
-import { redactForDisplay } from "../messaging/display-safety.js";
-import { splitMarkdownSafe } from "../messaging/split.js";
+import { redactForDisplay } from "../messaging/security/display-safety.js";
+import { splitMarkdownSafe } from "../messaging/text/split.js";
 
 /** Discord's hard cap, in characters. */
 export const DISCORD_MAX_TEXT = 2000;

@@ -12,7 +12,7 @@
  * must live at least `minHealthyMs` for its close to reset the backoff counter, so a repeating
  * immediate close stays on the exponential curve.
  */
-import type { Clock } from "../messaging/clock.js";
+import type { Clock } from "../messaging/base/clock.js";
 
 export interface BreakerOptions {
   clock: Pick<Clock, "now">;

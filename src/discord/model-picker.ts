@@ -7,11 +7,12 @@
  * TTL-bounded PickerRegistry refuses an expired, evicted or already-used list instead of applying a
  * model from a stale advertisement.
  */
-import type { ModelMenu } from "../messaging/agent-controls.js";
-import { applyModelChoice, loadModelMenu } from "../messaging/agent-controls.js";
-import type { PipelineProvider } from "../messaging/dispatch.js";
-import { PICK_REFUSAL_TEXT, PickerRegistry } from "../messaging/picker.js";
-import type { SessionManager } from "../messaging/session-manager.js";
+
+import { PICK_REFUSAL_TEXT, PickerRegistry } from "../messaging/channel/picker.js";
+import type { ModelMenu } from "../messaging/session/agent-controls.js";
+import { applyModelChoice, loadModelMenu } from "../messaging/session/agent-controls.js";
+import type { SessionManager } from "../messaging/session/session-manager.js";
+import type { PipelineProvider } from "../messaging/turn/pipeline.js";
 import { discordSafe, fitPlatformCap } from "./format.js";
 import type { DiscordRest } from "./transport.js";
 import { modelRows } from "./widgets.js";

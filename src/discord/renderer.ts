@@ -9,15 +9,20 @@
  * through one serial queue so edits land in the order they were decided, and a part that did not
  * land sets deliveryFailed. The phase-reaction ladder decorates the user's message.
  */
-import type { AuditSink } from "../messaging/audit.js";
-import type { Clock } from "../messaging/clock.js";
-import { realClock } from "../messaging/clock.js";
-import type { Logger } from "../messaging/logger.js";
-import { applyOptionsCap, splitOptionsTrailer } from "../messaging/options.js";
-import type { PromptOption } from "../messaging/renderer.js";
-import { Renderer } from "../messaging/renderer.js";
-import type { LadderTimings, PhaseEmojis, StallEmojis } from "../messaging/status-reactions.js";
-import { formatTurnStatus, PhaseReactionLadder, phaseForToolTitle } from "../messaging/status-reactions.js";
+
+import type { Clock } from "../messaging/base/clock.js";
+import { realClock } from "../messaging/base/clock.js";
+import type { Logger } from "../messaging/base/logger.js";
+import type { LadderTimings, PhaseEmojis, StallEmojis } from "../messaging/channel/phase-ladder.js";
+import {
+  formatTurnStatus,
+  PhaseReactionLadder,
+  phaseForToolTitle,
+} from "../messaging/channel/phase-ladder.js";
+import type { AuditSink } from "../messaging/security/audit.js";
+import { applyOptionsCap, splitOptionsTrailer } from "../messaging/text/options.js";
+import type { PromptOption } from "../messaging/turn/renderer.js";
+import { Renderer } from "../messaging/turn/renderer.js";
 import type { UploadFile } from "./client.js";
 import {
   clip,

@@ -12,11 +12,12 @@
  * can never strand half a link), and a still-growing trailing table (no rotation may strand
  * headerless raw rows, and no live frame shows half a table). Pure: no I/O, no clock.
  */
-import { splitOptionsTrailer } from "../messaging/options.js";
-import { hideLocalRefs, protectedRefSpans } from "../messaging/outbound-files.js";
-import { iterFenceSpans } from "../messaging/split.js";
-import { StreamingSplitter } from "../messaging/streaming-splitter.js";
-import { renderTablesWithMetadata } from "../messaging/tables.js";
+
+import { hideLocalRefs, protectedRefSpans } from "../messaging/files/outbound-files.js";
+import { splitOptionsTrailer } from "../messaging/text/options.js";
+import { iterFenceSpans } from "../messaging/text/split.js";
+import { StreamingSplitter } from "../messaging/text/streaming-splitter.js";
+import { renderTablesWithMetadata } from "../messaging/text/tables/index.js";
 import { codePointLength as cpLength } from "./format.js";
 
 export class SegmentBuffer {

@@ -6,9 +6,9 @@
  * and it is shown only where nobody else can read it: a DM, or in a thread the EPHEMERAL reply to
  * the owner's `/sessions` (a thread is readable by everyone who can see its channel).
  */
-import type { AuditSink } from "../messaging/audit.js";
-import type { ChannelLink } from "../messaging/link.js";
-import type { ResumeReply, SessionBinder } from "../messaging/session-resume.js";
+import type { AuditSink } from "../messaging/security/audit.js";
+import type { ChannelLink } from "../messaging/session/keys.js";
+import type { ResumeReply, SessionBinder } from "../messaging/session/resume.js";
 import { discordSafe, fitPlatformCap } from "./format.js";
 import type { ActionRow, MessageBody } from "./payload.js";
 import type { DiscordRest } from "./transport.js";

@@ -4,8 +4,8 @@
  * to the safe default (deny, off) with a reason, never a crash and never a widened allow-list.
  * The token comes only from DISCORD_BOT_TOKEN; it is never read from a config file.
  */
-import type { QueueMode } from "../messaging/mid-turn.js";
-import { normalizeQueueMode } from "../messaging/mid-turn.js";
+import type { QueueMode } from "../messaging/queue/mid-turn-router.js";
+import { normalizeQueueMode } from "../messaging/queue/mid-turn-router.js";
 
 export const DEFAULT_API_BASE = "https://discord.com/api";
 

@@ -8,17 +8,18 @@
  * guild chatter silently BEFORE receive; an approved user in an unapproved thread still reaches
  * receive, because that attempt is audit-worthy.
  */
-import type { Attachment } from "../messaging/attachments.js";
-import { defineCapabilities } from "../messaging/capabilities.js";
-import type { Logger } from "../messaging/logger.js";
+
+import type { Logger } from "../messaging/base/logger.js";
+import { defineCapabilities } from "../messaging/channel/capabilities.js";
 import type {
   ConfiguredChannelTarget,
   InboundAttachment,
   InboundMessage,
   ResolvedTarget,
   TransportOptions,
-} from "../messaging/transport.js";
-import { inboundMessage, MessagingTransport } from "../messaging/transport.js";
+} from "../messaging/channel/transport.js";
+import { inboundMessage, MessagingTransport } from "../messaging/channel/transport.js";
+import type { Attachment } from "../messaging/files/ingest.js";
 import type { AttachmentFetchOptions } from "./attachments.js";
 import { discordAttachment } from "./attachments.js";
 import type { DiscordClient } from "./client.js";

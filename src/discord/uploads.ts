@@ -6,8 +6,9 @@
  * refusal keeps its markup visible and is audited with reason codes and counts only, never the
  * LLM-authored destination.
  */
-import type { AuditSink } from "../messaging/audit.js";
-import { extractLocalRefs } from "../messaging/outbound-files.js";
+
+import { extractLocalRefs } from "../messaging/files/outbound-files.js";
+import type { AuditSink } from "../messaging/security/audit.js";
 import type { UploadFile } from "./client.js";
 import {
   DISCORD_MAX_FILE_BYTES,

@@ -3,11 +3,12 @@
  * dependency-free configured() probe and an async load(). A channel module, and with it its SDK, is
  * imported only when configured; one channel failing to load or start never stops the others.
  */
-import type { AuditSink } from "../messaging/audit.js";
-import type { PipelineDeps, PipelineProvider } from "../messaging/dispatch.js";
-import type { Logger } from "../messaging/logger.js";
-import type { SessionManager } from "../messaging/session-manager.js";
-import type { SessionStore } from "../messaging/session-store.js";
+
+import type { Logger } from "../messaging/base/logger.js";
+import type { AuditSink } from "../messaging/security/audit.js";
+import type { SessionManager } from "../messaging/session/session-manager.js";
+import type { SessionStore } from "../messaging/session/session-store.js";
+import type { PipelineDeps, PipelineProvider } from "../messaging/turn/pipeline.js";
 import type { Env, ParleyConfig } from "./config.js";
 
 export interface ChannelProbe {

@@ -3,7 +3,7 @@
  * failure, 2 usage or configuration error.
  */
 import { parseArgs } from "node:util";
-import { ParleyError } from "../messaging/errors.js";
+import { ParleyError } from "../messaging/base/errors.js";
 import type { GrantControl } from "./channel.js";
 import type { ParleyConfig } from "./config.js";
 import { loadConfig, parseAgentCommand } from "./config.js";

@@ -8,7 +8,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { z } from "zod";
-import { ParleyError } from "../messaging/errors.js";
+import { ParleyError } from "../messaging/base/errors.js";
 
 const agentSchema = z.strictObject({
   command: z.string().min(1),

@@ -5,12 +5,12 @@
  */
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { JsonlAuditSink } from "../messaging/audit.js";
-import { runYoloCommand, SafetyOverride, YOLO_PHRASING_MARKDOWN } from "../messaging/commands.js";
-import type { PipelineProvider } from "../messaging/dispatch.js";
-import { FileSessionStore } from "../messaging/file-session-store.js";
-import type { Logger } from "../messaging/logger.js";
-import { SessionManager } from "../messaging/session-manager.js";
+import { runYoloCommand, SafetyOverride, YOLO_PHRASING_MARKDOWN } from "../messaging/approval/grant.js";
+import type { Logger } from "../messaging/base/logger.js";
+import { JsonlAuditSink } from "../messaging/security/audit.js";
+import { FileSessionStore } from "../messaging/session/file-session-store.js";
+import { SessionManager } from "../messaging/session/session-manager.js";
+import type { PipelineProvider } from "../messaging/turn/pipeline.js";
 import { AcpProvider } from "../providers/acp.js";
 import { demoAgentCommand } from "../providers/demo-command.js";
 import type { ChannelEntry, GatewayContext, GrantControl, RunningChannel } from "./channel.js";

@@ -5,12 +5,12 @@
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { decodeStore, SESSION_STORE_FILE } from "../messaging/file-session-store.js";
+import { decodeStore, SESSION_STORE_FILE } from "../messaging/session/file-session-store.js";
 import {
   decodeExpectations,
   expectationsRepairHint,
   RESUME_TRUST_DIR,
-} from "../messaging/resume-expectations.js";
+} from "../messaging/session/resume-expectations.js";
 import { HOME_LOCK_FILE } from "./home-lock.js";
 
 export interface HomeChecks {

@@ -6,7 +6,7 @@
  */
 import { open, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { ParleyError } from "../messaging/errors.js";
+import { ParleyError } from "../messaging/base/errors.js";
 
 export const HOME_LOCK_FILE = "parley.lock";
 

@@ -3,7 +3,7 @@
  * announcements). Fields named like secrets are censored as a backstop; callers never pass secrets.
  */
 import pino from "pino";
-import type { Logger } from "../messaging/logger.js";
+import type { Logger } from "../messaging/base/logger.js";
 
 export function createLogger(
   level: "debug" | "info" | "warn" | "error",

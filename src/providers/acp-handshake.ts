@@ -9,7 +9,7 @@ import {
   RequestError,
   type SessionConfigOption,
 } from "@agentclientprotocol/sdk";
-import { ParleyError } from "../messaging/errors.js";
+import { ParleyError } from "../messaging/base/errors.js";
 import { ACP_PROTOCOL_VERSION } from "./acp-types.js";
 
 export interface HandshakeResult {

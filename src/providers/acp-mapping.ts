@@ -11,8 +11,12 @@ import type {
   ToolCall,
   ToolCallUpdate,
 } from "@agentclientprotocol/sdk";
-import type { ModelMenu, ModelOption } from "../messaging/agent-controls.js";
-import type { PermissionOption, PermissionVerdict, ProviderEvent } from "../messaging/events.js";
+import type { ModelMenu, ModelOption } from "../messaging/session/agent-controls.js";
+import type {
+  PermissionOption,
+  PermissionVerdict,
+  ProviderEvent,
+} from "../messaging/turn/provider-events.js";
 
 /** What a session/update turned into, plus what the provider must remember from it. */
 export interface MappedUpdate {

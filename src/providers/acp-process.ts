@@ -7,7 +7,7 @@ import { type ChildProcess, spawn } from "node:child_process";
 import type { Readable, Writable } from "node:stream";
 import { Readable as NodeReadable } from "node:stream";
 import { DEFAULT_MAX_MESSAGE_BYTES } from "@agentclientprotocol/sdk";
-import { ParleyError } from "../messaging/errors.js";
+import { ParleyError } from "../messaging/base/errors.js";
 import { type ProviderLogger, withTimeout } from "./acp-types.js";
 
 export interface AgentExit {

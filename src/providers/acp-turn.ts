@@ -2,7 +2,7 @@
  * One prompt turn of AcpProvider: the ordered event queue the prompt iterable drains, the pending
  * permission requests, and the flags that decide how the turn ends. Layer: providers (no I/O).
  */
-import type { PermissionVerdict, ProviderEvent } from "../messaging/events.js";
+import type { PermissionVerdict, ProviderEvent } from "../messaging/turn/provider-events.js";
 
 type Settle = (verdict: PermissionVerdict) => void;
 

@@ -1,6 +1,6 @@
 /** Options, defaults and small shared helpers of AcpProvider. Layer: providers (messaging types). */
-import { realClock, type Timers } from "../messaging/clock.js";
-import type { Logger } from "../messaging/logger.js";
+import { realClock, type Timers } from "../messaging/base/clock.js";
+import type { Logger } from "../messaging/base/logger.js";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 export type ProviderLogger = (level: LogLevel, msg: string, fields?: Record<string, unknown>) => void;

@@ -18,10 +18,14 @@ import {
   type SessionConfigOption,
   type SessionNotification,
 } from "@agentclientprotocol/sdk";
-import type { CompactOutcome, ModelMenu } from "../messaging/agent-controls.js";
-import { realClock, type Timers } from "../messaging/clock.js";
-import { ParleyError } from "../messaging/errors.js";
-import type { AvailableCommandsEvent, PermissionVerdict, ProviderEvent } from "../messaging/events.js";
+import { realClock, type Timers } from "../messaging/base/clock.js";
+import { ParleyError } from "../messaging/base/errors.js";
+import type { CompactOutcome, ModelMenu } from "../messaging/session/agent-controls.js";
+import type {
+  AvailableCommandsEvent,
+  PermissionVerdict,
+  ProviderEvent,
+} from "../messaging/turn/provider-events.js";
 import { asParleyError, errorText, type HandshakeResult, handshake } from "./acp-handshake.js";
 import { chooseOutcome, modelMenuOf, toPermissionOptions, UpdateMapper } from "./acp-mapping.js";
 import { AgentProcess } from "./acp-process.js";

@@ -1,4 +1,4 @@
-import type { PermissionVerdict, PromptContent, ProviderEvent } from "../messaging/events.js";
+import type { PermissionVerdict, PromptContent, ProviderEvent } from "../messaging/turn/provider-events.js";
 
 export type { PromptContent };
 

@@ -6,12 +6,12 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import type { AgentControls, CompactOutcome, ModelMenu } from "../messaging/agent-controls.js";
-import type { AgentPromptCapabilities } from "../messaging/attachment-prompt.js";
-import type { Timers } from "../messaging/clock.js";
-import { realClock, sleep } from "../messaging/clock.js";
-import { ParleyError } from "../messaging/errors.js";
-import type { PermissionVerdict, ProviderEvent } from "../messaging/events.js";
+import type { Timers } from "../messaging/base/clock.js";
+import { realClock, sleep } from "../messaging/base/clock.js";
+import { ParleyError } from "../messaging/base/errors.js";
+import type { AgentPromptCapabilities } from "../messaging/files/prompt-blocks.js";
+import type { AgentControls, CompactOutcome, ModelMenu } from "../messaging/session/agent-controls.js";
+import type { PermissionVerdict, ProviderEvent } from "../messaging/turn/provider-events.js";
 import type { PromptContent, Provider } from "./provider.js";
 
 export type ScriptStep =

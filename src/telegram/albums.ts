@@ -8,8 +8,8 @@
  * Order is kept: anything else from the same conversation (a text, a command, another album)
  * flushes the pending album first, so an album is never answered after a message sent behind it.
  */
-import type { Timers } from "../messaging/clock.js";
-import type { Logger } from "../messaging/logger.js";
+import type { Timers } from "../messaging/base/clock.js";
+import type { Logger } from "../messaging/base/logger.js";
 import type { Handled } from "./command-handlers.js";
 import { TELEGRAM_MAX_MEDIA_GROUP } from "./limits.js";
 

@@ -10,11 +10,12 @@
  * in a refusal line. Caps per kind, classification and temp files belong to
  * messaging/attachments.ts; nothing of that is repeated here.
  */
-import type { Attachment, IngestLimits } from "../messaging/attachments.js";
-import { DEFAULT_INGEST_LIMITS } from "../messaging/attachments.js";
-import { boundedDownload } from "../messaging/bounded-download.js";
-import type { Timers } from "../messaging/clock.js";
-import type { InboundAttachment } from "../messaging/transport.js";
+
+import type { Timers } from "../messaging/base/clock.js";
+import type { InboundAttachment } from "../messaging/channel/transport.js";
+import { boundedDownload } from "../messaging/files/bounded-download.js";
+import type { Attachment, IngestLimits } from "../messaging/files/ingest.js";
+import { DEFAULT_INGEST_LIMITS } from "../messaging/files/ingest.js";
 import { apiErrorOf } from "./errors.js";
 import { TELEGRAM_MAX_DOWNLOAD_BYTES } from "./limits.js";
 import type { TelegramOps, TgFile, TgFileRef, TgMessage, TgPhotoSize } from "./wire.js";

@@ -16,8 +16,8 @@
  * in the payload: ids may not fit 64 bytes, and Telegram keeps old buttons pressable indefinitely,
  * so a stale press must miss rather than apply whatever the value was then.
  */
-import type { ApprovalVerdict } from "../messaging/approval.js";
-import type { PromptOption } from "../messaging/renderer.js";
+import type { ApprovalVerdict } from "../messaging/approval/approvals.js";
+import type { PromptOption } from "../messaging/turn/renderer.js";
 import { TELEGRAM_MAX_CALLBACK_BYTES } from "./limits.js";
 import type { TgInlineButton, TgInlineKeyboard } from "./wire.js";
 

@@ -4,12 +4,12 @@
  * startup; an unreachable Telegram does not (the channel starts and connects when it can).
  */
 import type { GatewayContext, RunningChannel } from "../gateway/channel.js";
-import type { Clock } from "../messaging/clock.js";
-import { realClock, sleep } from "../messaging/clock.js";
-import { ParleyError } from "../messaging/errors.js";
-import type { Logger } from "../messaging/logger.js";
-import { normalizeQueueMode } from "../messaging/mid-turn.js";
-import type { SessionStore } from "../messaging/session-store.js";
+import type { Clock } from "../messaging/base/clock.js";
+import { realClock, sleep } from "../messaging/base/clock.js";
+import { ParleyError } from "../messaging/base/errors.js";
+import type { Logger } from "../messaging/base/logger.js";
+import { normalizeQueueMode } from "../messaging/queue/mid-turn-router.js";
+import type { SessionStore } from "../messaging/session/session-store.js";
 import type { TelegramFileOptions } from "./attachments.js";
 import type { PaceOptions } from "./client.js";
 import { createTelegramBot, telegramOps } from "./client.js";

@@ -12,10 +12,10 @@
  */
 import type { ApiCallFn, RawApi, Transformer } from "grammy";
 import { Bot, InputFile } from "grammy";
-import type { Clock } from "../messaging/clock.js";
-import { realClock, sleep } from "../messaging/clock.js";
-import type { Logger } from "../messaging/logger.js";
-import { silentLogger } from "../messaging/logger.js";
+import type { Clock } from "../messaging/base/clock.js";
+import { realClock, sleep } from "../messaging/base/clock.js";
+import type { Logger } from "../messaging/base/logger.js";
+import { silentLogger } from "../messaging/base/logger.js";
 import type { TelegramOps, TgPayload } from "./wire.js";
 
 /** Calls that count against a chat's send budget (typing and callback answers do not). */

@@ -2,12 +2,13 @@
  * What each COMMAND_SPEC entry does on Telegram. The decisions are the shared handlers' (they return
  * TEXT); this file supplies the address (the route, the session key) and sends the reply.
  */
-import { compactSession } from "../messaging/agent-controls.js";
-import { recordManualTitle } from "../messaging/auto-title.js";
-import { rebindConversationLocation, releaseConversationLocation } from "../messaging/link.js";
-import type { PrivacyMode } from "../messaging/privacy-mode.js";
-import { MODE_INCOGNITO, MODE_TEMPORARY } from "../messaging/privacy-mode.js";
-import { stopRunningTurn } from "../messaging/stop.js";
+
+import { stopRunningTurn } from "../messaging/queue/stop.js";
+import { compactSession } from "../messaging/session/agent-controls.js";
+import { recordManualTitle } from "../messaging/session/auto-title.js";
+import { rebindConversationLocation, releaseConversationLocation } from "../messaging/session/keys.js";
+import type { PrivacyMode } from "../messaging/session/privacy-mode.js";
+import { MODE_INCOGNITO, MODE_TEMPORARY } from "../messaging/session/privacy-mode.js";
 import type { CommandSpec } from "./commands.js";
 import { helpText, usageOf } from "./commands.js";
 import type { TelegramDispatcher } from "./dispatch.js";

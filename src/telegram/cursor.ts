@@ -13,9 +13,9 @@
  */
 import { mkdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { atomicWriteFile } from "../messaging/file-session-store.js";
-import type { Logger } from "../messaging/logger.js";
-import { silentLogger } from "../messaging/logger.js";
+import type { Logger } from "../messaging/base/logger.js";
+import { silentLogger } from "../messaging/base/logger.js";
+import { atomicWriteFile } from "../messaging/session/file-session-store.js";
 
 export const CURSOR_DIR = "routing";
 export const CURSOR_FILE = "telegram_offset.json";

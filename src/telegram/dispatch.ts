@@ -12,7 +12,7 @@
  * low-water mark advances past it only then).
  */
 import type { GrantControl } from "../gateway/channel.js";
-import type { ApprovalDecider, ApprovalRequest, ApprovalTicket } from "../messaging/approval.js";
+import type { ApprovalDecider, ApprovalRequest, ApprovalTicket } from "../messaging/approval/approvals.js";
 import {
   ChannelApprovals,
   type PendingApprovals,
@@ -20,28 +20,28 @@ import {
   RECEIPT_EXPIRED,
   type TextReplyApprovalDecider,
   type WidgetApprovalDecider,
-} from "../messaging/approval.js";
-import type { AuditSink } from "../messaging/audit.js";
-import type { Clock } from "../messaging/clock.js";
-import { realClock } from "../messaging/clock.js";
-import { ConversationState } from "../messaging/conversation.js";
-import type { PipelineDeps, PipelineProvider } from "../messaging/dispatch.js";
-import { driveTurn } from "../messaging/dispatch.js";
-import type { ApprovalMode } from "../messaging/driver.js";
-import type { Logger } from "../messaging/logger.js";
-import type { QueueMode } from "../messaging/mid-turn.js";
-import { MidTurnRouter } from "../messaging/mid-turn.js";
-import { PrivacyModes } from "../messaging/privacy-mode.js";
-import type { QueuedItem } from "../messaging/queue-receipt.js";
-import type { Release } from "../messaging/semaphore.js";
-import type { SessionManager } from "../messaging/session-manager.js";
-import type { SessionStore } from "../messaging/session-store.js";
-import { MemorySessionStore } from "../messaging/session-store.js";
-import { SessionTrust } from "../messaging/session-trust.js";
-import { splitMarkdownSafe } from "../messaging/split.js";
-import { stopRunningTurn } from "../messaging/stop.js";
-import type { InboundAttachment, InboundMessage } from "../messaging/transport.js";
-import { uploadsRestricted } from "../messaging/upload-gate.js";
+} from "../messaging/approval/approvals.js";
+import { SessionTrust } from "../messaging/approval/session-trust.js";
+import type { Clock } from "../messaging/base/clock.js";
+import { realClock } from "../messaging/base/clock.js";
+import type { Logger } from "../messaging/base/logger.js";
+import type { Release } from "../messaging/base/mutex.js";
+import type { InboundAttachment, InboundMessage } from "../messaging/channel/transport.js";
+import type { QueueMode } from "../messaging/queue/mid-turn-router.js";
+import { MidTurnRouter } from "../messaging/queue/mid-turn-router.js";
+import type { QueuedItem } from "../messaging/queue/receipt.js";
+import { stopRunningTurn } from "../messaging/queue/stop.js";
+import type { AuditSink } from "../messaging/security/audit.js";
+import { ConversationState } from "../messaging/session/generations.js";
+import { PrivacyModes } from "../messaging/session/privacy-mode.js";
+import type { SessionManager } from "../messaging/session/session-manager.js";
+import type { SessionStore } from "../messaging/session/session-store.js";
+import { MemorySessionStore } from "../messaging/session/session-store.js";
+import { uploadsRestricted } from "../messaging/session/upload-gate.js";
+import { splitMarkdownSafe } from "../messaging/text/split.js";
+import type { ApprovalMode } from "../messaging/turn/driver.js";
+import type { PipelineDeps, PipelineProvider } from "../messaging/turn/pipeline.js";
+import { driveTurn } from "../messaging/turn/pipeline.js";
 import { AlbumCollector } from "./albums.js";
 import { distinctNames, TELEGRAM_INGEST_LIMITS } from "./attachments.js";
 import { optionLabel, parseApprovalData, parseModelData } from "./buttons.js";

@@ -9,8 +9,8 @@
  * once rendered), conversion, then the VISIBLE text of the HTML is graded again, and a message that
  * still shows a credential loses its formatting rather than its redaction.
  */
-import { redactForDisplay } from "../messaging/display-safety.js";
-import { iterFenceLines, splitMarkdownSafe } from "../messaging/split.js";
+import { redactForDisplay } from "../messaging/security/display-safety.js";
+import { iterFenceLines, splitMarkdownSafe } from "../messaging/text/split.js";
 import { TELEGRAM_MAX_MESSAGE_UTF16 } from "./limits.js";
 
 export function escapeHtml(text: string): string {

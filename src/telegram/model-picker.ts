@@ -9,15 +9,16 @@
  * and remembers the session key at offer time: a press applies to the session the list was read
  * from.
  */
-import type { ModelMenu, ModelOption } from "../messaging/agent-controls.js";
-import { applyModelChoice, loadModelMenu } from "../messaging/agent-controls.js";
-import type { PipelineProvider } from "../messaging/dispatch.js";
-import type { Logger } from "../messaging/logger.js";
-import { oneLine } from "../messaging/one-line.js";
-import { displaySafeFor } from "../messaging/options.js";
-import type { PickRefusal } from "../messaging/picker.js";
-import { PICK_REFUSAL_TEXT, PickerRegistry } from "../messaging/picker.js";
-import type { SessionManager } from "../messaging/session-manager.js";
+
+import type { Logger } from "../messaging/base/logger.js";
+import type { PickRefusal } from "../messaging/channel/picker.js";
+import { PICK_REFUSAL_TEXT, PickerRegistry } from "../messaging/channel/picker.js";
+import type { ModelMenu, ModelOption } from "../messaging/session/agent-controls.js";
+import { applyModelChoice, loadModelMenu } from "../messaging/session/agent-controls.js";
+import type { SessionManager } from "../messaging/session/session-manager.js";
+import { oneLine } from "../messaging/text/clip.js";
+import { displaySafeFor } from "../messaging/text/options.js";
+import type { PipelineProvider } from "../messaging/turn/pipeline.js";
 import { modelKeyboard } from "./buttons.js";
 import { escapeHtml, fitTelegramHtml } from "./html.js";
 import { TELEGRAM_MAX_MESSAGE_UTF16 } from "./limits.js";

@@ -5,9 +5,9 @@
  * once terminal. A failed poll backs off; three in a row mark the channel disconnected (with the
  * reason) until the next success. A rejected token stops the loop: retrying cannot fix it.
  */
-import type { Clock } from "../messaging/clock.js";
-import { sleep } from "../messaging/clock.js";
-import type { Logger } from "../messaging/logger.js";
+import type { Clock } from "../messaging/base/clock.js";
+import { sleep } from "../messaging/base/clock.js";
+import type { Logger } from "../messaging/base/logger.js";
 import type { UpdateCursor } from "./cursor.js";
 import type { UpdateHandling } from "./dispatch.js";
 import { apiErrorOf } from "./errors.js";

@@ -9,18 +9,18 @@
  * clock; neither ever reaches a sealed message. All platform calls run on one queue per renderer,
  * so a throttled edit can never land on a message after it was sealed.
  */
-import type { Timers } from "../messaging/clock.js";
-import { realClock } from "../messaging/clock.js";
-import type { Logger } from "../messaging/logger.js";
-import { silentLogger } from "../messaging/logger.js";
-import { applyOptionsCap, displaySafeFor, splitOptionsTrailer } from "../messaging/options.js";
-import type { OutboundFile } from "../messaging/outbound-files.js";
-import { hideLocalRefs } from "../messaging/outbound-files.js";
-import type { PromptOption } from "../messaging/renderer.js";
-import { Renderer } from "../messaging/renderer.js";
-import { DEFAULT_LADDER_TIMINGS, formatTurnStatus } from "../messaging/status-reactions.js";
-import { StreamingSplitter } from "../messaging/streaming-splitter.js";
-import { renderTables } from "../messaging/tables.js";
+import type { Timers } from "../messaging/base/clock.js";
+import { realClock } from "../messaging/base/clock.js";
+import type { Logger } from "../messaging/base/logger.js";
+import { silentLogger } from "../messaging/base/logger.js";
+import { DEFAULT_LADDER_TIMINGS, formatTurnStatus } from "../messaging/channel/phase-ladder.js";
+import type { OutboundFile } from "../messaging/files/outbound-files.js";
+import { hideLocalRefs } from "../messaging/files/outbound-files.js";
+import { applyOptionsCap, displaySafeFor, splitOptionsTrailer } from "../messaging/text/options.js";
+import { StreamingSplitter } from "../messaging/text/streaming-splitter.js";
+import { renderTables } from "../messaging/text/tables/index.js";
+import type { PromptOption } from "../messaging/turn/renderer.js";
+import { Renderer } from "../messaging/turn/renderer.js";
 import { approvalKeyboard, optionsKeyboard } from "./buttons.js";
 import { escapeHtml, fitTelegramHtml, toTelegramHtml } from "./html.js";
 import { TELEGRAM_SOURCE_CAP } from "./limits.js";

@@ -4,8 +4,8 @@
  * one conversation, and it is the ConversationState bucket, the generation seed and the key scope
  * at once, so the three cannot disagree about which conversation a message belongs to.
  */
-import type { ChannelLink } from "../messaging/link.js";
-import { buildDmSessionKey, CHAT_TYPE_DIRECT, CHAT_TYPE_FORUM } from "../messaging/link.js";
+import type { ChannelLink } from "../messaging/session/keys.js";
+import { buildDmSessionKey, CHAT_TYPE_DIRECT, CHAT_TYPE_FORUM } from "../messaging/session/keys.js";
 import type { TelegramDmScope } from "./settings.js";
 
 export interface Route {

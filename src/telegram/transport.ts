@@ -4,20 +4,21 @@
  * Topic). Every body goes out as Telegram-HTML through one path (display redaction at the sink, the
  * 4096 UTF-16 bound), with a plain-text retry if Telegram cannot parse the HTML.
  */
-import type { Attachment } from "../messaging/attachments.js";
-import type { AuditSink } from "../messaging/audit.js";
-import { defineCapabilities } from "../messaging/capabilities.js";
-import type { Logger } from "../messaging/logger.js";
-import { silentLogger } from "../messaging/logger.js";
-import type { OutboundFile } from "../messaging/outbound-files.js";
-import { splitMarkdownSafe } from "../messaging/split.js";
+
+import type { Logger } from "../messaging/base/logger.js";
+import { silentLogger } from "../messaging/base/logger.js";
+import { defineCapabilities } from "../messaging/channel/capabilities.js";
 import type {
   ConfiguredChannelTarget,
   InboundAttachment,
   InboundMessage,
   ResolvedTarget,
-} from "../messaging/transport.js";
-import { inboundMessage, MessagingTransport } from "../messaging/transport.js";
+} from "../messaging/channel/transport.js";
+import { inboundMessage, MessagingTransport } from "../messaging/channel/transport.js";
+import type { Attachment } from "../messaging/files/ingest.js";
+import type { OutboundFile } from "../messaging/files/outbound-files.js";
+import type { AuditSink } from "../messaging/security/audit.js";
+import { splitMarkdownSafe } from "../messaging/text/split.js";
 import type { TelegramFileOptions } from "./attachments.js";
 import { inboundFilesOf, telegramAttachment } from "./attachments.js";
 import { isEntityParseError, isNotModified } from "./errors.js";

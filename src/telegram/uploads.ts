@@ -6,9 +6,9 @@
  * ceilings. Refusals are spoken in the answer; a failed upload restores the references instead of
  * re-posting the answer, which has already landed.
  */
-import type { Logger } from "../messaging/logger.js";
-import type { OutboundFile } from "../messaging/outbound-files.js";
-import { extractLocalRefs } from "../messaging/outbound-files.js";
+import type { Logger } from "../messaging/base/logger.js";
+import type { OutboundFile } from "../messaging/files/outbound-files.js";
+import { extractLocalRefs } from "../messaging/files/outbound-files.js";
 import {
   TELEGRAM_MAX_MEDIA_GROUP,
   TELEGRAM_MAX_PHOTO_BYTES,

@@ -1,8 +1,8 @@
 /** Starting the web chat: transport + server + dispatcher, wired to the gateway's shared machinery. */
 import { randomBytes } from "node:crypto";
 import type { GatewayContext, RunningChannel } from "../gateway/channel.js";
-import { ParleyError } from "../messaging/errors.js";
-import { normalizeQueueMode } from "../messaging/mid-turn.js";
+import { ParleyError } from "../messaging/base/errors.js";
+import { normalizeQueueMode } from "../messaging/queue/mid-turn-router.js";
 import { OWNER_PRINCIPAL, WebChatServer } from "./client.js";
 import { WebChatDispatcher } from "./dispatch.js";
 import { renderPage } from "./page.js";

@@ -8,7 +8,7 @@ import { createServer } from "node:http";
 import type { Duplex } from "node:stream";
 import type { WebSocket } from "ws";
 import { WebSocketServer } from "ws";
-import type { Logger } from "../messaging/logger.js";
+import type { Logger } from "../messaging/base/logger.js";
 import type { ClientFrame, FrameRefusal, ServerFrame } from "./protocol.js";
 import { CONVERSATION_ID, MAX_FRAME_BYTES, parseClientFrame } from "./protocol.js";
 

@@ -8,32 +8,32 @@
  */
 
 import type { GrantControl } from "../gateway/channel.js";
-import { applyModelChoice, compactSession, loadModelMenu } from "../messaging/agent-controls.js";
-import type { ApprovalDecider, ApprovalRequest, ApprovalTicket } from "../messaging/approval.js";
+import type { ApprovalDecider, ApprovalRequest, ApprovalTicket } from "../messaging/approval/approvals.js";
 import {
   ChannelApprovals,
   type PendingApprovals,
   RECEIPT_EXPIRED,
   type TextReplyApprovalDecider,
   type WidgetApprovalDecider,
-} from "../messaging/approval.js";
-import type { Attachment } from "../messaging/attachments.js";
-import { bytesAttachment } from "../messaging/attachments.js";
-import type { AuditSink } from "../messaging/audit.js";
-import type { Clock } from "../messaging/clock.js";
-import { realClock } from "../messaging/clock.js";
-import { ConversationState } from "../messaging/conversation.js";
-import type { PipelineDeps, PipelineProvider } from "../messaging/dispatch.js";
-import { driveTurn } from "../messaging/dispatch.js";
-import type { ApprovalMode } from "../messaging/driver.js";
-import { buildDmSessionKey } from "../messaging/link.js";
-import type { Logger } from "../messaging/logger.js";
-import type { QueueMode, RouteOutcome } from "../messaging/mid-turn.js";
-import { MidTurnRouter } from "../messaging/mid-turn.js";
-import type { QueuedItem } from "../messaging/queue-receipt.js";
-import type { SessionManager } from "../messaging/session-manager.js";
-import { stopRunningTurn } from "../messaging/stop.js";
-import type { InboundMessage } from "../messaging/transport.js";
+} from "../messaging/approval/approvals.js";
+import type { Clock } from "../messaging/base/clock.js";
+import { realClock } from "../messaging/base/clock.js";
+import type { Logger } from "../messaging/base/logger.js";
+import type { InboundMessage } from "../messaging/channel/transport.js";
+import type { Attachment } from "../messaging/files/ingest.js";
+import { bytesAttachment } from "../messaging/files/ingest.js";
+import type { QueueMode, RouteOutcome } from "../messaging/queue/mid-turn-router.js";
+import { MidTurnRouter } from "../messaging/queue/mid-turn-router.js";
+import type { QueuedItem } from "../messaging/queue/receipt.js";
+import { stopRunningTurn } from "../messaging/queue/stop.js";
+import type { AuditSink } from "../messaging/security/audit.js";
+import { applyModelChoice, compactSession, loadModelMenu } from "../messaging/session/agent-controls.js";
+import { ConversationState } from "../messaging/session/generations.js";
+import { buildDmSessionKey } from "../messaging/session/keys.js";
+import type { SessionManager } from "../messaging/session/session-manager.js";
+import type { ApprovalMode } from "../messaging/turn/driver.js";
+import type { PipelineDeps, PipelineProvider } from "../messaging/turn/pipeline.js";
+import { driveTurn } from "../messaging/turn/pipeline.js";
 import type { Connection } from "./client.js";
 import { helpText, parseCommand, usageOf } from "./commands.js";
 import { modelListText, resolveModelArg } from "./model.js";

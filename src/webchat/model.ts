@@ -3,8 +3,8 @@
  * is resolved against the menu the agent advertises NOW (loaded fresh for every command), so no
  * list the user saw earlier can go stale. Pure functions; the dispatcher does the I/O.
  */
-import type { ModelMenu, ModelOption } from "../messaging/agent-controls.js";
-import { oneLine } from "../messaging/one-line.js";
+import type { ModelMenu, ModelOption } from "../messaging/session/agent-controls.js";
+import { oneLine } from "../messaging/text/clip.js";
 
 /** Agent-supplied text is one line and bounded, so a menu entry cannot break or flood the list. */
 const MAX_NAME_CHARS = 80;

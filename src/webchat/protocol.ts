@@ -10,7 +10,7 @@
  * below keep small (the ws maxPayload is derived from them and is no larger than they need).
  */
 import { z } from "zod";
-import { DEFAULT_INGEST_LIMITS } from "../messaging/attachments.js";
+import { DEFAULT_INGEST_LIMITS } from "../messaging/files/ingest.js";
 
 /** Files per message: the shared ingest reads no more than this per turn anyway. */
 export const MAX_UPLOAD_FILES = DEFAULT_INGEST_LIMITS.maxAttachments;

@@ -6,13 +6,13 @@
  * Every string reaches the page through the transport's one render path (display redaction, then
  * markdown-it with raw HTML off).
  */
-import type { Timers } from "../messaging/clock.js";
-import { realClock } from "../messaging/clock.js";
-import { applyOptionsCap, splitOptionsTrailer } from "../messaging/options.js";
-import type { PromptOption } from "../messaging/renderer.js";
-import { Renderer } from "../messaging/renderer.js";
-import { formatTurnStatus } from "../messaging/status-reactions.js";
-import { StreamingSplitter } from "../messaging/streaming-splitter.js";
+import type { Timers } from "../messaging/base/clock.js";
+import { realClock } from "../messaging/base/clock.js";
+import { formatTurnStatus } from "../messaging/channel/phase-ladder.js";
+import { applyOptionsCap, splitOptionsTrailer } from "../messaging/text/options.js";
+import { StreamingSplitter } from "../messaging/text/streaming-splitter.js";
+import type { PromptOption } from "../messaging/turn/renderer.js";
+import { Renderer } from "../messaging/turn/renderer.js";
 import type { BubbleButton } from "./protocol.js";
 import type { WebChatTransport } from "./transport.js";
 

@@ -3,10 +3,10 @@
  * per-start token, so the token holder is the one principal; an unconfigured transport (no server,
  * no token) authorizes nobody. Bubbles are kept per conversation so a reconnect restores the chat.
  */
-import { defineCapabilities } from "../messaging/capabilities.js";
-import { redactForDisplay } from "../messaging/display-safety.js";
-import type { InboundAttachment, InboundMessage, TransportOptions } from "../messaging/transport.js";
-import { inboundMessage, MessagingTransport } from "../messaging/transport.js";
+import { defineCapabilities } from "../messaging/channel/capabilities.js";
+import type { InboundAttachment, InboundMessage, TransportOptions } from "../messaging/channel/transport.js";
+import { inboundMessage, MessagingTransport } from "../messaging/channel/transport.js";
+import { redactForDisplay } from "../messaging/security/display-safety.js";
 import { renderMarkdown } from "./markdown.js";
 import type { Bubble, ServerFrame } from "./protocol.js";
 

@@ -5,7 +5,7 @@
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
-import { capabilitiesToJson } from "../../src/messaging/capabilities.js";
+import { capabilitiesToJson } from "../../src/messaging/channel/capabilities.js";
 import type { ChannelHarness } from "./contract.js";
 import { CONTRACT_CHECKS, channelContract } from "./contract.js";
 import { discordHarness } from "./discord.harness.js";

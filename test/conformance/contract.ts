@@ -4,17 +4,21 @@
  * it still gets wrong. Results feed docs/conformance.md (one row per channel).
  */
 import { describe, expect, it } from "vitest";
-import { PendingApprovals, RECEIPT_EXPIRED, WidgetApprovalDecider } from "../../src/messaging/approval.js";
-import type { AuditSink } from "../../src/messaging/audit.js";
-import { MemoryAuditSink } from "../../src/messaging/audit.js";
-import type { TransportCapabilities } from "../../src/messaging/capabilities.js";
-import { deliveryConfirmed } from "../../src/messaging/capabilities.js";
-import type { TurnStore } from "../../src/messaging/dispatch.js";
-import { driveTurn } from "../../src/messaging/dispatch.js";
-import type { ProviderEvent } from "../../src/messaging/events.js";
-import type { Renderer } from "../../src/messaging/renderer.js";
-import { SessionManager } from "../../src/messaging/session-manager.js";
-import type { MessagingTransport } from "../../src/messaging/transport.js";
+import {
+  PendingApprovals,
+  RECEIPT_EXPIRED,
+  WidgetApprovalDecider,
+} from "../../src/messaging/approval/approvals.js";
+import type { TransportCapabilities } from "../../src/messaging/channel/capabilities.js";
+import { deliveryConfirmed } from "../../src/messaging/channel/capabilities.js";
+import type { MessagingTransport } from "../../src/messaging/channel/transport.js";
+import type { AuditSink } from "../../src/messaging/security/audit.js";
+import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
+import { SessionManager } from "../../src/messaging/session/session-manager.js";
+import type { TurnStore } from "../../src/messaging/turn/pipeline.js";
+import { driveTurn } from "../../src/messaging/turn/pipeline.js";
+import type { ProviderEvent } from "../../src/messaging/turn/provider-events.js";
+import type { Renderer } from "../../src/messaging/turn/renderer.js";
 import { ScriptedProvider } from "../../src/providers/scripted.js";
 import { permissionRequest } from "../helpers/events.js";
 

@@ -7,10 +7,10 @@ import { DiscordClient } from "../../src/discord/client.js";
 import { DiscordRenderer } from "../../src/discord/renderer.js";
 import { DISCORD_CAPABILITIES, DiscordTransport } from "../../src/discord/transport.js";
 import type { DiscordEnvelope } from "../../src/discord/wire.js";
-import type { AuditSink } from "../../src/messaging/audit.js";
-import { MemoryAuditSink } from "../../src/messaging/audit.js";
-import { MemoryLogger } from "../../src/messaging/logger.js";
-import type { MessagingTransport } from "../../src/messaging/transport.js";
+import { MemoryLogger } from "../../src/messaging/base/logger.js";
+import type { MessagingTransport } from "../../src/messaging/channel/transport.js";
+import type { AuditSink } from "../../src/messaging/security/audit.js";
+import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import { FakeDiscord } from "../fakes/discord/server.js";
 import type { ChannelHarness, OutboundMessage } from "./contract.js";
 

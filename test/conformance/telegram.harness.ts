@@ -3,8 +3,9 @@
  * the loopback fake Bot API. Outbound payloads are every sendMessage/editMessageText body (the HTML
  * as sent), with what Telegram would display and every button label as the rendered forms.
  */
-import type { AuditSink } from "../../src/messaging/audit.js";
-import type { MessagingTransport } from "../../src/messaging/transport.js";
+
+import type { MessagingTransport } from "../../src/messaging/channel/transport.js";
+import type { AuditSink } from "../../src/messaging/security/audit.js";
 import { createTelegramBot, telegramOps } from "../../src/telegram/client.js";
 import { TelegramRenderer } from "../../src/telegram/renderer.js";
 import { TELEGRAM_CAPABILITIES, TelegramTransport } from "../../src/telegram/transport.js";

@@ -1,5 +1,5 @@
-import type { AuditSink } from "../../src/messaging/audit.js";
-import type { MessagingTransport } from "../../src/messaging/transport.js";
+import type { MessagingTransport } from "../../src/messaging/channel/transport.js";
+import type { AuditSink } from "../../src/messaging/security/audit.js";
 import { WebChatRenderer } from "../../src/webchat/renderer.js";
 import { WEBCHAT_CAPABILITIES, WebChatTransport } from "../../src/webchat/transport.js";
 import type { ChannelHarness } from "./contract.js";

@@ -4,7 +4,7 @@
  * the outcome with its buttons gone. Option buttons (opt:<i>) re-dispatch the label as a turn.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { RECEIPT_EXPIRED } from "../../src/messaging/approval.js";
+import { RECEIPT_EXPIRED } from "../../src/messaging/approval/approvals.js";
 import type { FakeMessage } from "../fakes/discord/server.js";
 import { permissionRequest } from "../helpers/events.js";
 import type { Stack } from "./helpers.js";

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { DiscordClient } from "../../src/discord/client.js";
-import { MemoryLogger } from "../../src/messaging/logger.js";
+import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import { FakeDiscord } from "../fakes/discord/server.js";
 
 const CHAN = "600000000000000001";

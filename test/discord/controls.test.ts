@@ -4,8 +4,8 @@
  * and `!compact` answers with terse receipts (the busy case is pinned in test/messaging).
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { ModelMenu } from "../../src/messaging/agent-controls.js";
-import { PICK_REFUSAL_TEXT } from "../../src/messaging/picker.js";
+import { PICK_REFUSAL_TEXT } from "../../src/messaging/channel/picker.js";
+import type { ModelMenu } from "../../src/messaging/session/agent-controls.js";
 import type { Stack } from "./helpers.js";
 import { ALICE, buttons, DM, FakeTimers, startStack, untilFooter } from "./helpers.js";
 

@@ -11,11 +11,11 @@ import type { DiscordStartOverrides, RunningDiscord } from "../../src/discord/ch
 import { startDiscord } from "../../src/discord/channel.js";
 import type { ParleyConfig } from "../../src/gateway/config.js";
 import { configSchema } from "../../src/gateway/config.js";
-import { MemoryAuditSink } from "../../src/messaging/audit.js";
-import type { PipelineProvider } from "../../src/messaging/dispatch.js";
-import { MemoryLogger } from "../../src/messaging/logger.js";
-import { SessionManager } from "../../src/messaging/session-manager.js";
-import type { SessionStore } from "../../src/messaging/session-store.js";
+import { MemoryLogger } from "../../src/messaging/base/logger.js";
+import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
+import { SessionManager } from "../../src/messaging/session/session-manager.js";
+import type { SessionStore } from "../../src/messaging/session/session-store.js";
+import type { PipelineProvider } from "../../src/messaging/turn/pipeline.js";
 import type { ScriptedProviderOptions, ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
 import { ScriptedProvider } from "../../src/providers/scripted.js";
 import { FakeDiscord } from "../fakes/discord/server.js";

@@ -6,8 +6,8 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { DiscordClient } from "../../src/discord/client.js";
 import { DiscordRenderer } from "../../src/discord/renderer.js";
-import { MemoryAuditSink } from "../../src/messaging/audit.js";
-import { MemoryLogger } from "../../src/messaging/logger.js";
+import { MemoryLogger } from "../../src/messaging/base/logger.js";
+import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import { FakeDiscord } from "../fakes/discord/server.js";
 import { ALICE, DM, FakeTimers } from "./helpers.js";
 

@@ -14,9 +14,9 @@ import {
   SESSIONS_THREAD_USE_SLASH,
   THREAD_RESUMED_NOTICE,
 } from "../../src/discord/session-picker.js";
-import { PICK_REFUSAL_TEXT } from "../../src/messaging/picker.js";
-import type { SessionRow } from "../../src/messaging/session-store.js";
-import { emptyRow, MemorySessionStore } from "../../src/messaging/session-store.js";
+import { PICK_REFUSAL_TEXT } from "../../src/messaging/channel/picker.js";
+import type { SessionRow } from "../../src/messaging/session/session-store.js";
+import { emptyRow, MemorySessionStore } from "../../src/messaging/session/session-store.js";
 import type { ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
 import { permissionRequest } from "../helpers/events.js";
 import type { Stack } from "./helpers.js";

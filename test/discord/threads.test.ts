@@ -4,7 +4,7 @@
  * allowed channel with autoThread answers in a new thread, audited as a grant.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { MemorySessionStore } from "../../src/messaging/session-store.js";
+import { MemorySessionStore } from "../../src/messaging/session/session-store.js";
 import type { Stack } from "./helpers.js";
 import { ALICE, GUILD, MALLORY, startStack, untilFooter } from "./helpers.js";
 

@@ -5,7 +5,7 @@ import { describe, expect, it } from "vitest";
 import type { ChannelEntry } from "../../src/gateway/channel.js";
 import { configSchema } from "../../src/gateway/config.js";
 import { Gateway } from "../../src/gateway/gateway.js";
-import { MemoryLogger } from "../../src/messaging/logger.js";
+import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import { webchatChannel } from "../../src/webchat/index.js";
 
 describe("channel registry", () => {

@@ -5,11 +5,11 @@
  */
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { PendingApprovals, WidgetApprovalDecider } from "../../src/messaging/approval.js";
-import { MemoryAuditSink } from "../../src/messaging/audit.js";
-import type { TurnPolicy } from "../../src/messaging/driver.js";
-import { TurnDriver } from "../../src/messaging/driver.js";
-import { RecordingRenderer } from "../../src/messaging/recording-renderer.js";
+import { PendingApprovals, WidgetApprovalDecider } from "../../src/messaging/approval/approvals.js";
+import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
+import type { TurnPolicy } from "../../src/messaging/turn/driver.js";
+import { TurnDriver } from "../../src/messaging/turn/driver.js";
+import { RecordingRenderer } from "../../src/messaging/turn/recording-renderer.js";
 import type { ScriptedTurn } from "../../src/providers/scripted.js";
 import { ScriptedProvider } from "../../src/providers/scripted.js";
 

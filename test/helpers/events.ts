@@ -1,5 +1,5 @@
 /** Provider events tests script over and over, written once. */
-import type { ProviderEvent } from "../../src/messaging/events.js";
+import type { ProviderEvent } from "../../src/messaging/turn/provider-events.js";
 
 /**
  * A tool-permission request: Allow (a) / Deny (d), plus Always (t) when `always` is set; only Deny

@@ -1,5 +1,5 @@
 /** Deterministic timers for tests: nothing fires until the test advances the clock. */
-import type { Clock } from "../../src/messaging/clock.js";
+import type { Clock } from "../../src/messaging/base/clock.js";
 
 export class ManualClock implements Clock {
   t: number;

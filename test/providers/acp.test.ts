@@ -5,8 +5,8 @@
  */
 import type { PermissionOption as AcpOption, SessionUpdate } from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it } from "vitest";
-import { ParleyError } from "../../src/messaging/errors.js";
-import type { PermissionVerdict } from "../../src/messaging/events.js";
+import { ParleyError } from "../../src/messaging/base/errors.js";
+import type { PermissionVerdict } from "../../src/messaging/turn/provider-events.js";
 import { chooseOutcome, UpdateMapper } from "../../src/providers/acp-mapping.js";
 import { AcpProvider, type AcpProviderOptions } from "../../src/providers/index.js";
 import {

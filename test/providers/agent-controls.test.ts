@@ -12,15 +12,15 @@ import {
   type SessionUpdate,
 } from "@agentclientprotocol/sdk";
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { ParleyError } from "../../src/messaging/base/errors.js";
 import {
   applyModelChoice,
   COMPACT_NOTHING,
   compactSession,
   loadModelMenu,
-} from "../../src/messaging/agent-controls.js";
-import { ParleyError } from "../../src/messaging/errors.js";
-import type { ProviderEvent } from "../../src/messaging/events.js";
-import { SessionManager } from "../../src/messaging/session-manager.js";
+} from "../../src/messaging/session/agent-controls.js";
+import { SessionManager } from "../../src/messaging/session/session-manager.js";
+import type { ProviderEvent } from "../../src/messaging/turn/provider-events.js";
 import { SET_CONFIG_TIMEOUT_MS } from "../../src/providers/acp.js";
 import { modelMenuOf } from "../../src/providers/acp-mapping.js";
 import type { AcpProviderOptions } from "../../src/providers/acp-types.js";

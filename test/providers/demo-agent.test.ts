@@ -3,7 +3,7 @@
  * cancel, steer and close, with no process left behind.
  */
 import { afterEach, describe, expect, it } from "vitest";
-import type { ProviderEvent } from "../../src/messaging/events.js";
+import type { ProviderEvent } from "../../src/messaging/turn/provider-events.js";
 import { pickScenario, receivedNote } from "../../src/providers/demo-agent-script.js";
 import type { AcpProvider } from "../../src/providers/index.js";
 import { collect, demoProvider, expectGone, textOf, zombieChildren } from "./helpers.js";

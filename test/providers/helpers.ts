@@ -2,7 +2,7 @@
 import { readdirSync, readFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { expect } from "vitest";
-import type { ProviderEvent } from "../../src/messaging/events.js";
+import type { ProviderEvent } from "../../src/messaging/turn/provider-events.js";
 import type { AcpProviderOptions } from "../../src/providers/acp-types.js";
 import type { LogLevel, ProviderLogger } from "../../src/providers/index.js";
 import { AcpProvider, demoAgentCommand } from "../../src/providers/index.js";

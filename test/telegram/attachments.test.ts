@@ -6,9 +6,9 @@
  * anything else from the conversation flushes first).
  */
 import { describe, expect, it } from "vitest";
-import { DEFAULT_INGEST_LIMITS } from "../../src/messaging/attachments.js";
-import { MemoryAuditSink } from "../../src/messaging/audit.js";
-import { silentLogger } from "../../src/messaging/logger.js";
+import { silentLogger } from "../../src/messaging/base/logger.js";
+import { DEFAULT_INGEST_LIMITS } from "../../src/messaging/files/ingest.js";
+import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import { AlbumCollector } from "../../src/telegram/albums.js";
 import { distinctNames, inboundFilesOf, TELEGRAM_INGEST_LIMITS } from "../../src/telegram/attachments.js";
 import { TELEGRAM_CAPABILITIES, TelegramTransport } from "../../src/telegram/transport.js";

@@ -3,7 +3,7 @@
  * grammY's real client, driven by scripted agents: the issue's acceptance list, end to end.
  */
 import { describe, expect, it } from "vitest";
-import { RECEIPT_EXPIRED } from "../../src/messaging/approval.js";
+import { RECEIPT_EXPIRED } from "../../src/messaging/approval/approvals.js";
 import type { ScriptStep } from "../../src/providers/scripted.js";
 import { permissionRequest } from "../helpers/events.js";
 import type { ChannelOptions } from "./channel-harness.js";

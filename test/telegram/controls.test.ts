@@ -4,14 +4,14 @@
  * minutes on the injected clock), and `/compact` answers with the shared terse receipts.
  */
 import { describe, expect, it } from "vitest";
-import type { ModelMenu } from "../../src/messaging/agent-controls.js";
+import { PICK_REFUSAL_TEXT } from "../../src/messaging/channel/picker.js";
+import type { ModelMenu } from "../../src/messaging/session/agent-controls.js";
 import {
   COMPACT_BUSY,
   COMPACT_NOTHING,
   compactUnsupportedReply,
   MODEL_NOT_OFFERED,
-} from "../../src/messaging/agent-controls.js";
-import { PICK_REFUSAL_TEXT } from "../../src/messaging/picker.js";
+} from "../../src/messaging/session/agent-controls.js";
 import type { ScriptStep } from "../../src/providers/scripted.js";
 import { htmlVisibleText } from "../../src/telegram/html.js";
 import { TELEGRAM_MAX_MESSAGE_UTF16 } from "../../src/telegram/limits.js";

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { MemoryLogger } from "../../src/messaging/logger.js";
+import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import { CURSOR_DIR, CURSOR_FILE, parseCursor, UpdateCursor } from "../../src/telegram/cursor.js";
 import { until } from "./helpers.js";
 

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { configSchema } from "../../src/gateway/config.js";
 import { Gateway } from "../../src/gateway/gateway.js";
-import { MemoryLogger } from "../../src/messaging/logger.js";
+import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import { telegramChannel } from "../../src/telegram/index.js";
 import { parseTelegramHtml } from "../fakes/telegram/html.js";
 import { FakeTelegram } from "../fakes/telegram/server.js";

@@ -13,7 +13,7 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { PromptContent } from "../../src/messaging/events.js";
+import type { PromptContent } from "../../src/messaging/turn/provider-events.js";
 import type { ScriptedProvider, ScriptStep } from "../../src/providers/scripted.js";
 import type { HostedFile } from "../fakes/telegram/server.js";
 import { FakeTelegram } from "../fakes/telegram/server.js";

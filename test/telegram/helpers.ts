@@ -1,5 +1,5 @@
 /** Shared test plumbing for the Telegram suites: a manual clock and the real client on the fake. */
-import type { Clock } from "../../src/messaging/clock.js";
+import type { Clock } from "../../src/messaging/base/clock.js";
 import type { PaceOptions } from "../../src/telegram/client.js";
 import { createTelegramBot, telegramOps } from "../../src/telegram/client.js";
 import type { TelegramOps } from "../../src/telegram/wire.js";

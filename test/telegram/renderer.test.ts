@@ -4,11 +4,11 @@
  * and nothing lost, options keyboards, steer rotation with the lazy chip, stall marks, redaction.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { MemoryAuditSink } from "../../src/messaging/audit.js";
-import type { PipelineProvider } from "../../src/messaging/dispatch.js";
-import { driveTurn } from "../../src/messaging/dispatch.js";
-import type { ProviderEvent } from "../../src/messaging/events.js";
-import { SessionManager } from "../../src/messaging/session-manager.js";
+import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
+import { SessionManager } from "../../src/messaging/session/session-manager.js";
+import type { PipelineProvider } from "../../src/messaging/turn/pipeline.js";
+import { driveTurn } from "../../src/messaging/turn/pipeline.js";
+import type { ProviderEvent } from "../../src/messaging/turn/provider-events.js";
 import type { ScriptStep } from "../../src/providers/scripted.js";
 import { ScriptedProvider } from "../../src/providers/scripted.js";
 import { createTelegramBot, telegramOps } from "../../src/telegram/client.js";

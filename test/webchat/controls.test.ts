@@ -3,18 +3,18 @@
  * agent-control handlers, with a ScriptedProvider as the agent. Replies are system bubbles.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { ModelMenu } from "../../src/messaging/agent-controls.js";
+import { MemoryLogger } from "../../src/messaging/base/logger.js";
+import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
+import type { ModelMenu } from "../../src/messaging/session/agent-controls.js";
 import {
   COMPACT_BUSY,
   COMPACT_NOTHING,
   compactUnsupportedReply,
   MODEL_BUSY,
   MODEL_NOT_OFFERED,
-} from "../../src/messaging/agent-controls.js";
-import { MemoryAuditSink } from "../../src/messaging/audit.js";
-import type { PipelineProvider } from "../../src/messaging/dispatch.js";
-import { MemoryLogger } from "../../src/messaging/logger.js";
-import { SessionManager } from "../../src/messaging/session-manager.js";
+} from "../../src/messaging/session/agent-controls.js";
+import { SessionManager } from "../../src/messaging/session/session-manager.js";
+import type { PipelineProvider } from "../../src/messaging/turn/pipeline.js";
 import type { ScriptedProviderOptions, ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
 import { ScriptedProvider } from "../../src/providers/scripted.js";
 import type { Connection } from "../../src/webchat/client.js";

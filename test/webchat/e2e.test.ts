@@ -10,7 +10,7 @@ import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { configSchema } from "../../src/gateway/config.js";
 import { Gateway } from "../../src/gateway/gateway.js";
-import { MemoryLogger } from "../../src/messaging/logger.js";
+import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import { webchatChannel } from "../../src/webchat/index.js";
 
 let gateway: Gateway;

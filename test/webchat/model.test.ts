@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { ModelMenu } from "../../src/messaging/agent-controls.js";
+import type { ModelMenu } from "../../src/messaging/session/agent-controls.js";
 import { MODEL_HINT, modelListText, resolveModelArg } from "../../src/webchat/model.js";
 
 const MENU: ModelMenu = {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MemoryAuditSink } from "../../src/messaging/audit.js";
+import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import { helpText, parseCommand } from "../../src/webchat/commands.js";
 import type { ServerFrame } from "../../src/webchat/protocol.js";
 import { clientFrameSchema } from "../../src/webchat/protocol.js";

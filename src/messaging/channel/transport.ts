@@ -1,0 +1,166 @@
+/**
+ * Layer 1: MessagingTransport, the per-channel inbound/outbound contract. A new channel implements
+ * this (plus a Renderer) and inherits the whole turn core. Imports only messaging leaf modules;
+ * SDK imports belong in connect(), so merely loading a transport never loads its platform SDK.
+ */
+import type { AuditSink } from "../security/audit.js";
+import type { TransportCapabilities } from "./capabilities.js";
+import { DEFAULT_CAPABILITIES } from "./capabilities.js";
+
+/** A normalized inbound attachment reference (bytes are fetched by the ingest, not here). */
+export interface InboundAttachment {
+  name: string;
+  mimeType?: string;
+  size?: number;
+  /** Channel-specific handle the transport can resolve to bytes. */
+  ref: string;
+}
+
+/** Normalized, channel-agnostic inbound message. */
+export interface InboundMessage {
+  channelType: string;
+  userId: string;
+  conversationId: string;
+  text: string;
+  threadId?: string;
+  attachments: InboundAttachment[];
+  isMention: boolean;
+  /** Platform message id, when the platform has one (reactions, quoting, dedupe). */
+  messageId?: string;
+}
+
+export function inboundMessage(
+  fields: Omit<InboundMessage, "attachments" | "isMention"> &
+    Partial<Pick<InboundMessage, "attachments" | "isMention">>,
+): InboundMessage {
+  return { attachments: [], isMention: false, ...fields };
+}
+
+/** JSON form (snake_case keys, like the original's to_dict). */
+export function inboundMessageToJson(message: InboundMessage): Record<string, unknown> {
+  return {
+    channel_type: message.channelType,
+    user_id: message.userId,
+    conversation_id: message.conversationId,
+    text: message.text,
+    thread_id: message.threadId ?? null,
+    attachments: message.attachments,
+    is_mention: message.isMention,
+  };
+}
+
+/**
+ * A destination an operator configured, addressed by an OPAQUE id: a raw conversation id would let
+ * a caller (possibly the model) name any destination, and a narrowed config must take effect.
+ */
+export interface ConfiguredChannelTarget {
+  targetId: string;
+  label: string;
+  /** False with a reason when the target is listed but cannot receive right now. */
+  available: boolean;
+  reason?: string;
+}
+
+export interface ResolvedTarget {
+  conversationId: string;
+  threadId?: string;
+}
+
+/** What `receive` did with an envelope; every non-dispatch outcome has a reason for the audit. */
+export type ReceiveOutcome =
+  | { status: "dispatched"; message: InboundMessage }
+  | { status: "dropped"; reason: "bot_authored" | "empty" | "unparseable" | "duplicate" }
+  | { status: "denied"; message: InboundMessage };
+
+export interface TransportOptions {
+  audit: AuditSink;
+  /** Called for every authorized inbound message. */
+  onMessage?: (message: InboundMessage) => void | Promise<void>;
+}
+
+export abstract class MessagingTransport<Raw = unknown> {
+  abstract readonly channelType: string;
+  readonly capabilities: TransportCapabilities = DEFAULT_CAPABILITIES;
+  protected readonly audit: AuditSink;
+  protected onMessage: ((message: InboundMessage) => void | Promise<void>) | undefined;
+
+  constructor(options: TransportOptions) {
+    this.audit = options.audit;
+    this.onMessage = options.onMessage;
+  }
+
+  /** Install (or replace) the dispatch callback; the gateway wires it after construction. */
+  setDispatcher(onMessage: (message: InboundMessage) => void | Promise<void>): void {
+    this.onMessage = onMessage;
+  }
+
+  // Tier-1 outbound core.
+  /** Send; returns the platform message id ("" = refused, unless returnsMessageId is false). */
+  abstract sendMessage(conversationId: string, content: string, threadId?: string): Promise<string>;
+  /** The open-a-DM equivalent: a conversation id for a user. */
+  abstract resolveConversation(userId: string): Promise<string>;
+  abstract fetchHistory(conversationId: string, threadId?: string): Promise<InboundMessage[]>;
+
+  // Lifecycle: default no-ops. Lazy-import client libraries in connect().
+  async connect(): Promise<void> {}
+  async maintain(): Promise<void> {}
+  async disconnect(): Promise<void> {}
+
+  // Inbound adapter.
+  /** Acknowledge the envelope to the platform (before any slow work, so it is not redelivered). */
+  protected async ack(_raw: Raw): Promise<void> {}
+  /** True for messages authored by a bot (including ourselves): never a turn, avoids loops. */
+  protected abstract isBotAuthored(raw: Raw): boolean;
+  /** Platform envelope -> InboundMessage; null when there is nothing to act on. */
+  protected abstract normalize(raw: Raw): InboundMessage | null;
+  /** Deny-by-default: an unconfigured transport authorizes nobody. */
+  abstract authorize(message: InboundMessage): boolean;
+
+  /**
+   * ack -> drop bot-authored -> normalize -> authorize -> dispatch. Refusals are audited; the
+   * dispatch callback's failure propagates to the caller (never silently swallowed).
+   */
+  async receive(raw: Raw): Promise<ReceiveOutcome> {
+    await this.ack(raw);
+    if (this.isBotAuthored(raw)) return { status: "dropped", reason: "bot_authored" };
+    const message = this.normalize(raw);
+    if (message === null) {
+      this.audit.log("inbound", "dropped", { channel: this.channelType, reason: "unparseable" });
+      return { status: "dropped", reason: "unparseable" };
+    }
+    // A media-only message is a message: drop only when the whole envelope is empty.
+    if (message.text.trim() === "" && message.attachments.length === 0) {
+      return { status: "dropped", reason: "empty" };
+    }
+    if (!this.authorize(message)) {
+      this.audit.log("inbound", "denied", {
+        channel: this.channelType,
+        user: message.userId,
+        conversation: message.conversationId,
+      });
+      return { status: "denied", message };
+    }
+    if (this.onMessage) await this.onMessage(message);
+    return { status: "dispatched", message };
+  }
+
+  /**
+   * Outbound authorization for a proactive send (nobody asked for it). Synchronous and in-memory:
+   * it runs on every proactive send, and a check that can time out is a check that fails open.
+   * `principal` is the peer's platform id when the session key names one; "" names no single person.
+   * Default: deny (a transport must opt in).
+   */
+  maySendTo(_conversationId: string, _threadId: string | undefined, _opts: { principal: string }): boolean {
+    return false;
+  }
+
+  /** Destinations an operator configured; none by default. */
+  configuredTargets(): ConfiguredChannelTarget[] {
+    return [];
+  }
+
+  /** Re-applies the allow-list at the side-effect boundary; null = not (or no longer) allowed. */
+  resolveConfiguredTarget(_targetId: string): ResolvedTarget | null {
+    return null;
+  }
+}

@@ -1,0 +1,124 @@
+/**
+ * Mid-turn routing: a message that arrives while a turn runs is not a new turn. It is steered into
+ * the live turn (queue_mode "steer", when the provider can and a turn is genuinely active) or held
+ * behind a receipt and drained as ONE combined turn. Reusable by every channel: the channel supplies
+ * only how to run a turn and where its receipt bubble lives.
+ */
+
+import type { Release } from "../base/mutex.js";
+import type { SessionManager } from "../session/session-manager.js";
+import type { QueuedItem, ReceiptSurface } from "./receipt.js";
+import { combineBurst, ReceiptQueue } from "./receipt.js";
+
+export type QueueMode = "steer" | "queue";
+
+/** Anything but "queue" is steer: the default that loses nothing when misconfigured. */
+export function normalizeQueueMode(value: unknown): QueueMode {
+  return value === "queue" ? "queue" : "steer";
+}
+
+export interface MidTurnOptions {
+  sessions: SessionManager;
+  queueMode: QueueMode;
+  /** The channel's receipt bubble for a session (address bound by the channel). */
+  surfaceFor: (sessionKey: string) => ReceiptSurface;
+  /**
+   * Run one turn while holding `release` (the session semaphore) and release it when done. Drained
+   * bursts come through here with interpretCommands=false: a queued "/new" is text, not a command.
+   */
+  runTurn: (
+    sessionKey: string,
+    text: string,
+    release: Release,
+    opts: { interpretCommands: boolean; items: QueuedItem[] },
+  ) => Promise<void>;
+}
+
+export type RouteOutcome = "ran" | "steered" | "queued";
+
+export class MidTurnRouter {
+  private readonly receipts = new Map<string, ReceiptQueue>();
+
+  constructor(private readonly o: MidTurnOptions) {}
+
+  receiptQueue(sessionKey: string): ReceiptQueue {
+    let q = this.receipts.get(sessionKey);
+    if (!q) {
+      q = new ReceiptQueue(this.o.surfaceFor(sessionKey));
+      this.receipts.set(sessionKey, q);
+    }
+    return q;
+  }
+
+  /**
+   * Entry point for a message to a session: run it now, steer it, or queue it. `override` is a
+   * per-message /steer or /queue directive. Attachments force the queue (steer carries text only).
+   */
+  async submit(
+    sessionKey: string,
+    item: QueuedItem,
+    opts: { interpretCommands: boolean; override?: QueueMode; hasAttachments?: boolean },
+  ): Promise<RouteOutcome> {
+    for (;;) {
+      const release = this.o.sessions.tryAcquire(sessionKey);
+      if (release) {
+        await this.runAndDrain(sessionKey, item.text, release, {
+          interpretCommands: opts.interpretCommands,
+          items: [item],
+        });
+        return "ran";
+      }
+      const mode = opts.override ?? this.o.queueMode;
+      // Gate on a genuinely live turn (inside steer), never on isBusy alone: steering an ended
+      // prompt is swallowed and leaves an acknowledgement with no answer.
+      if (mode === "steer" && !opts.hasAttachments && (await this.o.sessions.steer(sessionKey, item.text))) {
+        return "steered";
+      }
+      const q = this.receiptQueue(sessionKey);
+      const held = await q.lock.run(() =>
+        q.enqueueLocked(item, { busy: this.o.sessions.isBusy(sessionKey) }),
+      );
+      if (held) return "queued";
+      // The turn ended inside the window: loop and run it fresh instead of stranding it.
+    }
+  }
+
+  private async runAndDrain(
+    sessionKey: string,
+    text: string,
+    release: Release,
+    opts: { interpretCommands: boolean; items: QueuedItem[] },
+  ): Promise<void> {
+    try {
+      await this.o.runTurn(sessionKey, text, release, opts);
+    } finally {
+      release(); // idempotent; runTurn normally released already
+      await this.drain(sessionKey);
+    }
+  }
+
+  /**
+   * After a turn: take the held burst under the semaphore and run it as ONE turn; loop until empty.
+   * The empty check and the release happen under the receipt lock, so a message cannot be enqueued
+   * (it saw the session busy) after the last look and before the release.
+   */
+  async drain(sessionKey: string): Promise<void> {
+    const q = this.receipts.get(sessionKey);
+    if (!q) return;
+    for (;;) {
+      const release = this.o.sessions.tryAcquire(sessionKey);
+      if (!release) return; // someone else runs a turn; its end drains
+      const items = await q.lock.run(async () => {
+        const taken = await q.drainLocked();
+        if (taken.length === 0) release();
+        return taken;
+      });
+      if (items.length === 0) return;
+      try {
+        await this.o.runTurn(sessionKey, combineBurst(items), release, { interpretCommands: false, items });
+      } finally {
+        release();
+      }
+    }
+  }
+}

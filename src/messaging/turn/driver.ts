@@ -1,0 +1,447 @@
+/**
+ * Layer 2: TurnDriver. Consumes one provider turn and dispatches OutputEvents to a Renderer. It owns
+ * the channel-neutral turn concerns so every channel inherits them once: protocol framing (steer
+ * frames, compaction notices), unconditional redaction (exfiltration URLs, then credentials) of
+ * every model-authored string, and the tool-approval ladder (deny by default, every decision audited).
+ */
+import type { ApprovalDecider, ApprovalRequest, ApprovalVerdict } from "../approval/approvals.js";
+import type { Timers } from "../base/clock.js";
+import { realClock } from "../base/clock.js";
+import type { Logger } from "../base/logger.js";
+import { silentLogger } from "../base/logger.js";
+import type { AuditSink } from "../security/audit.js";
+import { redactAll, StreamRedactor } from "../security/index.js";
+import { isProviderEvent } from "./event-guard.js";
+import { COMPACTION_RECEIPT, CompactionNoticeFilter, SteerFrameParser } from "./frames.js";
+import type {
+  PermissionOption,
+  PermissionRequestEvent,
+  PromptContent,
+  ProviderEvent,
+  ToolResultEvent,
+} from "./provider-events.js";
+import type { PromptOption, Renderer } from "./renderer.js";
+import {
+  COMPACTION,
+  DONE,
+  PROMPT_CHOICE,
+  STEER_CONSUMED,
+  TEXT_CHUNK,
+  THINKING,
+  TOOL_CALL,
+} from "./renderer.js";
+
+export const APPROVAL_AUTO = "auto";
+export const APPROVAL_TRUST = "trust";
+export const APPROVAL_TRUST_READS = "trust-reads";
+export const APPROVAL_INTERACTIVE = "interactive";
+export type ApprovalMode =
+  | typeof APPROVAL_AUTO
+  | typeof APPROVAL_TRUST
+  | typeof APPROVAL_TRUST_READS
+  | typeof APPROVAL_INTERACTIVE;
+
+/** Everything that decides a permission request, grouped into one port. */
+export interface TurnPolicy {
+  /** Default interactive: with no decider that denies. */
+  approvalMode?: ApprovalMode;
+  decider?: ApprovalDecider;
+  /** Rejects EVERY request ahead of every approve path (e.g. the sender is not the operator). */
+  denyAllTools?: boolean;
+  /** Hook-driven auto-approve for a tool title; read per request. */
+  autoApproveTool?: (toolTitle: string) => boolean;
+  /** The process-wide (or session) grant; a callable so a revoke applies to the very next tool. */
+  autoApproveSession?: () => boolean;
+  /** Upper bound on a decider that never settles; it then denies. */
+  deciderTimeoutMs?: number;
+}
+
+/** Consumes session directives carried by a trusted tool's results; inert when absent. */
+export type DirectiveConsumer = (kind: string, args: Record<string, unknown>) => Promise<void>;
+
+/** The minimal provider surface the driver needs (a Provider satisfies it). */
+export interface TurnSource {
+  prompt(content: string | PromptContent[]): AsyncIterable<ProviderEvent>;
+  answerPermission(requestId: string, verdict: ApprovalVerdict | "cancelled"): void;
+}
+
+export interface TurnDriverOptions {
+  provider: TurnSource;
+  renderer: Renderer;
+  sessionKey: string;
+  policy?: TurnPolicy;
+  audit: AuditSink;
+  logger?: Logger;
+  timers?: Timers;
+  /** Aborted on /stop: an open approval denies instead of waiting. */
+  signal?: AbortSignal;
+  directiveConsumer?: DirectiveConsumer;
+  /** The forgery gate: is this tool call's trusted _meta identity the directive tool? */
+  isDirectiveTool?: (meta: Record<string, unknown> | undefined) => boolean;
+}
+
+const DEFAULT_DECIDER_TIMEOUT_MS = 6 * 60_000;
+
+const VERDICT_BY_KIND: Readonly<Record<PermissionOption["kind"], PromptOption["verdict"]>> = {
+  allow_once: "approve",
+  allow_always: "approve_always",
+  reject_once: "deny",
+  reject_always: "deny",
+};
+
+export class TurnDriver {
+  private readonly o: TurnDriverOptions;
+  private readonly policy: TurnPolicy;
+  private readonly log: Logger;
+  private readonly timers: Timers;
+  private steerParser = new SteerFrameParser();
+  private compactionFilter = new CompactionNoticeFilter();
+  private redactor = new StreamRedactor();
+  private readonly steersEmitted = new Set<string>();
+  private readonly tools = new Map<string, { title: string; purpose: string }>();
+  private readonly directiveCalls = new Set<string>();
+  private readonly consumedDirectives = new Set<string>();
+  private readonly subagentCalls = new Set<string>();
+  private accumulated = "";
+  /** The stop reason of the last run ("error" when the provider failed). */
+  stopReason = "";
+
+  constructor(options: TurnDriverOptions) {
+    this.o = options;
+    this.policy = options.policy ?? {};
+    this.log = options.logger ?? silentLogger;
+    this.timers = options.timers ?? realClock;
+  }
+
+  /** Run one turn; returns the accumulated redacted assistant text. */
+  async run(message: string | PromptContent[]): Promise<string> {
+    this.reset();
+    const { renderer } = this.o;
+    await renderer.onTurnStart();
+    let done = false;
+    try {
+      for await (const raw of this.o.provider.prompt(message)) {
+        if (!isProviderEvent(raw)) {
+          this.log.warn("malformed provider event skipped", {
+            session: this.o.sessionKey,
+            type: describeType(raw),
+          });
+          continue;
+        }
+        if (raw.type === "complete") {
+          await this.flushText();
+          this.stopReason = raw.stopReason;
+          done = true;
+          await this.emit({ kind: DONE, stopReason: raw.stopReason });
+          continue;
+        }
+        // The common case stays off the async call chain: one promise per emitted chunk, none per
+        // chunk the redactor holds back (this loop runs once per streamed token).
+        if (raw.type === "text" && this.textIsPlain(raw.text)) {
+          const emitted = this.emitText(this.redactor.push(raw.text));
+          if (emitted) await emitted;
+          continue;
+        }
+        await this.handle(raw);
+      }
+      if (!done) {
+        // A stream that ended without `complete` still ends the turn for the renderer.
+        await this.flushText();
+        this.stopReason = "end_turn";
+        await this.emit({ kind: DONE, stopReason: "end_turn" });
+      }
+    } catch (error) {
+      await this.flushText();
+      this.stopReason = "error";
+      await this.emit({ kind: DONE, stopReason: "error" });
+      throw error;
+    }
+    return this.accumulated;
+  }
+
+  private reset(): void {
+    this.steerParser = new SteerFrameParser();
+    this.compactionFilter = new CompactionNoticeFilter();
+    this.redactor = new StreamRedactor();
+    this.steersEmitted.clear();
+    this.tools.clear();
+    this.directiveCalls.clear();
+    this.consumedDirectives.clear();
+    this.subagentCalls.clear();
+    this.accumulated = "";
+    this.stopReason = "";
+  }
+
+  private async handle(event: Exclude<ProviderEvent, { type: "complete" }>): Promise<void> {
+    switch (event.type) {
+      case "text":
+        return this.onText(event.text);
+      case "thinking":
+        return this.emit({ kind: THINKING, text: redactAll(event.text) });
+      case "tool_call": {
+        await this.flushText();
+        const title = redactAll(event.title);
+        const purpose = redactAll(event.purpose ?? "");
+        this.tools.set(event.toolCallId, { title, purpose });
+        if (this.o.directiveConsumer && this.o.isDirectiveTool?.(event.meta))
+          this.directiveCalls.add(event.toolCallId);
+        return this.emit({
+          kind: TOOL_CALL,
+          toolCallId: event.toolCallId,
+          title,
+          toolKind: event.kind,
+          toolPurpose: purpose,
+        });
+      }
+      case "tool_result":
+        return this.onToolResult(event);
+      case "permission_request":
+        await this.flushText();
+        return this.onPermission(event);
+      case "compaction":
+        await this.flushText();
+        // The summary body is protocol, never speech: only the terse receipt is rendered.
+        return this.emit({
+          kind: COMPACTION,
+          contextUsagePct: event.contextUsagePct,
+          receipt: event.summary ? COMPACTION_RECEIPT : "",
+        });
+      case "steer_consumed":
+        await this.flushText();
+        return this.emitSteer(event.id, event.summary);
+      case "subagent_activity":
+        if (event.toolCallId) this.subagentCalls.add(event.toolCallId);
+        return;
+      case "usage":
+      case "plan":
+      case "available_commands":
+        return;
+    }
+  }
+
+  /** Framing first (compaction notice, then steer frames), then streaming redaction. */
+  private async onText(text: string): Promise<void> {
+    if (this.textIsPlain(text)) return this.emitText(this.redactor.push(text));
+    for (const piece of this.compactionFilter.push(text)) {
+      if (piece.type === "compacted") await this.emitCompactionReceipt();
+      else await this.onFramedText(piece.text);
+    }
+  }
+
+  private async onFramedText(text: string): Promise<void> {
+    for (const piece of this.steerParser.push(text)) {
+      if (piece.type === "text") await this.emitText(this.redactor.push(piece.text));
+      else {
+        await this.emitText(this.redactor.flush());
+        await this.emitSteer(piece.id, piece.summary);
+      }
+    }
+  }
+
+  private async flushText(): Promise<void> {
+    for (const piece of this.compactionFilter.flush()) {
+      if (piece.type === "compacted") await this.emitCompactionReceipt();
+      else await this.onFramedText(piece.text);
+    }
+    for (const piece of this.steerParser.flush()) {
+      if (piece.type === "text") await this.emitText(this.redactor.push(piece.text));
+      else await this.emitSteer(piece.id, piece.summary);
+    }
+    await this.emitText(this.redactor.flush());
+  }
+
+  private async emitCompactionReceipt(): Promise<void> {
+    await this.emit({ kind: COMPACTION, contextUsagePct: undefined, receipt: COMPACTION_RECEIPT });
+  }
+
+  /** Fast path with identical output: no notice pending, no frame held, no "[" that could start one. */
+  private textIsPlain(text: string): boolean {
+    return this.compactionFilter.passthrough && this.steerParser.idle && !text.includes("[");
+  }
+
+  /** Undefined when there is nothing to emit (the redactor held the whole chunk back). */
+  private emitText(text: string): Promise<void> | undefined {
+    if (!text) return undefined;
+    this.accumulated += text;
+    return this.emit({ kind: TEXT_CHUNK, text });
+  }
+
+  /** Exactly one STEER_CONSUMED per steer id, whichever of frame and typed event arrives first. */
+  private async emitSteer(id: string, summary: string): Promise<void> {
+    if (this.steersEmitted.has(id)) return;
+    this.steersEmitted.add(id);
+    await this.emit({ kind: STEER_CONSUMED, steerId: id, summary: redactAll(summary) });
+  }
+
+  private async emit(event: Parameters<Renderer["dispatch"]>[0]): Promise<void> {
+    try {
+      await this.o.renderer.dispatch(event);
+    } catch (error) {
+      // A renderer failure must not strand the agent mid-turn; it is recorded as a delivery failure.
+      this.o.renderer.deliveryFailed = true;
+      this.log.error("renderer failed", {
+        session: this.o.sessionKey,
+        kind: event.kind,
+        error: String(error),
+      });
+    }
+  }
+
+  private async onToolResult(event: ToolResultEvent): Promise<void> {
+    const consumer = this.o.directiveConsumer;
+    if (!consumer) return;
+    const marker = event.meta?.directive;
+    const id = event.toolCallId;
+    if (marker === undefined) {
+      if (event.final && this.directiveCalls.has(id) && !this.consumedDirectives.has(id)) {
+        this.log.warn("directive tool finished without a marker", {
+          session: this.o.sessionKey,
+          toolCallId: id,
+        });
+      }
+      return;
+    }
+    if (!this.directiveCalls.has(id)) {
+      // A marker under any other tool is forged: ignored, never applied.
+      this.log.warn("forged directive marker ignored", { session: this.o.sessionKey, toolCallId: id });
+      return;
+    }
+    if (this.consumedDirectives.has(id)) return;
+    this.consumedDirectives.add(id);
+    if (this.subagentCalls.has(id)) {
+      // A child session must never arm or mutate its parent.
+      this.o.audit.log("session_directive", "denied", { session: this.o.sessionKey, reason: "subagent" });
+      return;
+    }
+    if (
+      typeof marker !== "object" ||
+      marker === null ||
+      typeof (marker as { kind?: unknown }).kind !== "string"
+    ) {
+      this.log.warn("undecodable directive marker", { session: this.o.sessionKey, toolCallId: id });
+      return;
+    }
+    const { kind, args } = marker as { kind: string; args?: unknown };
+    try {
+      await consumer(
+        kind,
+        typeof args === "object" && args !== null ? (args as Record<string, unknown>) : {},
+      );
+    } catch (error) {
+      this.log.error("directive consumer failed", { session: this.o.sessionKey, kind, error: String(error) });
+    }
+  }
+
+  private async onPermission(event: PermissionRequestEvent): Promise<void> {
+    const verdict = await this.decide(event);
+    try {
+      this.o.provider.answerPermission(event.requestId, verdict);
+    } catch (error) {
+      this.log.error("permission answer failed", { session: this.o.sessionKey, error: String(error) });
+    }
+  }
+
+  /** The ladder. Order matters: denyAllTools first, then the two predicates, then the mode. */
+  private async decide(event: PermissionRequestEvent): Promise<ApprovalVerdict> {
+    const p = this.policy;
+    const audit = (outcome: "auto_approved" | "approved" | "denied", reason: string) =>
+      this.o.audit.log("tool_permission", outcome, {
+        caller: "turn_driver",
+        source: "messaging",
+        session: this.o.sessionKey,
+        request: event.requestId,
+        tool_kind: event.kind,
+        reason,
+      });
+    if (p.denyAllTools) {
+      audit("denied", "deny_all_tools");
+      return "deny";
+    }
+    const known = this.tools.get(event.toolCallId);
+    const title = redactAll(event.title) || known?.title || "";
+    if (p.autoApproveTool?.(title)) {
+      audit("auto_approved", "hook_auto_approve");
+      return "approve";
+    }
+    if (p.autoApproveSession?.()) {
+      audit("auto_approved", "session_trust");
+      return "approve";
+    }
+    const mode = p.approvalMode ?? APPROVAL_INTERACTIVE;
+    if (mode === APPROVAL_AUTO || mode === APPROVAL_TRUST) {
+      audit("auto_approved", `mode_${mode}`);
+      return "approve";
+    }
+    if (mode === APPROVAL_TRUST_READS && event.kind === "read") {
+      audit("auto_approved", "mode_trust_reads");
+      return "approve";
+    }
+    // Interactive (and trust-reads for a non-read tool): only a decider can approve.
+    if (!p.decider) {
+      audit("denied", "no_decider");
+      return "deny";
+    }
+    const verdict = await this.askDecider(p.decider, event, title, known?.purpose ?? "");
+    audit(verdict === "deny" ? "denied" : "approved", "decider");
+    return verdict;
+  }
+
+  private async askDecider(
+    decider: ApprovalDecider,
+    event: PermissionRequestEvent,
+    toolTitle: string,
+    toolPurpose: string,
+  ): Promise<ApprovalVerdict> {
+    const options: PromptOption[] = event.options.map((o) => ({
+      id: o.optionId,
+      label: redactAll(o.name),
+      verdict: VERDICT_BY_KIND[o.kind] ?? "deny",
+    }));
+    const request: ApprovalRequest = {
+      sessionKey: this.o.sessionKey,
+      requestId: event.requestId,
+      toolCallId: event.toolCallId,
+      toolTitle,
+      toolPurpose,
+      toolKind: event.kind,
+      options,
+    };
+    const abort = new AbortController();
+    const onOuterAbort = () => abort.abort(this.o.signal?.reason);
+    this.o.signal?.addEventListener("abort", onOuterAbort, { once: true });
+    let timer: unknown;
+    try {
+      const ticket = decider.open(request, abort.signal);
+      await this.emit({
+        kind: PROMPT_CHOICE,
+        requestId: event.requestId,
+        options,
+        toolTitle,
+        toolPurpose,
+        nonce: ticket.nonce,
+      });
+      const timeout = new Promise<ApprovalVerdict>((resolve) => {
+        timer = this.timers.setTimeout(() => {
+          abort.abort(new Error("decider timeout"));
+          resolve("deny");
+        }, this.policy.deciderTimeoutMs ?? DEFAULT_DECIDER_TIMEOUT_MS);
+      });
+      const verdict = await Promise.race([ticket.verdict, timeout]);
+      return verdict === "approve" || verdict === "approve_always" ? verdict : "deny";
+    } catch (error) {
+      // A decider that throws denies: failure never turns into an approval.
+      this.log.error("approval decider failed", { session: this.o.sessionKey, error: String(error) });
+      return "deny";
+    } finally {
+      this.timers.clearTimeout(timer);
+      this.o.signal?.removeEventListener("abort", onOuterAbort);
+    }
+  }
+}
+
+function describeType(raw: unknown): string {
+  if (typeof raw === "object" && raw !== null && typeof (raw as { type?: unknown }).type === "string") {
+    return String((raw as { type: string }).type).slice(0, 40);
+  }
+  return typeof raw;
+}

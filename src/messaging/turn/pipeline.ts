@@ -1,0 +1,300 @@
+/**
+ * driveTurn: the ONE shared turn pipeline every channel dispatcher calls, so a channel adds only its
+ * address and its widgets. Mute check -> origin + mirror bind -> identity -> TurnDriver -> post-turn
+ * bookkeeping (each step isolated) -> release. Ordering and isolation are the contract.
+ * Attachments are ingested around the TurnDriver step, in the frame that awaits the turn, and their
+ * temp files are deleted when it ends (attachments.ts says why never at arrival).
+ */
+
+import type { Clock } from "../base/clock.js";
+import { realClock } from "../base/clock.js";
+import type { Logger } from "../base/logger.js";
+import { silentLogger } from "../base/logger.js";
+import type { Release } from "../base/mutex.js";
+import type { Attachment, IngestLimits, IngestRefusal } from "../files/ingest.js";
+import { withIngestedAttachments } from "../files/ingest.js";
+import type { AgentPromptCapabilities } from "../files/prompt-blocks.js";
+import { appendBlocks, attachmentBlocks, refusalLines } from "../files/prompt-blocks.js";
+import type { AuditSink } from "../security/audit.js";
+import type { AgentControls } from "../session/agent-controls.js";
+import type { ChannelLink, LinkStore } from "../session/keys.js";
+import { bindOriginMirror, channelNamespaceOf } from "../session/keys.js";
+import type { ManagedProvider, SessionManager } from "../session/session-manager.js";
+import type { DirectiveConsumer, TurnPolicy, TurnSource } from "./driver.js";
+import { TurnDriver } from "./driver.js";
+import type { PromptContent } from "./provider-events.js";
+import type { Renderer } from "./renderer.js";
+import { SilentRenderer } from "./renderer.js";
+
+/** The store slice the pipeline needs; the SessionStore satisfies it. */
+export interface TurnStore extends LinkStore {
+  /** Whether deliveries to this session's origin (or its mirror) are paused. */
+  isMuted(sessionKey: string, leg: "origin" | "mirror"): boolean;
+  setOriginLink(sessionKey: string, link: ChannelLink): void;
+}
+
+/**
+ * The single mute predicate. A channel-born session's key IS its conversation, so a turn arriving
+ * in that namespace is the origin; anything else came over a mirror binding. Fails OPEN: a muted
+ * chat that stays noisy is a visible bug, a live chat silently dead is worse.
+ */
+export function deliveryIsMuted(
+  store: Pick<TurnStore, "isMuted"> | undefined,
+  sessionKey: string,
+  channelType: string,
+  logger: Logger = silentLogger,
+): boolean {
+  if (!store) return false;
+  try {
+    const leg = channelNamespaceOf(sessionKey) === channelType ? "origin" : "mirror";
+    return store.isMuted(sessionKey, leg);
+  } catch (error) {
+    logger.warn("mute check failed; delivering", { session: sessionKey, error: String(error) });
+    return false;
+  }
+}
+
+export interface TurnResult {
+  sessionKey: string;
+  channelType: string;
+  prompt: string;
+  text: string;
+  stopReason: string;
+  ok: boolean;
+  error?: unknown;
+  elapsedMs: number;
+  contextUsagePct: number | undefined;
+}
+
+/** One isolated post-turn step (usage, transcript, auto-title, audit): its failure is logged only. */
+export type PostTurnStep = { name: string; run: (result: TurnResult) => Promise<void> | void };
+
+export type ContextBuilder = (
+  text: string,
+  opts: { sessionKey: string; minimalContext: boolean },
+) => string | PromptContent[] | Promise<string | PromptContent[]>;
+
+export interface PipelineProvider extends ManagedProvider, TurnSource, AgentControls {
+  readonly contextUsagePct: number | undefined;
+  /** What the agent said it accepts in a prompt (ACP initialize); absent = text and links only. */
+  readonly promptCapabilities?: AgentPromptCapabilities;
+}
+
+/** stopReason of a turn whose message was only attachments and none could be read: no agent call. */
+export const NOTHING_READABLE = "nothing_readable";
+
+export interface PipelineDeps {
+  sessions: SessionManager<PipelineProvider>;
+  store?: TurnStore;
+  audit: AuditSink;
+  logger?: Logger;
+  clock?: Clock;
+  contextBuilder?: ContextBuilder;
+  /** Publishes the turn's identity (session key) for tools that need it; failures are logged. */
+  identityHook?: (sessionKey: string, provider: PipelineProvider) => Promise<void> | void;
+  postTurn?: PostTurnStep[];
+  directiveConsumerFor?: (sessionKey: string) => DirectiveConsumer | undefined;
+  isDirectiveTool?: (meta: Record<string, unknown> | undefined) => boolean;
+  /** Parent of each turn's private attachment temp dir (default: os.tmpdir()). */
+  ingestTmpRoot?: string;
+}
+
+export interface ChannelTurn {
+  sessionKey: string;
+  channelType: string;
+  text: string;
+  renderer: Renderer;
+  /** The held session semaphore; released in the pipeline's finally. */
+  release: Release;
+  /** This conversation, bound as origin AND mirror every turn (bindings can vanish; re-assert). */
+  origin?: ChannelLink;
+  policy?: TurnPolicy;
+  minimalContext?: boolean;
+  signal?: AbortSignal;
+  /**
+   * Files that came with the message(s), as RAW byte sources: fetched only now, inside this turn's
+   * frame, and deleted when it ends (a queued message's files must outlive the wait, so they travel
+   * as descriptors and are read by the turn that answers them).
+   */
+  attachments?: readonly Attachment[];
+  /** Overrides of the shared per-turn ingest caps (DEFAULT_INGEST_LIMITS otherwise). */
+  ingestLimits?: Partial<IngestLimits>;
+  /**
+   * A short out-of-band line to this conversation: the refusal lines for files that could not be
+   * read. Without it refusals reach only the agent's prompt (and the log).
+   */
+  notify?: (text: string) => Promise<void>;
+}
+
+export async function driveTurn(deps: PipelineDeps, turn: ChannelTurn): Promise<TurnResult> {
+  const log = deps.logger ?? silentLogger;
+  const clock = deps.clock ?? realClock;
+  const started = clock.now();
+  const muted = deliveryIsMuted(deps.store, turn.sessionKey, turn.channelType, log);
+  // The turn still runs when muted: only the writes back are dropped, typing indicator included.
+  const renderer = muted ? new SilentRenderer(turn.renderer.capabilities) : turn.renderer;
+  // "ingest" from the first byte fetched until the agent is prompted: a failure in that window is
+  // not the provider's, and must not cost the session its agent.
+  let stage: "setup" | "ingest" | "prompted" = "setup";
+  const result: TurnResult = {
+    sessionKey: turn.sessionKey,
+    channelType: turn.channelType,
+    prompt: turn.text,
+    text: "",
+    stopReason: "",
+    ok: false,
+    elapsedMs: 0,
+    contextUsagePct: undefined,
+  };
+  try {
+    if (deps.store && turn.origin) {
+      // Guarded as a pair: losing the mirror costs a convenience, raising costs the user the answer.
+      try {
+        deps.store.setOriginLink(turn.sessionKey, turn.origin);
+        await bindOriginMirror(deps.store, {
+          key: turn.sessionKey,
+          location: turn.origin,
+          logger: { info: (m, d) => log.info(m, d), debug: (m, d) => log.debug(m, d) },
+        });
+      } catch (error) {
+        log.warn("origin bind failed", { session: turn.sessionKey, error: String(error) });
+      }
+    }
+    const provider = await deps.sessions.provider(turn.sessionKey);
+    if (deps.identityHook) {
+      try {
+        await deps.identityHook(turn.sessionKey, provider);
+      } catch (error) {
+        log.warn("identity hook failed", { session: turn.sessionKey, error: String(error) });
+      }
+    }
+    const buildPrompt = async (): Promise<string | PromptContent[]> =>
+      deps.contextBuilder
+        ? await deps.contextBuilder(turn.text, {
+            sessionKey: turn.sessionKey,
+            minimalContext: turn.minimalContext ?? false,
+          })
+        : turn.text;
+    const directiveConsumer = deps.directiveConsumerFor?.(turn.sessionKey);
+    const driver = new TurnDriver({
+      provider,
+      renderer,
+      sessionKey: turn.sessionKey,
+      policy: turn.policy ?? {},
+      audit: deps.audit,
+      logger: log,
+      timers: clock,
+      ...(turn.signal ? { signal: turn.signal } : {}),
+      ...(directiveConsumer ? { directiveConsumer } : {}),
+      ...(deps.isDirectiveTool ? { isDirectiveTool: deps.isDirectiveTool } : {}),
+    });
+    const run = async (prompt: string | PromptContent[]): Promise<void> => {
+      stage = "prompted";
+      result.text = await driver.run(prompt);
+      result.stopReason = driver.stopReason;
+      result.contextUsagePct = provider.contextUsagePct;
+      // A turn whose renderer reports that part of the answer did not land is a failure.
+      result.ok = !renderer.deliveryFailed;
+    };
+    const attachments = turn.attachments ?? [];
+    if (attachments.length === 0) await run(await buildPrompt());
+    else {
+      stage = "ingest";
+      // The prompt is built and the agent runs INSIDE the ingest callback: the temp files it names
+      // live exactly as long as this turn and are deleted in the ingest's finally, even on a throw.
+      await withIngestedAttachments(
+        attachments,
+        turn.ingestLimits,
+        async (ingested) => {
+          await reportRefusals(ingested.refusals, turn, muted, log);
+          // Only attachments, none readable: the user was told; an empty turn would only confuse.
+          if (ingested.files.length === 0 && turn.text.trim() === "") {
+            result.stopReason = NOTHING_READABLE;
+            result.ok = true;
+            return;
+          }
+          const extra = await attachmentBlocks(ingested, provider.promptCapabilities ?? {});
+          await run(appendBlocks(await buildPrompt(), extra));
+        },
+        {
+          logger: log,
+          signal: downloadSignal(turn.signal, () => stage === "ingest"),
+          ...(deps.ingestTmpRoot ? { tmpRoot: deps.ingestTmpRoot } : {}),
+        },
+      );
+    }
+  } catch (error) {
+    result.error = error;
+    // A stop that landed while the files were still downloading ended the turn, not a failure.
+    result.stopReason ||= stage === "ingest" && turn.signal?.aborted ? "cancelled" : "error";
+    log.error("turn failed", { session: turn.sessionKey, error: String(error) });
+    // A provider that failed mid-turn (exit, protocol garbage) stays failed: replace it so the next
+    // message starts cleanly instead of meeting the same error. An ingest that failed before the
+    // agent was prompted is not the agent's failure: the agent is kept.
+    if (stage !== "ingest")
+      deps.sessions.hardStop(turn.sessionKey).catch((e) => log.warn("respawn failed", { error: String(e) }));
+  } finally {
+    try {
+      await renderer.close(result.ok ? undefined : "turn_failed");
+    } catch (error) {
+      log.error("renderer close failed", { session: turn.sessionKey, error: String(error) });
+    }
+    result.elapsedMs = clock.now() - started;
+    for (const step of deps.postTurn ?? []) {
+      try {
+        await step.run(result);
+      } catch (error) {
+        log.warn("post-turn step failed", {
+          session: turn.sessionKey,
+          step: step.name,
+          error: String(error),
+        });
+      }
+    }
+    log.info("turn", {
+      session: turn.sessionKey,
+      channel: turn.channelType,
+      stopReason: result.stopReason,
+      ok: result.ok,
+      ms: result.elapsedMs,
+      chars: result.text.length,
+      muted,
+    });
+    turn.release();
+  }
+  return result;
+}
+
+/**
+ * The turn's stop signal, narrowed to the download: it stops the fetches, but once the agent is
+ * prompted the driver owns the stop (a cancelled agent still ends its turn and is rendered), so the
+ * ingest must not abandon the turn and delete its files under the running agent.
+ */
+function downloadSignal(signal: AbortSignal | undefined, downloading: () => boolean): AbortSignal {
+  const narrowed = new AbortController();
+  if (!signal) return narrowed.signal;
+  const onAbort = () => {
+    if (downloading()) narrowed.abort(signal.reason);
+  };
+  if (signal.aborted) onAbort();
+  else signal.addEventListener("abort", onAbort, { once: true });
+  return narrowed.signal;
+}
+
+/** Refusals are visible: one line per file to the user (unless muted like the answer), and logged. */
+async function reportRefusals(
+  refusals: readonly IngestRefusal[],
+  turn: ChannelTurn,
+  muted: boolean,
+  log: Logger,
+): Promise<void> {
+  if (refusals.length === 0) return;
+  log.info("attachments refused", { session: turn.sessionKey, reasons: refusals.map((r) => r.reason) });
+  if (muted || !turn.notify) return;
+  try {
+    await turn.notify(refusalLines(refusals));
+  } catch (error) {
+    // The agent's prompt still names the refused files; a lost notice must not cost the answer.
+    log.warn("refusal notice failed", { session: turn.sessionKey, error: String(error) });
+  }
+}

@@ -1,0 +1,156 @@
+/**
+ * Layer 2b: the Renderer contract and the OutputEvent union the TurnDriver dispatches. A renderer
+ * maps channel-neutral events onto one platform's surface (edits, buttons, reactions).
+ */
+import { randomBytes, timingSafeEqual } from "node:crypto";
+import { ParleyError } from "../base/errors.js";
+import type { TransportCapabilities } from "../channel/capabilities.js";
+import { DEFAULT_CAPABILITIES } from "../channel/capabilities.js";
+
+export const TEXT_CHUNK = "text_chunk";
+export const THINKING = "thinking";
+export const TOOL_CALL = "tool_call";
+export const PROMPT_CHOICE = "prompt_choice";
+export const COMPACTION = "compaction";
+export const DONE = "done";
+export const STEER_CONSUMED = "steer_consumed";
+
+export const OUTPUT_KINDS: ReadonlySet<string> = new Set([
+  TEXT_CHUNK,
+  THINKING,
+  TOOL_CALL,
+  PROMPT_CHOICE,
+  COMPACTION,
+  DONE,
+  STEER_CONSUMED,
+]);
+
+/** One choice of an approval prompt. `verdict` says what pressing it means. */
+export interface PromptOption {
+  id: string;
+  label: string;
+  verdict: "approve" | "approve_always" | "deny";
+}
+
+export type OutputEvent =
+  | { kind: typeof TEXT_CHUNK; text: string }
+  | { kind: typeof THINKING; text: string }
+  | { kind: typeof TOOL_CALL; toolCallId: string; title: string; toolKind: string; toolPurpose: string }
+  | {
+      kind: typeof PROMPT_CHOICE;
+      requestId: string;
+      options: PromptOption[];
+      /** Redacted; paired to the request by toolCallId, never by recency. */
+      toolTitle: string;
+      toolPurpose: string;
+      /** Per-prompt nonce minted by the approval registry; widgets must carry it back. */
+      nonce: string;
+    }
+  | { kind: typeof COMPACTION; contextUsagePct: number | undefined; receipt: string }
+  | { kind: typeof DONE; stopReason: string }
+  | { kind: typeof STEER_CONSUMED; steerId: string; summary: string };
+
+export type OutputKind = OutputEvent["kind"];
+
+/** JSON form with snake_case keys (golden fixtures, transcripts). */
+export function outputEventToJson(event: OutputEvent): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(event)) {
+    out[key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)] = value;
+  }
+  return out;
+}
+
+export abstract class Renderer {
+  readonly capabilities: TransportCapabilities;
+  /** Set by a renderer when part of the answer did not land; the pipeline records a failure. */
+  deliveryFailed = false;
+
+  constructor(capabilities: TransportCapabilities = DEFAULT_CAPABILITIES) {
+    this.capabilities = capabilities;
+  }
+
+  /** Routes each kind to its handler; an unknown kind is a programming error, never ignored. */
+  async dispatch(event: OutputEvent): Promise<void> {
+    switch (event.kind) {
+      case TEXT_CHUNK:
+        return this.onTextChunk(event.text);
+      case THINKING:
+        return this.onThinking(event.text);
+      case TOOL_CALL:
+        return this.onToolCall(event.toolCallId, event.title, event.toolKind, event.toolPurpose);
+      case PROMPT_CHOICE:
+        return this.onPromptChoice(event.options, event.requestId, {
+          toolTitle: event.toolTitle,
+          toolPurpose: event.toolPurpose,
+          nonce: event.nonce,
+        });
+      case COMPACTION:
+        return this.onCompaction(event.contextUsagePct, event.receipt);
+      case DONE:
+        return this.onDone(event.stopReason);
+      case STEER_CONSUMED:
+        return this.onSteerConsumed(event.summary, event.steerId);
+      default: {
+        const unknownKind: never = event;
+        throw new ParleyError(
+          "UNKNOWN_OUTPUT_KIND",
+          `unknown output event kind: ${JSON.stringify((unknownKind as { kind?: unknown }).kind)}`,
+        );
+      }
+    }
+  }
+
+  /** Called once before the stream begins. */
+  async onTurnStart(): Promise<void> {}
+  abstract onTextChunk(text: string): Promise<void>;
+  abstract onThinking(text: string): Promise<void>;
+  /** Uniform tool-call semantics: each call completes the previous task and starts a new one. */
+  abstract onToolCall(
+    toolCallId: string,
+    title: string,
+    toolKind: string,
+    toolPurpose: string,
+  ): Promise<void>;
+  abstract onPromptChoice(
+    options: PromptOption[],
+    requestId: string,
+    context: { toolTitle: string; toolPurpose: string; nonce: string },
+  ): Promise<void>;
+  abstract onCompaction(contextUsagePct: number | undefined, receipt: string): Promise<void>;
+  abstract onDone(stopReason: string): Promise<void>;
+  /** The driver's structured steer boundary; streaming renderers seal the pre-steer segment here. */
+  async onSteerConsumed(_summary: string, _steerId: string): Promise<void> {}
+  /** Finish the turn (final edits, error placeholder). Must tolerate a turn that never started. */
+  async close(..._args: unknown[]): Promise<void> {}
+}
+
+/**
+ * All no-ops: substituted when a conversation is muted. The turn still runs; only the writes back
+ * are dropped. It is the object that gets CLOSED too, because a concrete close() posts an error
+ * placeholder when a turn produced no output, which a muted turn always did. close() accepts any
+ * arguments since channels widen that signature.
+ */
+export class SilentRenderer extends Renderer {
+  async onTextChunk(): Promise<void> {}
+  async onThinking(): Promise<void> {}
+  async onToolCall(): Promise<void> {}
+  async onPromptChoice(): Promise<void> {}
+  async onCompaction(): Promise<void> {}
+  async onDone(): Promise<void> {}
+  override async close(..._args: unknown[]): Promise<void> {}
+}
+
+/** A fresh per-prompt nonce: 16 random bytes, base64url (22 chars, fits Telegram's 64-byte data). */
+export function newApprovalNonce(random: (size: number) => Uint8Array = randomBytes): string {
+  return Buffer.from(random(16)).toString("base64url");
+}
+
+/** Constant-time nonce comparison; a missing or differently-sized nonce never matches. */
+export function nonceMatches(expected: string, presented: string | null | undefined): boolean {
+  if (typeof presented !== "string" || expected.length === 0) return false;
+  const a = Buffer.from(expected, "utf8");
+  const b = Buffer.from(presented, "utf8");
+  if (a.length !== b.length) return false;
+  return timingSafeEqual(a, b);
+}
