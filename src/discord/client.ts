@@ -338,14 +338,6 @@ export class DiscordClient {
       : { ok: false, kind: "permanent", status: 200, message: "malformed thread object" };
   }
 
-  async openDm(userId: string): Promise<DiscordApiResult<DiscordChannel>> {
-    const res = await this.call<unknown>("POST", "/users/@me/channels", { body: { recipient_id: userId } });
-    if (!res.ok) return res;
-    const parsed = channelSchema.safeParse(res.data);
-    return parsed.success
-      ? { ok: true, data: parsed.data }
-      : { ok: false, kind: "permanent", status: 200, message: "malformed DM channel" };
-  }
 
   /** PUT the whole set every time: idempotent, so safe on every start without diffing. */
   registerCommands(rows: readonly unknown[]) {

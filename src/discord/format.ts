@@ -65,9 +65,3 @@ export function withLine(content: string, line: string, cap = DISCORD_MAX_TEXT):
   const joined = content ? `${content}\n${line}` : line;
   return codePointLength(joined) <= cap ? joined : content;
 }
-
-/** Clip to `max` code points with an ellipsis (previews only: never used on an answer). */
-export function clip(text: string, max: number): string {
-  const cps = Array.from(text);
-  return cps.length > max ? `${cps.slice(0, max - 1).join("")}…` : text;
-}

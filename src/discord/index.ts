@@ -1,28 +1,41 @@
 /**
- * Registry entry for Discord: the probe reads config and env only (no discord.js import), so an
- * unconfigured Discord costs nothing; load() brings in the SDK.
+ * Registry entry for Discord: its config section, its secret, and a probe that imports no
+ * discord.js. The token comes only from DISCORD_BOT_TOKEN (the environment or $PARLEY_HOME/.env).
  */
-import type { ChannelEntry, ChannelProbe } from "../gateway/channel.js";
-import type { Env, ParleyConfig } from "../gateway/config.js";
-import { readDiscordSettings } from "./settings.js";
+import { z } from "zod";
+import { defineChannel, secretOf } from "../messaging/channel/contract.js";
+import { apiOrigin, idList, queueModeSetting } from "../messaging/channel/settings.js";
 
-export function probeDiscord(config: ParleyConfig, env: Env): ChannelProbe {
-  const section: unknown = (config as { discord?: unknown }).discord;
-  const s = readDiscordSettings(config, env);
-  if ((section as { enabled?: unknown } | undefined)?.enabled === false) return { status: "disabled" };
-  if (!s.token && !section) return { status: "disabled", note: "set DISCORD_BOT_TOKEN to enable" };
-  const missing: string[] = [];
-  if (!s.token) missing.push("DISCORD_BOT_TOKEN");
-  // The transport fails closed on an empty allow-list, so starting it would answer nobody.
-  if (s.allowedUserIds.size === 0) missing.push("discord.allowedUserIds");
-  return missing.length ? { status: "incomplete", missing } : { status: "configured" };
-}
+export const DISCORD_API_BASE = "https://discord.com/api";
+const SNOWFLAKE = /^\d{15,20}$/;
 
-export const discordChannel: ChannelEntry = {
+export const discordSettingsSchema = z.strictObject({
+  enabled: z.boolean().optional(),
+  apiBase: apiOrigin(DISCORD_API_BASE),
+  allowedUserIds: idList(SNOWFLAKE, "Discord snowflake"),
+  /** The one user who may arm auto-approve and list sessions; default the sole allow-listed id. */
+  owner: z.string().regex(SNOWFLAKE, "not a Discord snowflake").optional(),
+  allowedThreadIds: idList(SNOWFLAKE, "Discord snowflake"),
+  allowedChannelIds: idList(SNOWFLAKE, "Discord snowflake"),
+  autoThread: z.boolean().default(false),
+  reactionsEnabled: z.boolean().default(true),
+  showThinking: z.boolean().default(false),
+  queueMode: queueModeSetting,
+});
+
+export type DiscordSettings = z.infer<typeof discordSettingsSchema>;
+
+export const discordChannel = defineChannel<DiscordSettings>({
   name: "discord",
   docs: "docs/channels/discord.md",
-  configured: probeDiscord,
-  async load() {
-    return import("./channel.js");
-  },
-};
+  configSchema: discordSettingsSchema,
+  secretEnv: ["DISCORD_BOT_TOKEN"],
+  settingEnv: { apiBase: "DISCORD_API_BASE" },
+  securityKeys: ["apiBase", "allowedUserIds", "owner", "allowedThreadIds", "allowedChannelIds", "autoThread"],
+  missing: (s, env) => [
+    ...(secretOf(env, "DISCORD_BOT_TOKEN") ? [] : ["DISCORD_BOT_TOKEN"]),
+    // The transport fails closed on an empty allow-list, so starting it would answer nobody.
+    ...(s.allowedUserIds.length > 0 ? [] : ["discord.allowedUserIds"]),
+  ],
+  load: () => import("./start.js"),
+});

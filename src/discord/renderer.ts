@@ -14,28 +14,17 @@ import type { Clock } from "../messaging/base/clock.js";
 import { realClock } from "../messaging/base/clock.js";
 import type { Logger } from "../messaging/base/logger.js";
 import type { LadderTimings, PhaseEmojis, StallEmojis } from "../messaging/channel/phase-ladder.js";
-import {
-  formatTurnStatus,
-  PhaseReactionLadder,
-  phaseForToolTitle,
-} from "../messaging/channel/phase-ladder.js";
+import { PhaseReactionLadder, phaseForToolTitle } from "../messaging/channel/phase-ladder.js";
+import { noAnswerNotice, steerChip, turnStatusLine } from "../messaging/channel/render-kit.js";
 import type { AuditSink } from "../messaging/security/audit.js";
+import { clip, oneLine } from "../messaging/text/clip.js";
 import { applyOptionsCap, splitOptionsTrailer } from "../messaging/text/options.js";
 import type { PromptOption } from "../messaging/turn/renderer.js";
 import { Renderer } from "../messaging/turn/renderer.js";
 import type { UploadFile } from "./client.js";
-import {
-  clip,
-  DISCORD_MAX_TEXT,
-  discordSafe,
-  fitPlatformCap,
-  SEGMENT_LIMIT,
-  subtext,
-  withLine,
-} from "./format.js";
+import { DISCORD_MAX_TEXT, discordSafe, fitPlatformCap, SEGMENT_LIMIT, subtext, withLine } from "./format.js";
 import type { ActionRow, MessageBody } from "./payload.js";
 import { SegmentBuffer } from "./segment.js";
-import type { RenderToggles } from "./settings.js";
 import type { DiscordRest } from "./transport.js";
 import { DISCORD_CAPABILITIES } from "./transport.js";
 import type { SealFile, UploadPolicy } from "./uploads.js";
@@ -60,14 +49,14 @@ const DEFAULT_THROTTLE_MS = 1200;
 const TYPING_EVERY_MS = 8000;
 /** Subtext is grey and unscannable in bulk; the full reasoning stays with the agent. */
 const THINKING_PREVIEW = 300;
-const CHIP_SUMMARY = 80;
 
 export interface DiscordRendererOptions {
   rest: DiscordRest;
   channelId: string;
   /** The user's message the phase ladder decorates (absent: no ladder, e.g. an injected turn). */
   userMessageId?: string;
-  toggles: RenderToggles;
+  /** Set per channel in discord.reactionsEnabled / discord.showThinking. */
+  toggles: { reactionsEnabled: boolean; showThinking: boolean };
   audit: AuditSink;
   logger: Logger;
   clock?: Clock;
@@ -121,7 +110,7 @@ export class DiscordRenderer extends Renderer {
   }
 
   /** The dispatcher records the user's own words for the steer chip (not the backend's echo). */
-  noteSteer(text: string): void {
+  override noteSteer(text: string): void {
     this.noted.push(text);
   }
 
@@ -149,7 +138,7 @@ export class DiscordRenderer extends Renderer {
     _toolPurpose: string,
   ): Promise<void> {
     this.progress(phaseForToolTitle(title, toolKind));
-    this.status = `🔧 ${clip(title.replace(/\s+/g, " ").trim() || "Working", 80)}…`;
+    this.status = `🔧 ${oneLine(title, 80) || "Working"}…`;
     this.scheduleFlush();
   }
 
@@ -177,7 +166,7 @@ export class DiscordRenderer extends Renderer {
   }
 
   /** Resolve the prompt on screen: the buttons go and the outcome is written in. */
-  markApproval(requestId: string, outcome: string): Promise<void> {
+  override markApproval(requestId: string, outcome: string): Promise<void> {
     this.ladder?.resume();
     const prompt = this.approvals.get(requestId);
     if (!prompt) return Promise.resolve();
@@ -200,8 +189,7 @@ export class DiscordRenderer extends Renderer {
 
   override async onSteerConsumed(summary: string, _steerId: string): Promise<void> {
     await this.run(() => this.sealSegment(false));
-    const words = (this.noted.shift() ?? summary).replace(/\s+/g, " ").trim();
-    this.chip = words ? `> ↪️ ${clip(words, CHIP_SUMMARY)}\n` : "";
+    this.chip = steerChip(this.noted.shift() ?? summary);
   }
 
   async onDone(stopReason: string): Promise<void> {
@@ -218,7 +206,7 @@ export class DiscordRenderer extends Renderer {
     if (reason && !this.landed) {
       // A turn that produced nothing must say so, never leave the user waiting on silence.
       await this.run(async () => {
-        await this.create({ content: "⚠️ The agent did not answer. Try again, or `!new` to start fresh." });
+        await this.create({ content: noAnswerNotice(true, "`!new`") });
       });
       this.arm()?.finalize(true);
     }
@@ -394,12 +382,10 @@ export class DiscordRenderer extends Renderer {
       // An unbound or failing source renders no chip rather than a reassuring green one.
       this.o.logger.debug("context usage unavailable", { error: String(error) });
     }
-    const line = formatTurnStatus({
+    return turnStatusLine(this.stopReason, {
       elapsedMs: this.clock.now() - this.startedAt,
       ...(usage === undefined ? {} : { contextUsagePct: usage }),
     });
-    if (this.stopReason === "cancelled") return `🛑 Stopped · ${line}`;
-    return this.stopReason === "error" ? `⚠️ ${line}` : line;
   }
 
   // ── decoration ─────────────────────────────────────────────────────────────────────────────

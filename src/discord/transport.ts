@@ -20,10 +20,11 @@ import type {
 } from "../messaging/channel/transport.js";
 import { inboundMessage, MessagingTransport } from "../messaging/channel/transport.js";
 import type { Attachment } from "../messaging/files/ingest.js";
+import { oneLine } from "../messaging/text/clip.js";
 import type { AttachmentFetchOptions } from "./attachments.js";
 import { discordAttachment } from "./attachments.js";
 import type { DiscordClient } from "./client.js";
-import { clip, discordSafe, splitForDelivery } from "./format.js";
+import { discordSafe, splitForDelivery } from "./format.js";
 import { CALLBACK_DEFERRED_UPDATE, deferredUpdate } from "./payload.js";
 import type { DiscordEnvelope, DiscordMessage } from "./wire.js";
 import { INTERACTION_MESSAGE_COMPONENT, interactionUser, THREAD_TYPES } from "./wire.js";
@@ -63,7 +64,6 @@ export type DiscordRest = Pick<
   | "editOriginal"
   | "getChannel"
   | "startThread"
-  | "openDm"
 >;
 
 type Route = "dm" | "thread" | "channel" | "unrelated";
@@ -288,7 +288,7 @@ export class DiscordTransport extends MessagingTransport<DiscordEnvelope> {
    */
   async openThreadFor(message: InboundMessage): Promise<InboundMessage | null> {
     if (this.routes.get(message) !== "channel" || !message.messageId) return null;
-    const name = clip(message.text.replace(/\s+/g, " ").trim() || "parley", 90);
+    const name = oneLine(message.text, 90) || "parley";
     const res = await this.o.rest.startThread(message.conversationId, message.messageId, name);
     if (!res.ok) {
       this.audit.log("discord_transport.auto_thread", "failed", {
@@ -380,18 +380,5 @@ export class DiscordTransport extends MessagingTransport<DiscordEnvelope> {
       first ||= res.data.id;
     }
     return first;
-  }
-
-  async resolveConversation(userId: string): Promise<string> {
-    if (!this.o.allowedUserIds.has(userId)) return "";
-    const res = await this.o.rest.openDm(userId);
-    if (!res.ok) return "";
-    this.dmChannels.set(userId, res.data.id);
-    return res.data.id;
-  }
-
-  /** History is the agent's transcript, not Discord's: nothing is re-read from the platform. */
-  async fetchHistory(): Promise<InboundMessage[]> {
-    return [];
   }
 }

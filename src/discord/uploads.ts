@@ -7,22 +7,20 @@
  * LLM-authored destination.
  */
 
+import type { OutboundFilePolicy } from "../messaging/channel/surface.js";
 import { extractLocalRefs } from "../messaging/files/outbound-files.js";
 import type { AuditSink } from "../messaging/security/audit.js";
+import { oneLine } from "../messaging/text/clip.js";
 import type { UploadFile } from "./client.js";
 import {
   DISCORD_MAX_FILE_BYTES,
   DISCORD_MAX_FILES_PER_MESSAGE,
   DISCORD_MAX_TOTAL_UPLOAD_BYTES,
 } from "./client.js";
-import { clip, discordSafe } from "./format.js";
+import { discordSafe } from "./format.js";
 
-export interface UploadPolicy {
-  /** The approved root: the session provider's actual cwd; undefined refuses every reference. */
-  root(): Promise<string | undefined>;
-  /** The restricted-session ceiling (a temporary/incognito session ships no bytes). */
-  restricted(): boolean;
-}
+/** The shared upload policy: the agent's working folder under the restricted-session ceiling. */
+export type UploadPolicy = OutboundFilePolicy;
 
 /** An accepted image, plus its original markup (display-safe) for recovery if the upload fails. */
 export type SealFile = UploadFile & { description: string; markup: string };
@@ -44,7 +42,7 @@ export async function extractForSeal(
   const none = { remainder, files: [], notes: [] };
   // A "![" pre-check keeps an ordinary answer off the filesystem entirely.
   if (!remainder.includes("![")) return none;
-  if (policy.restricted()) return none;
+  if (!policy.allowed()) return none;
   const whole = fedText + remainder;
   const result = await extractLocalRefs(whole, {
     root: await policy.root(),
@@ -75,7 +73,7 @@ export async function extractForSeal(
       data: f.bytes,
       contentType: f.mime,
       // Alt text was unescaped by extraction: a separate sink, scanned again before it is shown.
-      description: clip(discordSafe(f.alt), 1024),
+      description: oneLine(discordSafe(f.alt), 1024),
       markup: discordSafe(whole.slice(f.ref.start, f.ref.end)),
     })),
     notes,

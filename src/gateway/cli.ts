@@ -4,8 +4,7 @@
  */
 import { parseArgs } from "node:util";
 import { ParleyError } from "../messaging/base/errors.js";
-import type { GrantControl } from "./channel.js";
-import type { ParleyConfig } from "./config.js";
+import type { GrantControl } from "../messaging/channel/contract.js";
 import { loadConfig, parseAgentCommand } from "./config.js";
 import { doctor } from "./doctor.js";
 import { Gateway } from "./gateway.js";
@@ -64,9 +63,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     loaded = loadConfig({
       cwd: io.cwd,
       processEnv: io.env,
+      overrides: commandLineSettings(values),
       ...(values.config ? { configPath: values.config } : {}),
     });
-    applyOverrides(loaded.config, values);
   } catch (error) {
     io.err(`parley: ${error instanceof ParleyError ? error.message : String(error)}`);
     return 2;
@@ -81,6 +80,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   try {
     gateway = await Gateway.start({
       config: loaded.config,
+      present: loaded.present,
       env: loaded.env,
       home: loaded.home,
       logger,
@@ -117,15 +117,20 @@ function parse(argv: string[]) {
   });
 }
 
-function applyOverrides(config: ParleyConfig, values: ReturnType<typeof parse>["values"]): void {
-  if (values.host) config.webchat.host = values.host;
+/** The command line's settings, as raw config laid over every file (the operator typed them). */
+function commandLineSettings(values: ReturnType<typeof parse>["values"]): Record<string, unknown> {
+  const webchat: Record<string, unknown> = {};
+  if (values.host) webchat.host = values.host;
   if (values.port !== undefined) {
     const port = Number(values.port);
     if (!Number.isInteger(port) || port < 0 || port > 65535) {
       throw new ParleyError("CONFIG_INVALID", `--port must be an integer 0-65535, got "${values.port}"`);
     }
-    config.webchat.port = port;
+    webchat.port = port;
   }
-  if (values["allow-remote"]) config.webchat.allowRemote = true;
-  if (values.agent) config.agent = { ...parseAgentCommand(values.agent), env: {} };
+  if (values["allow-remote"]) webchat.allowRemote = true;
+  return {
+    ...(Object.keys(webchat).length > 0 ? { webchat } : {}),
+    ...(values.agent ? { agent: { ...parseAgentCommand(values.agent), env: {} } } : {}),
+  };
 }

@@ -9,6 +9,8 @@ import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { z } from "zod";
 import { ParleyError } from "../messaging/base/errors.js";
+import type { ChannelEntry, ChannelSettings, Env } from "../messaging/channel/contract.js";
+import { CHANNELS } from "./registry.js";
 
 const agentSchema = z.strictObject({
   command: z.string().min(1),
@@ -17,66 +19,31 @@ const agentSchema = z.strictObject({
   cwd: z.string().optional(),
 });
 
-/** Platform ids as strings; a JSON number past 2^53 has already lost digits, so it is refused. */
-const idList = z.array(
-  z
-    .union([
-      z.string(),
-      z.number().int().refine(Number.isSafeInteger, "id too large for a JSON number: quote it"),
-    ])
-    .transform(String),
-);
-
-export const configSchema = z.strictObject({
+/** The gateway-wide keys; every channel's section is composed in from the registry. */
+const coreShape = {
   agent: agentSchema.optional(),
   approvalMode: z.enum(["interactive", "auto", "trust", "trust-reads"]).default("interactive"),
   queueMode: z.enum(["steer", "queue"]).default("steer"),
   logLevel: z.enum(["debug", "info", "warn", "error"]).default("info"),
   softStopBudgetSeconds: z.number().min(0.5).max(60).default(10),
-  webchat: z
-    .strictObject({
-      enabled: z.boolean().default(true),
-      host: z.string().default("127.0.0.1"),
-      port: z.number().int().min(0).max(65535).default(8787),
-      /** Binding a non-loopback host must be asked for explicitly. */
-      allowRemote: z.boolean().default(false),
-    })
-    .prefault({}),
-  telegram: z
-    .strictObject({
-      enabled: z.boolean().optional(),
-      apiRoot: z.string().url().optional(),
-      allowedUserIds: idList.default([]),
-      allowForum: z.boolean().default(false),
-      /** Negative supergroup ids. */
-      allowedForumChatIds: idList.default([]),
-      forumActivation: z.enum(["always", "mention", "off"]).optional(),
-      /** Unset: the gateway-wide queueMode. */
-      queueMode: z.enum(["steer", "queue"]).optional(),
-      pollTimeoutSeconds: z.number().int().min(0).max(50).default(30),
-      dmScope: z.enum(["per-channel-peer", "per-peer", "unified"]).optional(),
-    })
-    .optional(),
-  discord: z
-    .strictObject({
-      enabled: z.boolean().optional(),
-      apiBase: z.string().url().optional(),
-      allowedUserIds: idList.default([]),
-      allowedThreadIds: idList.default([]),
-      allowedChannelIds: idList.default([]),
-      autoThread: z.boolean().default(false),
-      reactionsEnabled: z.boolean().default(true),
-      showThinking: z.boolean().default(false),
-      queueMode: z.enum(["steer", "queue"]).optional(),
-    })
-    .optional(),
-});
+};
+const coreSchema = z.strictObject(coreShape);
 
-export type ParleyConfig = z.infer<typeof configSchema>;
+/**
+ * Keys that decide what runs, who is admitted and where credentials go. They are accepted only from
+ * trusted configuration ($PARLEY_HOME/config.json, an explicit --config, the command line), never
+ * from a parley.config.json in the working directory: that directory is the agent's default
+ * working folder, so one approved file write (or an untrusted repository) could otherwise turn
+ * approvals off or send a bot token to a server of its choosing.
+ */
+export const CORE_SECURITY_KEYS: readonly string[] = ["agent", "approvalMode"];
+
+export type CoreConfig = z.infer<typeof coreSchema>;
+/** The validated configuration: the core keys plus each known channel's section, defaults applied. */
+export interface ParleyConfig extends CoreConfig {
+  channels: Readonly<Record<string, ChannelSettings>>;
+}
 export type AgentConfig = z.infer<typeof agentSchema>;
-
-/** Secrets and env-driven settings, read once. Values are never logged. */
-export type Env = Readonly<Record<string, string | undefined>>;
 
 export function parleyHome(env: Env): string {
   return resolve(env.PARLEY_HOME || join(homedir(), ".parley"));
@@ -158,11 +125,73 @@ export interface LoadedConfig {
   config: ParleyConfig;
   /** Files that contributed, in merge order. */
   sources: string[];
+  /** Channels whose section appears in a config file (a prepared, incomplete section is reported). */
+  present: ReadonlySet<string>;
   home: string;
   env: Env;
 }
 
-export function loadConfig(opts: { cwd: string; configPath?: string; processEnv: Env }): LoadedConfig {
+/** A channel's section with the environment's settings laid over it (the environment wins). */
+function withEnvSettings(entry: ChannelEntry, section: unknown, env: Env): unknown {
+  const base = isPlainObject(section) ? { ...section } : section;
+  if (!entry.settingEnv || !isPlainObject(base)) return base;
+  for (const [key, name] of Object.entries(entry.settingEnv)) {
+    const value = env[name]?.trim();
+    if (value) base[key] = value;
+  }
+  return base;
+}
+
+/**
+ * Validate a merged raw configuration: the core keys and, per registered channel, its own schema
+ * (strict, so a typo in any section is named with its path). A channel section absent from the
+ * files still parses from {} so its defaults and environment settings apply.
+ */
+export function parseConfig(
+  raw: Record<string, unknown>,
+  env: Env,
+  channels: readonly ChannelEntry[] = CHANNELS,
+): ParleyConfig {
+  const shape: Record<string, z.ZodType> = { ...coreShape };
+  for (const entry of channels) shape[entry.name] = entry.configSchema;
+  const input: Record<string, unknown> = { ...raw };
+  for (const entry of channels) input[entry.name] = withEnvSettings(entry, raw[entry.name] ?? {}, env);
+  const parsed = z.strictObject(shape).safeParse(input);
+  if (!parsed.success)
+    throw new ParleyError("CONFIG_INVALID", describeConfigIssues(parsed.error).join("\n  "));
+  const data = parsed.data as Record<string, unknown>;
+  const sections: Record<string, ChannelSettings> = {};
+  for (const entry of channels) sections[entry.name] = data[entry.name] as ChannelSettings;
+  return { ...(coreSchema.parse(pick(data, Object.keys(coreShape))) as CoreConfig), channels: sections };
+}
+
+function pick(data: Record<string, unknown>, keys: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const key of keys) if (data[key] !== undefined) out[key] = data[key];
+  return out;
+}
+
+/** Security keys a raw config sets, as dotted paths (core keys, then each channel's own). */
+export function securityKeysIn(raw: Record<string, unknown>, channels: readonly ChannelEntry[]): string[] {
+  const found = CORE_SECURITY_KEYS.filter((key) => raw[key] !== undefined);
+  for (const entry of channels) {
+    const section = raw[entry.name];
+    if (!isPlainObject(section)) continue;
+    for (const key of entry.securityKeys ?? [])
+      if (section[key] !== undefined) found.push(`${entry.name}.${key}`);
+  }
+  return found;
+}
+
+export function loadConfig(opts: {
+  cwd: string;
+  configPath?: string;
+  processEnv: Env;
+  /** The command line's settings: trusted, and laid over every file. */
+  overrides?: Record<string, unknown>;
+  channels?: readonly ChannelEntry[];
+}): LoadedConfig {
+  const channels = opts.channels ?? CHANNELS;
   const env = loadEnv(opts.processEnv);
   const home = parleyHome(env);
   const sources: string[] = [];
@@ -174,6 +203,7 @@ export function loadConfig(opts: { cwd: string; configPath?: string; processEnv:
   }
   let projectConfig: Record<string, unknown> = {};
   if (opts.configPath) {
+    // Named on the command line by the operator: trusted like the home file.
     const path = resolve(opts.cwd, opts.configPath);
     projectConfig = readJson(path);
     sources.push(path);
@@ -181,18 +211,25 @@ export function loadConfig(opts: { cwd: string; configPath?: string; processEnv:
     const path = join(opts.cwd, "parley.config.json");
     if (existsSync(path)) {
       projectConfig = readJson(path);
+      const refused = securityKeysIn(projectConfig, channels);
+      if (refused.length > 0)
+        throw new ParleyError(
+          "CONFIG_INVALID",
+          `${path} sets ${refused.map((k) => `"${k}"`).join(", ")}: security settings (what runs, who is admitted, where tokens go) are read only from ${homePath} or a file named with --config, never from the working directory. Move ${refused.length === 1 ? "it" : "them"} there.`,
+        );
       sources.push(path);
     }
   }
-  const parsed = configSchema.safeParse(mergeConfig(homeConfig, projectConfig));
-  if (!parsed.success) {
+  const merged = mergeConfig(mergeConfig(homeConfig, projectConfig), opts.overrides ?? {});
+  let config: ParleyConfig;
+  try {
+    config = parseConfig(merged, env, channels);
+  } catch (error) {
     const where = sources.length ? sources.join(" + ") : "configuration";
-    throw new ParleyError(
-      "CONFIG_INVALID",
-      `invalid ${where}:\n  ${describeConfigIssues(parsed.error).join("\n  ")}`,
-    );
+    throw new ParleyError("CONFIG_INVALID", `invalid ${where}:\n  ${(error as Error).message}`);
   }
-  return { config: parsed.data, sources, home, env };
+  const present = new Set(channels.filter((e) => merged[e.name] !== undefined).map((e) => e.name));
+  return { config, sources, present, home, env };
 }
 
 /** Split an --agent "COMMAND ARGS…" string (shell-like quoting, no expansion). */

@@ -2,7 +2,8 @@
  * `parley doctor`: what the gateway would do with this config and environment, per channel,
  * without starting anything and without ever printing a secret (only setting NAMES appear).
  */
-import type { ChannelEntry } from "./channel.js";
+import type { ChannelEntry } from "../messaging/channel/contract.js";
+import { probeChannel } from "../messaging/channel/contract.js";
 import type { LoadedConfig } from "./config.js";
 import { findExecutable } from "./executable.js";
 import { resolveAgent } from "./gateway.js";
@@ -36,7 +37,12 @@ export function doctor(loaded: LoadedConfig, channels: readonly ChannelEntry[] =
   lines.push(...home.lines);
   healthy &&= home.healthy;
   for (const entry of channels) {
-    const probe = entry.configured(loaded.config, loaded.env);
+    const probe = probeChannel(
+      entry,
+      loaded.config.channels[entry.name] ?? {},
+      loaded.env,
+      loaded.present.has(entry.name),
+    );
     if (probe.status === "configured") lines.push(`✓ ${entry.name}: configured`);
     else if (probe.status === "disabled")
       lines.push(`- ${entry.name}: disabled${probe.note ? ` (${probe.note})` : ""}`);

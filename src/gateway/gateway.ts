@@ -5,16 +5,24 @@
  */
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { runYoloCommand, SafetyOverride, YOLO_PHRASING_MARKDOWN } from "../messaging/approval/grant.js";
+import { AutoApproveGrant } from "../messaging/approval/grant.js";
+import { realClock } from "../messaging/base/clock.js";
 import type { Logger } from "../messaging/base/logger.js";
+import type {
+  ChannelContext,
+  ChannelEntry,
+  Env,
+  GrantControl,
+  RunningChannel,
+} from "../messaging/channel/contract.js";
+import { probeChannel } from "../messaging/channel/contract.js";
 import { JsonlAuditSink } from "../messaging/security/audit.js";
 import { FileSessionStore } from "../messaging/session/file-session-store.js";
 import { SessionManager } from "../messaging/session/session-manager.js";
 import type { PipelineProvider } from "../messaging/turn/pipeline.js";
 import { AcpProvider } from "../providers/acp.js";
 import { demoAgentCommand } from "../providers/demo-command.js";
-import type { ChannelEntry, GatewayContext, GrantControl, RunningChannel } from "./channel.js";
-import type { AgentConfig, Env, ParleyConfig } from "./config.js";
+import type { AgentConfig, ParleyConfig } from "./config.js";
 import type { HomeLock } from "./home-lock.js";
 import { acquireHomeLock } from "./home-lock.js";
 import { CHANNELS } from "./registry.js";
@@ -26,17 +34,10 @@ export interface GatewayOptions {
   logger: Logger;
   announce: (line: string) => void;
   channels?: readonly ChannelEntry[];
-  /** Defaults to the process-wide SafetyOverride behind /yolo. */
+  /** Channels whose section a config file set (a prepared but incomplete one is reported). */
+  present?: ReadonlySet<string>;
+  /** Defaults to the process-wide auto-approve grant behind /yolo. */
   grant?: GrantControl;
-}
-
-/** The ONE process-wide auto-approve grant, spoken through the shared /yolo handler. */
-export function safetyGrant(override: SafetyOverride): GrantControl {
-  return {
-    isActive: () => override.isActive(),
-    command: (arg, who = { source: "chat", caller: "" }) =>
-      runYoloCommand(arg, { override, ...who, phrasing: YOLO_PHRASING_MARKDOWN }),
-  };
 }
 
 export interface ChannelFailure {
@@ -51,7 +52,10 @@ export function resolveAgent(config: ParleyConfig): AgentConfig {
   return { command: demo.command, args: demo.args, env: {} };
 }
 
-/** Prefixes of parley's own channel secrets: an agent never needs them, so it never sees them. */
+/**
+ * Prefixes of parley's own settings and channel secrets, scrubbed as well as each entry's declared
+ * names: a secret a channel reads but forgot to declare must not reach the agent either.
+ */
 const CHANNEL_SECRET_PREFIXES = [
   "TELEGRAM_",
   "DISCORD_",
@@ -67,16 +71,21 @@ const CHANNEL_SECRET_PREFIXES = [
   "PARLEY_",
 ];
 
-/** The environment an agent starts from: parley's, minus the channel secrets. */
-export function agentBaseEnv(env: Env): Record<string, string> {
+/** The environment an agent starts from: parley's, minus every channel's declared secrets. */
+export function agentBaseEnv(env: Env, channels: readonly ChannelEntry[] = CHANNELS): Record<string, string> {
+  const declared = new Set(channels.flatMap((c) => c.secretEnv));
   const out: Record<string, string> = {};
   for (const [name, value] of Object.entries(env)) {
-    if (value === undefined || CHANNEL_SECRET_PREFIXES.some((p) => name.toUpperCase().startsWith(p)))
+    const upper = name.toUpperCase();
+    if (value === undefined || declared.has(name) || CHANNEL_SECRET_PREFIXES.some((p) => upper.startsWith(p)))
       continue;
     out[name] = value;
   }
   return out;
 }
+
+/** What every started channel shares: the context without its own name and settings. */
+type SharedContext = Omit<ChannelContext, "name" | "settings">;
 
 export class Gateway {
   readonly running: RunningChannel[] = [];
@@ -84,7 +93,8 @@ export class Gateway {
   private stopping: Promise<void> | null = null;
 
   private constructor(
-    private readonly ctx: GatewayContext,
+    private readonly shared: SharedContext,
+    private readonly options: GatewayOptions,
     private readonly audit: JsonlAuditSink,
     private readonly store: FileSessionStore,
     private readonly lock: HomeLock,
@@ -111,6 +121,7 @@ export class Gateway {
     // A corrupt store refuses to start with a repair hint rather than silently resetting state.
     const store = await FileSessionStore.openIn(o.home, { logger: o.logger });
     const agent = resolveAgent(o.config);
+    const channels = o.channels ?? CHANNELS;
     const sessions = new SessionManager<PipelineProvider>({
       softStopBudgetMs: o.config.softStopBudgetSeconds * 1000,
       logger: o.logger,
@@ -120,70 +131,79 @@ export class Gateway {
           command: agent.command,
           args: agent.args,
           env: agent.env,
-          baseEnv: agentBaseEnv(o.env),
+          baseEnv: agentBaseEnv(o.env, channels),
           ...(agent.cwd ? { cwd: agent.cwd } : {}),
           logger: o.logger,
         }),
     });
-    const ctx: GatewayContext = {
-      config: o.config,
+    const shared: SharedContext = {
       env: o.env,
+      defaults: {
+        approvalMode: o.config.approvalMode,
+        queueMode: o.config.queueMode,
+        agentName: "default",
+      },
       home: o.home,
       logger: o.logger,
       audit,
+      clock: realClock,
       sessions,
-      pipeline: { audit, logger: o.logger, store },
-      grant: o.grant ?? safetyGrant(new SafetyOverride({ audit, logger: o.logger })),
       store,
+      pipeline: { sessions, audit, logger: o.logger, store },
+      grant: o.grant ?? new AutoApproveGrant({ audit, logger: o.logger }),
       announce: o.announce,
     };
-    const gateway = new Gateway(ctx, audit, store, lock);
-    for (const entry of o.channels ?? CHANNELS) await gateway.startChannel(entry);
+    const gateway = new Gateway(shared, o, audit, store, lock);
+    for (const entry of channels) await gateway.startChannel(entry);
     return gateway;
   }
 
   /** One channel's failure is logged with what to do, and the others still start. */
   private async startChannel(entry: ChannelEntry): Promise<void> {
-    const probe = entry.configured(this.ctx.config, this.ctx.env);
+    const settings = this.options.config.channels[entry.name] ?? {};
+    const present = this.options.present?.has(entry.name) ?? false;
+    const probe = probeChannel(entry, settings, this.shared.env, present);
+    const logger = this.shared.logger;
     if (probe.status === "disabled") return;
     if (probe.status === "incomplete") {
       const error = `not started: missing ${probe.missing?.join(", ")} (see ${entry.docs}; run \`parley doctor\`)`;
       this.failures.push({ name: entry.name, error });
-      this.ctx.logger.warn(`${entry.name}: ${error}`);
+      logger.warn(`${entry.name}: ${error}`);
       return;
     }
     try {
       const mod = await entry.load();
-      this.running.push(await mod.start(this.ctx));
-      this.ctx.logger.info(`${entry.name}: started`);
+      this.running.push(await mod.start({ ...this.shared, name: entry.name, settings }));
+      logger.info(`${entry.name}: started`);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       this.failures.push({ name: entry.name, error: message });
-      this.ctx.logger.error(`${entry.name}: failed to start: ${message} (see ${entry.docs})`);
+      logger.error(`${entry.name}: failed to start: ${message} (see ${entry.docs})`);
     }
   }
 
   /** Quiescent and idempotent: channels first (intake, in-flight turns), then the agents. */
   shutdown(): Promise<void> {
+    const logger = this.shared.logger;
     this.stopping ??= (async () => {
       for (const channel of [...this.running].reverse()) {
         try {
           await channel.stop();
         } catch (error) {
-          this.ctx.logger.error(`${channel.name}: stop failed`, { error: String(error) });
+          logger.error(`${channel.name}: stop failed`, { error: String(error) });
         }
       }
-      await this.ctx.sessions.closeAll();
+      await this.shared.sessions.closeAll();
       try {
         await this.store.close();
       } catch (error) {
-        this.ctx.logger.error("session store close failed", { error: String(error) });
+        logger.error("session store close failed", { error: String(error) });
       }
       await this.audit.flush();
       try {
         await this.lock.release();
       } catch (error) {
-        this.ctx.logger.error("releasing the home lock failed", { error: String(error) });
+        logger.error("releasing the home lock failed", { error: String(error) });
       }
     })();
     return this.stopping;

@@ -1,11 +1,11 @@
 /**
- * The channels this build knows. Each entry is a dependency-free probe plus a lazy loader, so an
- * unconfigured channel costs nothing and a broken one cannot stop the others.
+ * The channels this build knows: the only module that imports channels. Each entry is a
+ * dependency-free probe plus a lazy loader, so an unconfigured channel costs nothing and a broken one
+ * cannot stop the others.
  */
-
 import { discordChannel } from "../discord/index.js";
+import type { ChannelEntry } from "../messaging/channel/contract.js";
 import { telegramChannel } from "../telegram/index.js";
 import { webchatChannel } from "../webchat/index.js";
-import type { ChannelEntry } from "./channel.js";
 
 export const CHANNELS: readonly ChannelEntry[] = [webchatChannel, telegramChannel, discordChannel];

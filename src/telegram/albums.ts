@@ -10,7 +10,7 @@
  */
 import type { Timers } from "../messaging/base/clock.js";
 import type { Logger } from "../messaging/base/logger.js";
-import type { Handled } from "./command-handlers.js";
+import type { Handled } from "../messaging/channel/surface.js";
 import { TELEGRAM_MAX_MEDIA_GROUP } from "./limits.js";
 
 /** Quiet time after the latest item before the album is complete (items come within a second). */

@@ -1,7 +1,7 @@
 /**
  * Inline keyboards and their callback_data grammar.
  *
- * Approval: `a:<request_id>:<nonce>:<1|0|t>` (approve, deny, approve and trust the conversation).
+ * Approval: `a:<request_id>:<nonce>:<1|0|t>` (approve, deny, always allow: the agent's own "allow always").
  * The nonce is what a press is validated against: ACP request ids restart in every agent process,
  * so a button left in the scrollback names an id that may be live again for a different tool. The
  * parse runs right to left, so a button from before the nonce existed leaves part of its id where
@@ -33,7 +33,7 @@ const CODE_VERDICT: Readonly<Record<string, ApprovalVerdict>> = {
 };
 const LABEL: Readonly<Record<ApprovalVerdict, string>> = {
   approve: "✅ Approve",
-  approve_always: "🤝 Trust",
+  approve_always: "♾️ Always allow",
   deny: "❌ Deny",
 };
 const ORDER: readonly ApprovalVerdict[] = ["approve", "approve_always", "deny"];

@@ -3,7 +3,7 @@
  * activation gate). One predicate per question, used by inbound, button presses and outbound alike,
  * so "may I answer here" can never disagree with "may I send here".
  */
-import type { ForumActivation } from "./settings.js";
+import type { ForumActivation } from "./index.js";
 import type { TgEntity, TgMessage } from "./wire.js";
 
 export type ChatGateOutcome =

@@ -9,8 +9,8 @@ import type { Clock } from "../messaging/base/clock.js";
 import { sleep } from "../messaging/base/clock.js";
 import type { Logger } from "../messaging/base/logger.js";
 import type { UpdateCursor } from "./cursor.js";
-import type { UpdateHandling } from "./dispatch.js";
 import { apiErrorOf } from "./errors.js";
+import type { UpdateHandling } from "./surface.js";
 import type { TelegramOps, TgUpdate } from "./wire.js";
 
 export const ALLOWED_UPDATES = ["message", "callback_query"] as const;

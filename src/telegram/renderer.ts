@@ -13,9 +13,18 @@ import type { Timers } from "../messaging/base/clock.js";
 import { realClock } from "../messaging/base/clock.js";
 import type { Logger } from "../messaging/base/logger.js";
 import { silentLogger } from "../messaging/base/logger.js";
-import { DEFAULT_LADDER_TIMINGS, formatTurnStatus } from "../messaging/channel/phase-ladder.js";
+import { DEFAULT_LADDER_TIMINGS } from "../messaging/channel/phase-ladder.js";
+import {
+  approvalOutcomeLabel,
+  noAnswerNotice,
+  SerialQueue,
+  steerChip,
+  turnStatusLine,
+  typedReplyHint,
+} from "../messaging/channel/render-kit.js";
 import type { OutboundFile } from "../messaging/files/outbound-files.js";
 import { hideLocalRefs } from "../messaging/files/outbound-files.js";
+import { oneLine } from "../messaging/text/clip.js";
 import { applyOptionsCap, displaySafeFor, splitOptionsTrailer } from "../messaging/text/options.js";
 import { StreamingSplitter } from "../messaging/text/streaming-splitter.js";
 import { renderTables } from "../messaging/text/tables/index.js";
@@ -45,17 +54,9 @@ export interface TelegramRendererOptions {
   uploads?: UploadPolicy;
 }
 
-const TYPED_APPROVAL_HINT = "Or reply 1 to approve, 2 to deny, 3 to approve and trust this conversation.";
-const PROMPT_ABANDONED = "⏹️ The turn ended before this was answered.";
 const STALL_SOFT = "🥱";
 const STALL_HARD = "😨";
 const MAX_TITLE_CHARS = 200;
-
-function clip(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  const cps = Array.from(flat);
-  return cps.length > max ? `${cps.slice(0, max - 1).join("")}…` : flat;
-}
 
 export class TelegramRenderer extends Renderer {
   private readonly timers: Timers;
@@ -82,7 +83,10 @@ export class TelegramRenderer extends Renderer {
   private noted: string[] = [];
   /** A tool call separated this text from what came before: the next text opens a new paragraph. */
   private paragraphBreak = false;
-  private queue: Promise<void> = Promise.resolve();
+  private readonly queue = new SerialQueue((error) => {
+    this.deliveryFailed = true;
+    this.log.error("telegram: render step failed", { error: String(error) });
+  });
   private editTimer: unknown = null;
   private frameQueued = false;
   private lastEditAt = 0;
@@ -108,7 +112,7 @@ export class TelegramRenderer extends Renderer {
   }
 
   /** The dispatcher records the user's own words, so the chip quotes them, not the backend's echo. */
-  noteSteer(text: string): void {
+  override noteSteer(text: string): void {
     this.noted.push(text);
   }
 
@@ -149,7 +153,7 @@ export class TelegramRenderer extends Renderer {
   async onToolCall(_toolCallId: string, title: string): Promise<void> {
     this.progress();
     this.paragraphBreak = true;
-    this.footer = `🔧 ${clip(title || "Working", MAX_TITLE_CHARS)}…`;
+    this.footer = `🔧 ${oneLine(title || "Working", MAX_TITLE_CHARS)}…`;
     this.scheduleEdit();
   }
 
@@ -167,21 +171,21 @@ export class TelegramRenderer extends Renderer {
       // The answer so far stays above the prompt; what the decision releases continues below it.
       await this.sealSegment("");
       const title = escapeHtml(
-        displaySafeFor(clip(context.toolTitle || "a tool", MAX_TITLE_CHARS), this.capabilities),
+        displaySafeFor(oneLine(context.toolTitle || "a tool", MAX_TITLE_CHARS), this.capabilities),
       );
       const purpose = context.toolPurpose
-        ? `\n${escapeHtml(displaySafeFor(clip(context.toolPurpose, 400), this.capabilities))}`
+        ? `\n${escapeHtml(displaySafeFor(oneLine(context.toolPurpose, 400), this.capabilities))}`
         : "";
       const keyboard = approvalKeyboard(requestId, context.nonce, options);
       const head = `🔐 <b>Permission needed:</b> ${title}${purpose}`;
-      const hint = keyboard ? TYPED_APPROVAL_HINT : TYPED_APPROVAL_HINT.replace(/^Or r/, "R");
+      const hint = typedReplyHint(options, keyboard !== null);
       const id = await this.post(`${head}\n\n<i>${escapeHtml(hint)}</i>`, keyboard ?? undefined);
       if (id !== null) this.prompts.set(requestId, { id, head });
     });
   }
 
   /** Write the outcome onto the prompt and drop its buttons, so a decided prompt never looks live. */
-  async markApproval(requestId: string, outcome: string): Promise<void> {
+  override async markApproval(requestId: string, outcome: string): Promise<void> {
     // Looked up on the queue: a press can arrive before the prompt's own send has returned.
     await this.enqueue(async () => {
       const prompt = this.prompts.get(requestId);
@@ -207,7 +211,7 @@ export class TelegramRenderer extends Renderer {
     this.cancelEdit();
     await this.enqueue(() => this.sealSegment(""));
     const words = this.noted.shift() ?? summary;
-    this.chip = words ? `> ↪️ ${clip(words, 200)}\n\n` : "";
+    this.chip = steerChip(words);
     // The chip rides the first chunk of the continuation: the splitter keeps room for it.
     this.splitter = new StreamingSplitter(TELEGRAM_SOURCE_CAP, { reserve: Array.from(this.chip).length });
   }
@@ -217,12 +221,10 @@ export class TelegramRenderer extends Renderer {
     this.stopTyping();
     this.clearStallTimers();
     this.cancelEdit();
-    const line = formatTurnStatus({
+    const status = turnStatusLine(stopReason, {
       elapsedMs: this.now() - this.startedAt,
       ...(this.contextUsagePct === undefined ? {} : { contextUsagePct: this.contextUsagePct }),
     });
-    const status =
-      stopReason === "cancelled" ? `🛑 Stopped · ${line}` : stopReason === "error" ? `⚠️ ${line}` : line;
     await this.enqueue(() => this.sealSegment(status));
   }
 
@@ -232,11 +234,12 @@ export class TelegramRenderer extends Renderer {
     this.clearStallTimers();
     this.cancelEdit();
     // A prompt still showing buttons when the turn ends was never decided: say so on it.
-    for (const requestId of [...this.prompts.keys()]) void this.markApproval(requestId, PROMPT_ABANDONED);
+    for (const requestId of [...this.prompts.keys()])
+      void this.markApproval(requestId, approvalOutcomeLabel("abandoned"));
     await this.enqueue(async () => {
       if (this.answered) return;
       // A turn that produced nothing must still say so, never leave the user guessing.
-      const text = reason ? "⚠️ The agent did not answer. Try again, or /new to start fresh." : "(no answer)";
+      const text = noAnswerNotice(Boolean(reason), "/new");
       if (this.live) await this.editOrPost(this.live.id, escapeHtml(text));
       else await this.post(escapeHtml(text));
       this.live = null;
@@ -246,13 +249,7 @@ export class TelegramRenderer extends Renderer {
   // ── the queue ─────────────────────────────────────────────────────────────────────────────
 
   private enqueue(op: () => Promise<void>): Promise<void> {
-    const run = this.queue.then(op);
-    // A failed op is recorded where it happened; the queue itself must keep going.
-    this.queue = run.catch((error: unknown) => {
-      this.deliveryFailed = true;
-      this.log.error("telegram: render step failed", { error: String(error) });
-    });
-    return this.queue;
+    return this.queue.run(op);
   }
 
   // ── live frames ───────────────────────────────────────────────────────────────────────────

@@ -6,7 +6,7 @@
  */
 import type { ChannelLink } from "../messaging/session/keys.js";
 import { buildDmSessionKey, CHAT_TYPE_DIRECT, CHAT_TYPE_FORUM } from "../messaging/session/keys.js";
-import type { TelegramDmScope } from "./settings.js";
+import type { TelegramDmScope } from "./index.js";
 
 export interface Route {
   /** DM: the peer's user id. Topic: "{chatId}:{threadId}". */

@@ -199,15 +199,6 @@ export class TelegramTransport extends MessagingTransport<TgUpdate> {
     return this.allowed.has(id) ? { conversationId: id } : null;
   }
 
-  async resolveConversation(userId: string): Promise<string> {
-    return userId;
-  }
-
-  /** The Bot API keeps no history a bot can read. */
-  async fetchHistory(): Promise<InboundMessage[]> {
-    return [];
-  }
-
   /**
    * A proactive send: refused ("") unless maySendTo admits it, then split (fence-balanced) and sent
    * part by part; stops at the first part that did not land, since the rest would be an orphan.

@@ -7,6 +7,7 @@
  * re-posting the answer, which has already landed.
  */
 import type { Logger } from "../messaging/base/logger.js";
+import type { OutboundFilePolicy } from "../messaging/channel/surface.js";
 import type { OutboundFile } from "../messaging/files/outbound-files.js";
 import { extractLocalRefs } from "../messaging/files/outbound-files.js";
 import {
@@ -15,12 +16,8 @@ import {
   TELEGRAM_MAX_TOTAL_UPLOAD_BYTES,
 } from "./limits.js";
 
-export interface UploadPolicy {
-  /** The approved root: the agent's working folder (absent = every reference refused). */
-  root: () => Promise<string | undefined>;
-  /** The restricted-session ceiling; false keeps every path as text. */
-  allowed: () => boolean;
-}
+/** The shared upload policy: the agent's working folder under the restricted-session ceiling. */
+export type UploadPolicy = OutboundFilePolicy;
 
 export const TELEGRAM_UPLOAD_LIMITS = {
   maxFiles: TELEGRAM_MAX_MEDIA_GROUP,

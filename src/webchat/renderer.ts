@@ -8,7 +8,13 @@
  */
 import type { Timers } from "../messaging/base/clock.js";
 import { realClock } from "../messaging/base/clock.js";
-import { formatTurnStatus } from "../messaging/channel/phase-ladder.js";
+import {
+  EditThrottle,
+  noAnswerNotice,
+  steerChip,
+  turnStatusLine,
+  typedReplyHint,
+} from "../messaging/channel/render-kit.js";
 import { applyOptionsCap, splitOptionsTrailer } from "../messaging/text/options.js";
 import { StreamingSplitter } from "../messaging/text/streaming-splitter.js";
 import type { PromptOption } from "../messaging/turn/renderer.js";
@@ -29,13 +35,11 @@ const CAP_HEADROOM = 200;
 export class WebChatRenderer extends Renderer {
   private readonly timers: Timers;
   private readonly now: () => number;
-  private readonly throttleMs: number;
   private splitter: StreamingSplitter;
   private liveId: string | null = null;
   private prefix = "";
   private status = "";
-  private pendingEdit: unknown = null;
-  private lastEditAt = 0;
+  private readonly throttle: EditThrottle;
   private readonly startedAt: number;
   private contextUsagePct: number | undefined;
   private posted = false;
@@ -51,7 +55,7 @@ export class WebChatRenderer extends Renderer {
     super(transport.capabilities);
     this.timers = options.timers ?? realClock;
     this.now = options.now ?? (() => Date.now());
-    this.throttleMs = options.throttleMs ?? 80;
+    this.throttle = new EditThrottle(this.timers, this.now, options.throttleMs ?? 80, () => this.flushEdit());
     this.startedAt = this.now();
     this.splitter = this.newSplitter();
   }
@@ -61,7 +65,7 @@ export class WebChatRenderer extends Renderer {
   }
 
   /** The dispatcher records the user's own words for the steer chip (not the backend's echo). */
-  noteSteer(text: string): void {
+  override noteSteer(text: string): void {
     this.noted.push(text);
   }
 
@@ -98,7 +102,7 @@ export class WebChatRenderer extends Renderer {
     const purpose = context.toolPurpose ? `\n\n${context.toolPurpose}` : "";
     const id = this.transport.post(this.conversationId, {
       role: "approval",
-      text: `🔐 **Permission needed:** ${context.toolTitle || "a tool"}${purpose}\n\nPress a button, or reply \`1\` to approve or \`2\` to deny.`,
+      text: `🔐 **Permission needed:** ${context.toolTitle || "a tool"}${purpose}\n\n${typedReplyHint(options, buttons.length > 0)}`,
       buttons,
       final: false,
     });
@@ -107,7 +111,7 @@ export class WebChatRenderer extends Renderer {
   }
 
   /** Resolve the prompt on screen: the buttons go away and the outcome is written in. */
-  markApproval(requestId: string, outcome: string): void {
+  override markApproval(requestId: string, outcome: string): void {
     const id = this.approvalBubbles.get(requestId);
     if (id) this.transport.edit(this.conversationId, id, { buttons: [], status: outcome, final: true });
   }
@@ -121,28 +125,25 @@ export class WebChatRenderer extends Renderer {
     // Seal the pre-steer answer (its options travel with it), then open the continuation with a chip.
     this.sealAll();
     const words = this.noted.shift() ?? summary;
-    this.prefix = words ? `> ↪️ ${words.replace(/\s+/g, " ").slice(0, 200)}\n\n` : "";
+    this.prefix = steerChip(words);
     this.status = "💭 Thinking…";
     this.ensureLive();
   }
 
   async onDone(stopReason: string): Promise<void> {
     const usage = this.contextUsagePct;
-    const line = formatTurnStatus({
+    this.status = turnStatusLine(stopReason, {
       elapsedMs: this.now() - this.startedAt,
       ...(usage === undefined ? {} : { contextUsagePct: usage }),
     });
-    this.status =
-      stopReason === "cancelled" ? `🛑 Stopped · ${line}` : stopReason === "error" ? `⚠️ ${line}` : line;
     this.sealAll();
   }
 
   override async close(reason?: unknown): Promise<void> {
-    this.timers.clearTimeout(this.pendingEdit);
-    this.pendingEdit = null;
+    this.throttle.cancel();
     if (this.liveId && !this.posted) {
       // A turn that produced nothing must still say so, never leave a spinner behind.
-      const text = reason ? "⚠️ The agent did not answer. Try again, or /new to start fresh." : "(no answer)";
+      const text = noAnswerNotice(Boolean(reason), "`/new`");
       this.transport.edit(this.conversationId, this.liveId, { text, status: "", final: true });
     }
     this.liveId = null;
@@ -168,23 +169,17 @@ export class WebChatRenderer extends Renderer {
   }
 
   private scheduleEdit(): void {
-    if (this.pendingEdit !== null) return;
-    const wait = Math.max(0, this.lastEditAt + this.throttleMs - this.now());
-    this.pendingEdit = this.timers.setTimeout(() => {
-      this.pendingEdit = null;
-      this.flushEdit();
-    }, wait);
+    this.throttle.schedule();
   }
 
   /** Push the live presentation now: the unfinished [OPTIONS fragment stays off the screen. */
   private flushEdit(): void {
-    this.timers.clearTimeout(this.pendingEdit);
-    this.pendingEdit = null;
+    this.throttle.cancel();
     const tail = this.splitter.tail;
     const body = splitOptionsTrailer(tail, { hidePartial: true }).body;
     const id = this.ensureLive();
     if (body) this.posted = true;
-    this.lastEditAt = this.now();
+    this.throttle.mark();
     if (!this.transport.edit(this.conversationId, id, { text: this.prefix + body, status: this.status }))
       this.deliveryFailed = true;
   }
@@ -206,8 +201,7 @@ export class WebChatRenderer extends Renderer {
 
   /** Seal everything buffered; the last piece carries the options chips and the status line. */
   private sealAll(): void {
-    this.timers.clearTimeout(this.pendingEdit);
-    this.pendingEdit = null;
+    this.throttle.cancel();
     const chunks = this.splitter.finish();
     this.splitter = this.newSplitter();
     const last = chunks.pop() ?? "";

@@ -114,24 +114,6 @@ export class WebChatTransport extends MessagingTransport<WebChatEnvelope> {
     return this.post(conversationId, { role: "assistant", text: content, final: true });
   }
 
-  async resolveConversation(userId: string): Promise<string> {
-    return userId;
-  }
-
-  async fetchHistory(conversationId: string): Promise<InboundMessage[]> {
-    return (this.logs.get(conversationId) ?? [])
-      .filter((b) => b.role === "user")
-      .map((b) =>
-        inboundMessage({
-          channelType: this.channelType,
-          userId: "owner",
-          conversationId,
-          text: b.text,
-          messageId: b.id,
-        }),
-      );
-  }
-
   /** Display-form redaction, then markdown-it with raw HTML off: the one render path of every bubble. */
   private render(text: string): { text: string; html: string } {
     const safe = redactForDisplay(text).text;

@@ -16,7 +16,7 @@ import type { AuditSink } from "../../src/messaging/security/audit.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import { SessionManager } from "../../src/messaging/session/session-manager.js";
 import type { TurnStore } from "../../src/messaging/turn/pipeline.js";
-import { driveTurn } from "../../src/messaging/turn/pipeline.js";
+import { runTurnPipeline } from "../../src/messaging/turn/pipeline.js";
 import type { ProviderEvent } from "../../src/messaging/turn/provider-events.js";
 import type { Renderer } from "../../src/messaging/turn/renderer.js";
 import { ScriptedProvider } from "../../src/providers/scripted.js";
@@ -97,7 +97,7 @@ async function runTurn(
       return ticket;
     },
   };
-  await driveTurn(
+  await runTurnPipeline(
     { sessions, audit: new MemoryAuditSink(), ...(opts.store ? { store: opts.store } : {}) },
     {
       sessionKey: "conformance",

@@ -1,5 +1,5 @@
 /**
- * TelegramRenderer through the shared pipeline (driveTurn + ScriptedProvider) into grammY's real
+ * TelegramRenderer through the shared pipeline (runTurnPipeline + ScriptedProvider) into grammY's real
  * client and the fake Bot API: streaming by edits, the 4096 UTF-16 wire bound with balanced fences
  * and nothing lost, options keyboards, steer rotation with the lazy chip, stall marks, redaction.
  */
@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import { SessionManager } from "../../src/messaging/session/session-manager.js";
 import type { PipelineProvider } from "../../src/messaging/turn/pipeline.js";
-import { driveTurn } from "../../src/messaging/turn/pipeline.js";
+import { runTurnPipeline } from "../../src/messaging/turn/pipeline.js";
 import type { ProviderEvent } from "../../src/messaging/turn/provider-events.js";
 import type { ScriptStep } from "../../src/providers/scripted.js";
 import { ScriptedProvider } from "../../src/providers/scripted.js";
@@ -46,7 +46,7 @@ async function turn(steps: ScriptStep[], opts: Partial<TelegramRendererOptions> 
   const renderer = new TelegramRenderer(transport, { chatId: String(CHAT), throttleMs: 0, ...opts });
   const release = sessions.tryAcquire("k");
   if (!release) throw new Error("lock");
-  const result = await driveTurn(
+  const result = await runTurnPipeline(
     { sessions, audit: new MemoryAuditSink() },
     {
       sessionKey: "k",
@@ -194,7 +194,7 @@ describe("options, steer, approvals, stall", () => {
     });
     const release = sessions.tryAcquire("k");
     if (!release) throw new Error("lock");
-    const running = driveTurn(
+    const running = runTurnPipeline(
       { sessions, audit: new MemoryAuditSink(), clock },
       { sessionKey: "k", channelType: "telegram", text: "go", renderer, release },
     );
@@ -231,7 +231,7 @@ describe("options, steer, approvals, stall", () => {
     if (!release) throw new Error("lock");
     let nonce = "";
     let settle: (v: "approve") => void = () => {};
-    await driveTurn(
+    await runTurnPipeline(
       { sessions, audit: new MemoryAuditSink() },
       {
         sessionKey: "k",
@@ -315,7 +315,7 @@ describe("pace", () => {
       const release = sessions.tryAcquire("k");
       if (!release) throw new Error("lock");
       let finished = false;
-      const running = driveTurn(
+      const running = runTurnPipeline(
         { sessions, audit: new MemoryAuditSink(), clock },
         { sessionKey: "k", channelType: "telegram", text: "go", renderer, release },
       ).then(() => {

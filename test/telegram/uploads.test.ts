@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import { SessionManager } from "../../src/messaging/session/session-manager.js";
 import type { PipelineProvider } from "../../src/messaging/turn/pipeline.js";
-import { driveTurn } from "../../src/messaging/turn/pipeline.js";
+import { runTurnPipeline } from "../../src/messaging/turn/pipeline.js";
 import type { ProviderEvent } from "../../src/messaging/turn/provider-events.js";
 import type { ScriptStep } from "../../src/providers/scripted.js";
 import { ScriptedProvider } from "../../src/providers/scripted.js";
@@ -56,7 +56,7 @@ async function turn(steps: ScriptStep[], uploads: Partial<UploadPolicy> = {}) {
   });
   const release = sessions.tryAcquire("k");
   if (!release) throw new Error("lock");
-  return driveTurn(
+  return runTurnPipeline(
     { sessions, audit: new MemoryAuditSink() },
     {
       sessionKey: "k",

@@ -143,16 +143,16 @@ export class PendingApprovals {
     return "resolved" as const;
   }
 
-  /** Resolve the newest open prompt of a session (typed replies carry no nonce or id). */
-  resolveLatest(sessionKey: string, verdict: ApprovalVerdict): "resolved" | "none" {
+  /** Resolve the newest open prompt of a session (typed replies carry no nonce or id); its request id. */
+  resolveLatest(sessionKey: string, verdict: ApprovalVerdict): string | null {
     let latest: [string, Entry] | undefined;
     for (const pair of this.entries) {
       if (pair[0].startsWith(`${sessionKey}:`) && (!latest || pair[1].openedSeq > latest[1].openedSeq))
         latest = pair;
     }
-    if (!latest) return "none";
+    if (!latest) return null;
     latest[1].settle(verdict);
-    return "resolved";
+    return latest[0].slice(sessionKey.length + 1);
   }
 
   /** Whether any prompt is open at all (a cheap guard before per-session lookups). */
@@ -187,15 +187,9 @@ export function parseTypedVerdict(text: string): ApprovalVerdict | null {
   return TYPED_VERDICTS[text.trim()] ?? null;
 }
 
-/** The typed-reply prompt lines a buttonless channel shows under the tool description. */
-export const TYPED_REPLY_HINT =
-  "Reply 1 to approve, 2 to deny, 3 to approve and auto-approve for this session.";
-
 interface RegistryDeciderOptions {
   timeoutMs?: number;
   onTimeout?: (request: ApprovalRequest) => Promise<void> | void;
-  /** Arms the session's own auto-approve grant (its approval policy), never a second store. */
-  armSessionGrant?: (sessionKey: string) => void;
 }
 
 /** Shared half of both styles: a prompt is an entry in the registry, denied on timeout or abort. */
@@ -214,18 +208,23 @@ abstract class RegistryApprovalDecider implements ApprovalDecider {
   }
 }
 
-/** Typed-reply decider for a channel with no widget (maxButtons = 0): 1 / 2 / 3. */
+/** A typed reply that settled a prompt: which one, and how. */
+export interface TypedAnswer {
+  requestId: string;
+  verdict: ApprovalVerdict;
+}
+
+/** Typed-reply decider (1 / 2 / 3): the floor every channel has, buttons or not. */
 export class TextReplyApprovalDecider extends RegistryApprovalDecider {
   /**
-   * Offer an inbound message. Returns null when it is not a verdict (dispatch it normally), else the
-   * reply text to send (empty when the verdict landed and the prompt itself will show the outcome).
+   * Offer an inbound message. Null when it is not a verdict (dispatch it normally); the expiry
+   * receipt when no prompt was open; else the prompt it settled, so its outcome can be shown on it.
    */
-  handleReply(sessionKey: string, text: string): string | null {
+  handleReply(sessionKey: string, text: string): TypedAnswer | typeof RECEIPT_EXPIRED | null {
     const verdict = parseTypedVerdict(text);
     if (verdict === null) return null;
-    if (this.registry.resolveLatest(sessionKey, verdict) === "none") return RECEIPT_EXPIRED;
-    if (verdict === "approve_always") this.options.armSessionGrant?.(sessionKey);
-    return "";
+    const requestId = this.registry.resolveLatest(sessionKey, verdict);
+    return requestId === null ? RECEIPT_EXPIRED : { requestId, verdict };
   }
 }
 
@@ -238,9 +237,7 @@ export class WidgetApprovalDecider extends RegistryApprovalDecider {
     nonce: string | null | undefined,
     verdict: ApprovalVerdict,
   ): string {
-    if (this.registry.resolve(sessionKey, requestId, nonce, verdict) === "stale") return RECEIPT_EXPIRED;
-    if (verdict === "approve_always") this.options.armSessionGrant?.(sessionKey);
-    return "";
+    return this.registry.resolve(sessionKey, requestId, nonce, verdict) === "stale" ? RECEIPT_EXPIRED : "";
   }
 }
 
@@ -253,7 +250,6 @@ export interface ChannelApprovalsOptions {
   logger: { warn(message: string, fields?: Record<string, unknown>): void };
   /** Resolve the prompt still on screen when its window closes (the verdict is already DENY). */
   onTimeout: (request: ApprovalRequest, notice: string) => void;
-  armSessionGrant?: (sessionKey: string) => void;
 }
 
 /**
@@ -272,10 +268,7 @@ export class ChannelApprovals {
       ...(o.timeoutMs ? { timeoutMs: o.timeoutMs } : {}),
       onError: (error) => o.logger.warn(`${o.channel}: approval notice failed`, { error: String(error) }),
     });
-    const options: RegistryDeciderOptions = {
-      onTimeout: (request) => o.onTimeout(request, TIMEOUT_NOTICE),
-      ...(o.armSessionGrant ? { armSessionGrant: o.armSessionGrant } : {}),
-    };
+    const options: RegistryDeciderOptions = { onTimeout: (request) => o.onTimeout(request, TIMEOUT_NOTICE) };
     this.widget = new WidgetApprovalDecider(this.registry, options);
     this.typed = new TextReplyApprovalDecider(this.registry, options);
   }

@@ -1,7 +1,8 @@
 /**
- * Layer 1: MessagingTransport, the per-channel inbound/outbound contract. A new channel implements
- * this (plus a Renderer) and inherits the whole turn core. Imports only messaging leaf modules;
- * SDK imports belong in connect(), so merely loading a transport never loads its platform SDK.
+ * Layer 1: MessagingTransport, the per-channel inbound/outbound contract: the audited inbound gate
+ * (ack, drop bots, normalize, authorize deny-by-default) and the outbound checks a proactive send
+ * needs. A new channel implements this (plus a Renderer and a surface) and inherits the whole turn
+ * core. Imports only messaging leaf modules.
  */
 import type { AuditSink } from "../security/audit.js";
 import type { TransportCapabilities } from "./capabilities.js";
@@ -74,37 +75,19 @@ export type ReceiveOutcome =
 
 export interface TransportOptions {
   audit: AuditSink;
-  /** Called for every authorized inbound message. */
-  onMessage?: (message: InboundMessage) => void | Promise<void>;
 }
 
 export abstract class MessagingTransport<Raw = unknown> {
   abstract readonly channelType: string;
   readonly capabilities: TransportCapabilities = DEFAULT_CAPABILITIES;
   protected readonly audit: AuditSink;
-  protected onMessage: ((message: InboundMessage) => void | Promise<void>) | undefined;
 
   constructor(options: TransportOptions) {
     this.audit = options.audit;
-    this.onMessage = options.onMessage;
   }
 
-  /** Install (or replace) the dispatch callback; the gateway wires it after construction. */
-  setDispatcher(onMessage: (message: InboundMessage) => void | Promise<void>): void {
-    this.onMessage = onMessage;
-  }
-
-  // Tier-1 outbound core.
-  /** Send; returns the platform message id ("" = refused, unless returnsMessageId is false). */
+  /** Send on nobody's request (a proactive send); the platform message id ("" = refused, unless returnsMessageId is false). */
   abstract sendMessage(conversationId: string, content: string, threadId?: string): Promise<string>;
-  /** The open-a-DM equivalent: a conversation id for a user. */
-  abstract resolveConversation(userId: string): Promise<string>;
-  abstract fetchHistory(conversationId: string, threadId?: string): Promise<InboundMessage[]>;
-
-  // Lifecycle: default no-ops. Lazy-import client libraries in connect().
-  async connect(): Promise<void> {}
-  async maintain(): Promise<void> {}
-  async disconnect(): Promise<void> {}
 
   // Inbound adapter.
   /** Acknowledge the envelope to the platform (before any slow work, so it is not redelivered). */
@@ -116,10 +99,7 @@ export abstract class MessagingTransport<Raw = unknown> {
   /** Deny-by-default: an unconfigured transport authorizes nobody. */
   abstract authorize(message: InboundMessage): boolean;
 
-  /**
-   * ack -> drop bot-authored -> normalize -> authorize -> dispatch. Refusals are audited; the
-   * dispatch callback's failure propagates to the caller (never silently swallowed).
-   */
+  /** ack -> drop bot-authored -> normalize -> authorize. Refusals are audited; the caller dispatches. */
   async receive(raw: Raw): Promise<ReceiveOutcome> {
     await this.ack(raw);
     if (this.isBotAuthored(raw)) return { status: "dropped", reason: "bot_authored" };
@@ -140,7 +120,6 @@ export abstract class MessagingTransport<Raw = unknown> {
       });
       return { status: "denied", message };
     }
-    if (this.onMessage) await this.onMessage(message);
     return { status: "dispatched", message };
   }
 

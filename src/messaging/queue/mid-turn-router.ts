@@ -17,7 +17,7 @@ export function normalizeQueueMode(value: unknown): QueueMode {
   return value === "queue" ? "queue" : "steer";
 }
 
-export interface MidTurnOptions {
+export interface MidTurnOptions<P = unknown> {
   sessions: SessionManager;
   queueMode: QueueMode;
   /** The channel's receipt bubble for a session (address bound by the channel). */
@@ -30,21 +30,27 @@ export interface MidTurnOptions {
     sessionKey: string,
     text: string,
     release: Release,
-    opts: { interpretCommands: boolean; items: QueuedItem[] },
+    opts: { interpretCommands: boolean; items: QueuedItem<P>[] },
   ) => Promise<void>;
 }
 
 export type RouteOutcome = "ran" | "steered" | "queued";
 
-export class MidTurnRouter {
-  private readonly receipts = new Map<string, ReceiptQueue>();
+/** What /stop and /status need of a router, whatever its payload type. */
+export interface QueueControl {
+  receiptQueue(sessionKey: string): Pick<ReceiptQueue<unknown>, "lock" | "size" | "clearLocked">;
+  drain(sessionKey: string): Promise<void>;
+}
 
-  constructor(private readonly o: MidTurnOptions) {}
+export class MidTurnRouter<P = unknown> implements QueueControl {
+  private readonly receipts = new Map<string, ReceiptQueue<P>>();
 
-  receiptQueue(sessionKey: string): ReceiptQueue {
+  constructor(private readonly o: MidTurnOptions<P>) {}
+
+  receiptQueue(sessionKey: string): ReceiptQueue<P> {
     let q = this.receipts.get(sessionKey);
     if (!q) {
-      q = new ReceiptQueue(this.o.surfaceFor(sessionKey));
+      q = new ReceiptQueue<P>(this.o.surfaceFor(sessionKey));
       this.receipts.set(sessionKey, q);
     }
     return q;
@@ -56,7 +62,7 @@ export class MidTurnRouter {
    */
   async submit(
     sessionKey: string,
-    item: QueuedItem,
+    item: QueuedItem<P>,
     opts: { interpretCommands: boolean; override?: QueueMode; hasAttachments?: boolean },
   ): Promise<RouteOutcome> {
     for (;;) {
@@ -87,7 +93,7 @@ export class MidTurnRouter {
     sessionKey: string,
     text: string,
     release: Release,
-    opts: { interpretCommands: boolean; items: QueuedItem[] },
+    opts: { interpretCommands: boolean; items: QueuedItem<P>[] },
   ): Promise<void> {
     try {
       await this.o.runTurn(sessionKey, text, release, opts);

@@ -15,10 +15,10 @@ export interface ReceiptSurface {
   edit(receiptId: string, text: string): Promise<void>;
 }
 
-export interface QueuedItem {
+export interface QueuedItem<P = unknown> {
   text: string;
-  /** Opaque per-channel payload (attachments, the original message). */
-  payload?: unknown;
+  /** What the message carries besides its text (its files as descriptors, its platform id). */
+  payload?: P;
   /** Names of the files the message carries, so a receipt can say what it holds. */
   files?: readonly string[];
 }
@@ -29,7 +29,7 @@ export const MAX_COLLAPSE = 50;
 const ITEM_PREVIEW_CHARS = 120;
 
 /** One held message: its words, its files, or both (a files-only message is not an empty ""). */
-function describe(item: QueuedItem): string {
+function describe(item: QueuedItem<unknown>): string {
   const words = preview(item.text);
   const files = item.files ?? [];
   const clip = files.length === 1 ? `📎 ${preview(files[0] ?? "")}` : `📎 ${files.length} files`;
@@ -44,7 +44,7 @@ function preview(text: string): string {
 
 export function formatReceipt(
   state: "queued" | "answering" | "cancelled",
-  items: readonly QueuedItem[],
+  items: readonly QueuedItem<unknown>[],
   deferred = 0,
 ): string {
   const icon = state === "queued" ? "⏳ Queued" : state === "answering" ? "▶️ Now answering" : "🛑 Cancelled";
@@ -54,15 +54,15 @@ export function formatReceipt(
   return `${icon} (${items.length}): ${shown.join(" · ")}${more}${tail}`;
 }
 
-interface Receipt {
+interface Receipt<P> {
   id: Promise<string>;
-  items: QueuedItem[];
+  items: QueuedItem<P>[];
 }
 
-export class ReceiptQueue {
+export class ReceiptQueue<P = unknown> {
   readonly lock = new Mutex();
-  private items: QueuedItem[] = [];
-  private receipt: Receipt | null = null;
+  private items: QueuedItem<P>[] = [];
+  private receipt: Receipt<P> | null = null;
 
   constructor(private readonly surface: ReceiptSurface) {}
 
@@ -74,7 +74,7 @@ export class ReceiptQueue {
    * Hold a message and grow the receipt. Returns false (nothing held) when the session is no longer
    * busy, unless forced: the caller then runs it as a fresh turn instead of stranding it.
    */
-  async enqueueLocked(item: QueuedItem, opts: { busy: boolean; force?: boolean }): Promise<boolean> {
+  async enqueueLocked(item: QueuedItem<P>, opts: { busy: boolean; force?: boolean }): Promise<boolean> {
     if (!opts.busy && !opts.force) return false;
     this.items.push(item);
     if (!this.receipt) {
@@ -90,7 +90,7 @@ export class ReceiptQueue {
    * Take the whole burst (up to MAX_COLLAPSE) and flip its receipt to "Now answering". Anything past
    * the cap stays queued, in order, under a fresh receipt.
    */
-  async drainLocked(max = MAX_COLLAPSE): Promise<QueuedItem[]> {
+  async drainLocked(max = MAX_COLLAPSE): Promise<QueuedItem<P>[]> {
     if (this.items.length === 0) return [];
     const taken = this.items.slice(0, max);
     const rest = this.items.slice(max);
@@ -119,6 +119,6 @@ export class ReceiptQueue {
 }
 
 /** Join a drained burst into one prompt: arrival order, blank lines between. */
-export function combineBurst(items: readonly QueuedItem[]): string {
+export function combineBurst(items: readonly QueuedItem<unknown>[]): string {
   return items.map((i) => i.text).join("\n\n");
 }

@@ -4,7 +4,7 @@
  */
 import type { PendingApprovals } from "../approval/approvals.js";
 import type { SessionManager } from "../session/session-manager.js";
-import type { MidTurnRouter } from "./mid-turn-router.js";
+import type { QueueControl } from "./mid-turn-router.js";
 
 export const STOP_NOTHING_RUNNING = "Nothing is running.";
 
@@ -12,7 +12,7 @@ export async function stopRunningTurn(
   sessions: SessionManager,
   sessionKey: string,
   opts: {
-    router?: MidTurnRouter;
+    router?: QueueControl;
     /** The channel's open prompts: an unanswered one would hold the turn until it times out. */
     approvals?: Pick<PendingApprovals, "denyAll">;
     onError?: (error: unknown) => void;

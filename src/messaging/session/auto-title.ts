@@ -218,7 +218,7 @@ export interface AutoTitleStepOptions
 
 /**
  * The post-turn step: a good, non-empty, unrestricted turn claims and fires the naming turn WITHOUT
- * awaiting it, because driveTurn holds the session lock until its steps return.
+ * awaiting it, because runTurnPipeline holds the session lock until its steps return.
  */
 export function autoTitleStep(options: AutoTitleStepOptions): PostTurnStep {
   const claims = options.claims ?? sharedTitleClaims;

@@ -1,7 +1,18 @@
-/** Text for a single line of chat UI: whitespace runs collapsed, trimmed, cut at `max` code points. */
+/**
+ * The one clip: cuts count Unicode code points (never UTF-16 units, so a surrogate pair is never
+ * split) and end in "…" when something was cut. Every channel clips through here (a ratchet test
+ * keeps it the only copy).
+ */
+
+/** `text` cut to at most `max` code points, the last one an ellipsis when anything was cut. */
+export function clip(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const chars = Array.from(text);
+  if (chars.length <= max) return text;
+  return max <= 0 ? "" : `${chars.slice(0, max - 1).join("")}…`;
+}
+
+/** Text for a single line of chat UI: whitespace runs collapsed, trimmed, then clipped. */
 export function oneLine(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  const chars = Array.from(flat);
-  // Code points, not UTF-16 units: a cut never splits a surrogate pair.
-  return chars.length <= max ? flat : `${chars.slice(0, max - 1).join("")}…`;
+  return clip(text.replace(/\s+/g, " ").trim(), max);
 }

@@ -1,5 +1,5 @@
 /**
- * driveTurn: the ONE shared turn pipeline every channel dispatcher calls, so a channel adds only its
+ * runTurnPipeline: the ONE shared turn pipeline every channel dispatcher calls, so a channel adds only its
  * address and its widgets. Mute check -> origin + mirror bind -> identity -> TurnDriver -> post-turn
  * bookkeeping (each step isolated) -> release. Ordering and isolation are the contract.
  * Attachments are ingested around the TurnDriver step, in the frame that awaits the turn, and their
@@ -20,7 +20,7 @@ import type { AgentControls } from "../session/agent-controls.js";
 import type { ChannelLink, LinkStore } from "../session/keys.js";
 import { bindOriginMirror, channelNamespaceOf } from "../session/keys.js";
 import type { ManagedProvider, SessionManager } from "../session/session-manager.js";
-import type { DirectiveConsumer, TurnPolicy, TurnSource } from "./driver.js";
+import type { TurnPolicy, TurnSource } from "./driver.js";
 import { TurnDriver } from "./driver.js";
 import type { PromptContent } from "./provider-events.js";
 import type { Renderer } from "./renderer.js";
@@ -69,11 +69,6 @@ export interface TurnResult {
 /** One isolated post-turn step (usage, transcript, auto-title, audit): its failure is logged only. */
 export type PostTurnStep = { name: string; run: (result: TurnResult) => Promise<void> | void };
 
-export type ContextBuilder = (
-  text: string,
-  opts: { sessionKey: string; minimalContext: boolean },
-) => string | PromptContent[] | Promise<string | PromptContent[]>;
-
 export interface PipelineProvider extends ManagedProvider, TurnSource, AgentControls {
   readonly contextUsagePct: number | undefined;
   /** What the agent said it accepts in a prompt (ACP initialize); absent = text and links only. */
@@ -83,23 +78,18 @@ export interface PipelineProvider extends ManagedProvider, TurnSource, AgentCont
 /** stopReason of a turn whose message was only attachments and none could be read: no agent call. */
 export const NOTHING_READABLE = "nothing_readable";
 
-export interface PipelineDeps {
+export interface TurnPipelineDeps {
   sessions: SessionManager<PipelineProvider>;
   store?: TurnStore;
   audit: AuditSink;
   logger?: Logger;
   clock?: Clock;
-  contextBuilder?: ContextBuilder;
-  /** Publishes the turn's identity (session key) for tools that need it; failures are logged. */
-  identityHook?: (sessionKey: string, provider: PipelineProvider) => Promise<void> | void;
   postTurn?: PostTurnStep[];
-  directiveConsumerFor?: (sessionKey: string) => DirectiveConsumer | undefined;
-  isDirectiveTool?: (meta: Record<string, unknown> | undefined) => boolean;
   /** Parent of each turn's private attachment temp dir (default: os.tmpdir()). */
   ingestTmpRoot?: string;
 }
 
-export interface ChannelTurn {
+export interface TurnRequest {
   sessionKey: string;
   channelType: string;
   text: string;
@@ -109,7 +99,6 @@ export interface ChannelTurn {
   /** This conversation, bound as origin AND mirror every turn (bindings can vanish; re-assert). */
   origin?: ChannelLink;
   policy?: TurnPolicy;
-  minimalContext?: boolean;
   signal?: AbortSignal;
   /**
    * Files that came with the message(s), as RAW byte sources: fetched only now, inside this turn's
@@ -126,7 +115,7 @@ export interface ChannelTurn {
   notify?: (text: string) => Promise<void>;
 }
 
-export async function driveTurn(deps: PipelineDeps, turn: ChannelTurn): Promise<TurnResult> {
+export async function runTurnPipeline(deps: TurnPipelineDeps, turn: TurnRequest): Promise<TurnResult> {
   const log = deps.logger ?? silentLogger;
   const clock = deps.clock ?? realClock;
   const started = clock.now();
@@ -161,21 +150,6 @@ export async function driveTurn(deps: PipelineDeps, turn: ChannelTurn): Promise<
       }
     }
     const provider = await deps.sessions.provider(turn.sessionKey);
-    if (deps.identityHook) {
-      try {
-        await deps.identityHook(turn.sessionKey, provider);
-      } catch (error) {
-        log.warn("identity hook failed", { session: turn.sessionKey, error: String(error) });
-      }
-    }
-    const buildPrompt = async (): Promise<string | PromptContent[]> =>
-      deps.contextBuilder
-        ? await deps.contextBuilder(turn.text, {
-            sessionKey: turn.sessionKey,
-            minimalContext: turn.minimalContext ?? false,
-          })
-        : turn.text;
-    const directiveConsumer = deps.directiveConsumerFor?.(turn.sessionKey);
     const driver = new TurnDriver({
       provider,
       renderer,
@@ -185,8 +159,6 @@ export async function driveTurn(deps: PipelineDeps, turn: ChannelTurn): Promise<
       logger: log,
       timers: clock,
       ...(turn.signal ? { signal: turn.signal } : {}),
-      ...(directiveConsumer ? { directiveConsumer } : {}),
-      ...(deps.isDirectiveTool ? { isDirectiveTool: deps.isDirectiveTool } : {}),
     });
     const run = async (prompt: string | PromptContent[]): Promise<void> => {
       stage = "prompted";
@@ -197,7 +169,7 @@ export async function driveTurn(deps: PipelineDeps, turn: ChannelTurn): Promise<
       result.ok = !renderer.deliveryFailed;
     };
     const attachments = turn.attachments ?? [];
-    if (attachments.length === 0) await run(await buildPrompt());
+    if (attachments.length === 0) await run(turn.text);
     else {
       stage = "ingest";
       // The prompt is built and the agent runs INSIDE the ingest callback: the temp files it names
@@ -214,7 +186,7 @@ export async function driveTurn(deps: PipelineDeps, turn: ChannelTurn): Promise<
             return;
           }
           const extra = await attachmentBlocks(ingested, provider.promptCapabilities ?? {});
-          await run(appendBlocks(await buildPrompt(), extra));
+          await run(appendBlocks(turn.text, extra));
         },
         {
           logger: log,
@@ -284,7 +256,7 @@ function downloadSignal(signal: AbortSignal | undefined, downloading: () => bool
 /** Refusals are visible: one line per file to the user (unless muted like the answer), and logged. */
 async function reportRefusals(
   refusals: readonly IngestRefusal[],
-  turn: ChannelTurn,
+  turn: TurnRequest,
   muted: boolean,
   log: Logger,
 ): Promise<void> {

@@ -119,6 +119,10 @@ export abstract class Renderer {
   ): Promise<void>;
   abstract onCompaction(contextUsagePct: number | undefined, receipt: string): Promise<void>;
   abstract onDone(stopReason: string): Promise<void>;
+  /** The hub hands over the user's own words for the steer chip (not the backend's echo). */
+  noteSteer?(text: string): void;
+  /** Write a decided prompt's outcome onto the prompt itself and retire its widgets. */
+  markApproval?(requestId: string, outcome: string): Promise<void> | void;
   /** The driver's structured steer boundary; streaming renderers seal the pre-steer segment here. */
   async onSteerConsumed(_summary: string, _steerId: string): Promise<void> {}
   /** Finish the turn (final edits, error placeholder). Must tolerate a turn that never started. */

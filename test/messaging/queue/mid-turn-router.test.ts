@@ -6,7 +6,7 @@ import { STOP_NOTHING_RUNNING, stopRunningTurn } from "../../../src/messaging/qu
 import { MemoryAuditSink } from "../../../src/messaging/security/audit.js";
 import { SessionManager } from "../../../src/messaging/session/session-manager.js";
 import type { PipelineProvider } from "../../../src/messaging/turn/pipeline.js";
-import { driveTurn } from "../../../src/messaging/turn/pipeline.js";
+import { runTurnPipeline } from "../../../src/messaging/turn/pipeline.js";
 import { RecordingRenderer } from "../../../src/messaging/turn/recording-renderer.js";
 import { ScriptedProvider } from "../../../src/providers/scripted.js";
 
@@ -154,7 +154,7 @@ describe("MidTurnRouter", () => {
       queueMode: "steer",
       surfaceFor: () => new MemorySurface(),
       runTurn: async (key, text, release) => {
-        await driveTurn(
+        await runTurnPipeline(
           { sessions, audit: new MemoryAuditSink() },
           { sessionKey: key, channelType: "web", text, renderer, release },
         );
@@ -183,7 +183,7 @@ describe("/stop", () => {
       queueMode: "queue",
       surfaceFor: () => surface,
       runTurn: async (key, text, release) => {
-        await driveTurn(
+        await runTurnPipeline(
           { sessions, audit: new MemoryAuditSink() },
           { sessionKey: key, channelType: "web", text, renderer, release },
         );
@@ -220,7 +220,7 @@ describe("/stop", () => {
     });
     const release = sessions.tryAcquire("k");
     if (!release) throw new Error("lock");
-    const turn = driveTurn(
+    const turn = runTurnPipeline(
       { sessions, audit: new MemoryAuditSink() },
       { sessionKey: "k", channelType: "web", text: "hang", renderer: new RecordingRenderer(), release },
     );
@@ -231,7 +231,7 @@ describe("/stop", () => {
     const again = sessions.tryAcquire("k");
     if (!again) throw new Error("lock after stop");
     const r2 = new RecordingRenderer();
-    const result = await driveTurn(
+    const result = await runTurnPipeline(
       { sessions, audit: new MemoryAuditSink() },
       { sessionKey: "k", channelType: "web", text: "hi", renderer: r2, release: again },
     );

@@ -1,8 +1,8 @@
 /**
- * driveTurn with attachments: the files are ingested inside the turn's frame and handed to the agent
+ * runTurnPipeline with attachments: the files are ingested inside the turn's frame and handed to the agent
  * as content blocks (image only when the agent declared it, else a file:// resource_link, plus the
  * decoded text of a text file), refusals are told to the user and named to the agent, a message of
- * refused files only runs no turn, and the temp files are gone when driveTurn returns, also when the
+ * refused files only runs no turn, and the temp files are gone when runTurnPipeline returns, also when the
  * agent throws. Without attachments the prompt is the plain text, as before.
  */
 import { existsSync } from "node:fs";
@@ -17,12 +17,12 @@ import { refusalLines } from "../../../src/messaging/files/prompt-blocks.js";
 import { MemoryAuditSink } from "../../../src/messaging/security/audit.js";
 import { SessionManager } from "../../../src/messaging/session/session-manager.js";
 import type {
-  ChannelTurn,
-  PipelineDeps,
+  TurnRequest,
+  TurnPipelineDeps,
   PipelineProvider,
   TurnStore,
 } from "../../../src/messaging/turn/pipeline.js";
-import { driveTurn, NOTHING_READABLE } from "../../../src/messaging/turn/pipeline.js";
+import { runTurnPipeline, NOTHING_READABLE } from "../../../src/messaging/turn/pipeline.js";
 import type { PromptContent } from "../../../src/messaging/turn/provider-events.js";
 import { RecordingRenderer } from "../../../src/messaging/turn/recording-renderer.js";
 import type { ScriptStep } from "../../../src/providers/scripted.js";
@@ -59,7 +59,7 @@ function setup(o: { steps?: ScriptStep[][]; image?: boolean; store?: TurnStore }
     },
   });
   const logger = new MemoryLogger();
-  const deps: PipelineDeps = {
+  const deps: TurnPipelineDeps = {
     sessions,
     audit: new MemoryAuditSink(),
     logger,
@@ -70,7 +70,7 @@ function setup(o: { steps?: ScriptStep[][]; image?: boolean; store?: TurnStore }
   const notices: string[] = [];
   let released = 0;
   const renderer = new RecordingRenderer();
-  const turn = (extra: Partial<ChannelTurn>): ChannelTurn => ({
+  const turn = (extra: Partial<TurnRequest>): TurnRequest => ({
     sessionKey: KEY,
     channelType: "discord",
     text: "",
@@ -98,10 +98,10 @@ function setup(o: { steps?: ScriptStep[][]; image?: boolean; store?: TurnStore }
 const links = (prompt: string | PromptContent[] | undefined) =>
   (Array.isArray(prompt) ? prompt : []).filter((b) => b.type === "resource_link");
 
-describe("driveTurn: attachments", () => {
+describe("runTurnPipeline: attachments", () => {
   it("without attachments the prompt is the plain text, unchanged", async () => {
     const s = setup();
-    const result = await driveTurn(s.deps, s.turn({ text: "hello" }));
+    const result = await runTurnPipeline(s.deps, s.turn({ text: "hello" }));
     expect(s.provider.prompts).toEqual(["hello"]);
     expect(result.ok).toBe(true);
     expect(await readdir(tmpRoot)).toEqual([]);
@@ -109,7 +109,7 @@ describe("driveTurn: attachments", () => {
 
   it("an image goes as an image block with the exact bytes when the agent declared image support", async () => {
     const s = setup({ image: true });
-    const result = await driveTurn(
+    const result = await runTurnPipeline(
       s.deps,
       s.turn({ text: "what is this?", attachments: [bytesAttachment("photo.png", PNG, "image/png")] }),
     );
@@ -124,7 +124,7 @@ describe("driveTurn: attachments", () => {
 
   it("without image support the image is a file:// link, alive during the turn and gone after", async () => {
     const s = setup();
-    await driveTurn(s.deps, s.turn({ text: "look", attachments: [bytesAttachment("photo.png", PNG)] }));
+    await runTurnPipeline(s.deps, s.turn({ text: "look", attachments: [bytesAttachment("photo.png", PNG)] }));
     const [link] = links(s.provider.prompts[0]);
     expect(link).toMatchObject({ type: "resource_link", name: "photo.png", mimeType: "image/png" });
     expect(s.provider.linkedFiles[0]?.get("photo.png")).toEqual(PNG);
@@ -138,7 +138,7 @@ describe("driveTurn: attachments", () => {
     const s = setup();
     s.deps.contextBuilder = (text) => [{ type: "text", text: `[ctx] ${text}` }];
     const notes = Buffer.from("line one\nline two ✓\n", "utf8");
-    await driveTurn(s.deps, s.turn({ text: "summarize", attachments: [bytesAttachment("notes.md", notes)] }));
+    await runTurnPipeline(s.deps, s.turn({ text: "summarize", attachments: [bytesAttachment("notes.md", notes)] }));
     const prompt = s.provider.prompts[0] as PromptContent[];
     expect(prompt[0]).toEqual({ type: "text", text: "[ctx] summarize" });
     expect(prompt[1]).toMatchObject({ type: "resource_link", name: "notes.md", mimeType: "text/plain" });
@@ -151,7 +151,7 @@ describe("driveTurn: attachments", () => {
 
   it("a refused file is told to the user (one line) and named to the agent; the rest still runs", async () => {
     const s = setup({ image: true });
-    await driveTurn(
+    await runTurnPipeline(
       s.deps,
       s.turn({
         text: "two files",
@@ -169,7 +169,7 @@ describe("driveTurn: attachments", () => {
 
   it("only attachments, all refused: the user is told and no turn runs", async () => {
     const s = setup();
-    const result = await driveTurn(
+    const result = await runTurnPipeline(
       s.deps,
       s.turn({
         text: "  ",
@@ -189,7 +189,7 @@ describe("driveTurn: attachments", () => {
 
   it("the per-turn ingest limits apply: an oversize file is refused on bytes read", async () => {
     const s = setup();
-    await driveTurn(
+    await runTurnPipeline(
       s.deps,
       s.turn({
         text: "big",
@@ -203,7 +203,7 @@ describe("driveTurn: attachments", () => {
 
   it("the temp files are gone when the agent throws, and the agent is replaced", async () => {
     const s = setup({ steps: [[{ throws: "agent crashed" }]] });
-    const result = await driveTurn(
+    const result = await runTurnPipeline(
       s.deps,
       s.turn({ text: "x", attachments: [bytesAttachment("photo.png", PNG)] }),
     );
@@ -218,7 +218,7 @@ describe("driveTurn: attachments", () => {
   it("an ingest that cannot even start fails the turn without replacing the agent", async () => {
     const s = setup();
     s.deps.ingestTmpRoot = path.join(tmpRoot, "does-not-exist");
-    const result = await driveTurn(
+    const result = await runTurnPipeline(
       s.deps,
       s.turn({ text: "x", attachments: [bytesAttachment("a.png", PNG)] }),
     );
@@ -240,7 +240,7 @@ describe("driveTurn: attachments", () => {
         throw new Error("connection reset");
       },
     };
-    const result = await driveTurn(s.deps, s.turn({ text: "x", attachments: [flaky] }));
+    const result = await runTurnPipeline(s.deps, s.turn({ text: "x", attachments: [flaky] }));
     expect(result.ok).toBe(true);
     expect(s.notices).toEqual([
       "⚠️ Could not read flaky.png: the file could not be fetched (connection reset).",
@@ -253,7 +253,7 @@ describe("driveTurn: attachments", () => {
       setOriginLink: () => {},
     } as unknown as TurnStore;
     const s = setup({ store });
-    await driveTurn(s.deps, s.turn({ text: "x", attachments: [bytesAttachment("a.bin", BINARY)] }));
+    await runTurnPipeline(s.deps, s.turn({ text: "x", attachments: [bytesAttachment("a.bin", BINARY)] }));
     expect(s.notices).toEqual([]);
     const prompt = s.provider.prompts[0] as PromptContent[];
     expect(prompt.at(-1)).toMatchObject({ type: "text", text: expect.stringContaining("a.bin") });

@@ -1,23 +1,28 @@
 /**
- * Starting Discord: REST + Gateway client, transport, dispatcher, wired to the gateway's shared
+ * Starting Discord: REST + Gateway client, transport, surface and hub, wired to the gateway's shared
  * machinery. The Gateway must reach READY (bounded) for the channel to count as started; the
  * application-command registration runs in the background because its only product is
  * discoverability, and the ! text commands are the floor if it fails.
  */
-import type { GatewayContext, RunningChannel } from "../gateway/channel.js";
-import type { Clock } from "../messaging/base/clock.js";
 import { ParleyError } from "../messaging/base/errors.js";
+import type { ChannelContext, RunningChannel } from "../messaging/channel/contract.js";
+import { secretOf } from "../messaging/channel/contract.js";
+import { ConversationHub } from "../messaging/channel/hub.js";
 import { PickerRegistry } from "../messaging/channel/picker.js";
+import { ownerOf } from "../messaging/channel/settings.js";
 import type { SessionChoice } from "../messaging/session/resume.js";
 import { SessionBinder } from "../messaging/session/resume.js";
 import { expectationsRepairHint, ResumeExpectationStore } from "../messaging/session/resume-expectations.js";
 import type { SessionStore } from "../messaging/session/session-store.js";
 import type { DiscordClientOptions } from "./client.js";
 import { DiscordClient, intentsFor } from "./client.js";
-import { applicationCommandPayload } from "./commands.js";
-import { DiscordDispatcher } from "./dispatch.js";
+import { applicationCommandPayload, DISCORD_HELP_FOOTER, discordCommands } from "./commands.js";
+import type { DiscordSettings } from "./index.js";
+import { DISCORD_API_BASE } from "./index.js";
+import type { ListSurface } from "./session-picker.js";
 import { DISCORD_RESUME_COPY, DiscordSessionPicker } from "./session-picker.js";
-import { DEFAULT_API_BASE, readDiscordSettings, readToggles } from "./settings.js";
+import type { DiscordAddress, DiscordExtra } from "./surface.js";
+import { DiscordEvents, DiscordSurface } from "./surface.js";
 import { DiscordTransport } from "./transport.js";
 import type { DiscordEnvelope } from "./wire.js";
 import {
@@ -29,7 +34,6 @@ import {
 
 /** Knobs tests (and embedders) may turn; the gateway passes none. */
 export interface DiscordStartOverrides {
-  clock?: Clock;
   throttleMs?: number;
   approvalTimeoutMs?: number;
   client?: Partial<
@@ -40,7 +44,8 @@ export interface DiscordStartOverrides {
 export interface RunningDiscord extends RunningChannel {
   client: DiscordClient;
   transport: DiscordTransport;
-  dispatcher: DiscordDispatcher;
+  hub: ConversationHub<DiscordAddress, DiscordExtra>;
+  events: DiscordEvents;
   /** Settles when the background command registration finished (tests await it). */
   registration: Promise<void>;
 }
@@ -62,31 +67,31 @@ export function toEnvelope(event: string, data: unknown): DiscordEnvelope | null
   return null;
 }
 
-export async function startDiscord(
-  ctx: GatewayContext,
+export async function start(
+  ctx: ChannelContext<DiscordSettings>,
   overrides: DiscordStartOverrides = {},
 ): Promise<RunningDiscord> {
-  const s = readDiscordSettings(ctx.config, ctx.env);
-  for (const problem of s.problems) ctx.logger.warn(`discord: ${problem}`);
-  if (!s.token) throw new ParleyError("CONFIG_INVALID", "DISCORD_BOT_TOKEN is not set");
-  if (s.allowedUserIds.size === 0)
+  const s = ctx.settings;
+  const token = secretOf(ctx.env, "DISCORD_BOT_TOKEN");
+  if (!token) throw new ParleyError("CONFIG_INVALID", "DISCORD_BOT_TOKEN is not set");
+  if (s.allowedUserIds.length === 0)
     ctx.logger.warn("discord: discord.allowedUserIds is empty, so nobody can use the bot (deny by default)");
-  if (s.allowedChannelIds.size > 0 && !s.autoThread)
+  if (s.allowedChannelIds.length > 0 && !s.autoThread)
     ctx.logger.warn(
       "discord: allowedChannelIds has no effect without autoThread (a channel is never answered in place)",
     );
-  const guild = s.allowedThreadIds.size > 0 || s.allowedChannelIds.size > 0;
-  let dispatcher: DiscordDispatcher | null = null;
+  const guild = s.allowedThreadIds.length > 0 || s.allowedChannelIds.length > 0;
+  let events: DiscordEvents | null = null;
   const client = new DiscordClient({
-    token: s.token,
+    token,
     apiBase: s.apiBase,
     intents: intentsFor(guild),
     logger: ctx.logger,
-    ...(overrides.clock ? { clock: overrides.clock } : {}),
+    clock: ctx.clock,
     ...overrides.client,
     onDispatch: (event, data) => {
       const envelope = toEnvelope(event, data);
-      if (envelope) void dispatcher?.handle(envelope);
+      if (envelope) void events?.handle(envelope);
       else if (event === "MESSAGE_CREATE" || event === "INTERACTION_CREATE")
         ctx.logger.debug("discord: event dropped at the boundary", { event });
     },
@@ -98,39 +103,61 @@ export async function startDiscord(
     audit: ctx.audit,
     rest: client,
     botUserId: () => client.botUserId,
-    allowedUserIds: s.allowedUserIds,
-    allowedThreadIds: s.allowedThreadIds,
-    allowedChannelIds: s.allowedChannelIds,
+    allowedUserIds: new Set(s.allowedUserIds),
+    allowedThreadIds: new Set(s.allowedThreadIds),
+    allowedChannelIds: new Set(s.allowedChannelIds),
     autoThread: s.autoThread,
     logger: ctx.logger,
-    ...(ctx.store ? { earlierThreads: earlierThreads(ctx.store) } : {}),
+    earlierThreads: earlierThreads(ctx.store),
     // An operator-configured apiBase (e.g. the loopback fake) is also admitted as a file origin.
     attachments: {
-      ...(s.apiBase === DEFAULT_API_BASE ? {} : { extraOrigin: s.apiBase }),
-      ...(overrides.clock ? { timers: overrides.clock } : {}),
+      ...(s.apiBase === DISCORD_API_BASE ? {} : { extraOrigin: s.apiBase }),
+      timers: ctx.clock,
     },
   });
-  const resume = ctx.store ? await sessionResume(ctx, client, s.allowedUserIds, overrides.clock) : undefined;
-  dispatcher = new DiscordDispatcher({
-    transport,
-    rest: client,
-    sessions: ctx.sessions,
-    pipeline: ctx.pipeline,
-    audit: ctx.audit,
-    logger: ctx.logger,
-    approvalMode: ctx.config.approvalMode,
+  const owner = ownerOf(s);
+  const resume = await sessionResume(ctx, client, owner);
+  const surface = new DiscordSurface(
+    {
+      transport,
+      rest: client,
+      settings: s,
+      agentName: ctx.defaults.agentName,
+      ...(overrides.throttleMs !== undefined ? { throttleMs: overrides.throttleMs } : {}),
+    },
+    ctx,
+  );
+  const hub: ConversationHub<DiscordAddress, DiscordExtra> = new ConversationHub<
+    DiscordAddress,
+    DiscordExtra
+  >({
+    surface,
+    commands: discordCommands(),
+    ctx,
+    isOwner: (userId) => userId === owner,
     queueMode: s.queueMode,
-    autoApproveSession: () => ctx.grant.isActive(),
-    toggles: () =>
-      readToggles(
-        () => ctx.config,
-        (error) => ctx.logger.warn("discord: toggles unreadable", { error: String(error) }),
-      ),
-    ...(overrides.clock ? { clock: overrides.clock } : {}),
-    ...(overrides.throttleMs !== undefined ? { throttleMs: overrides.throttleMs } : {}),
-    ...(overrides.approvalTimeoutMs ? { approvalTimeoutMs: overrides.approvalTimeoutMs } : {}),
-    ...(resume ? { resume } : {}),
+    approvalTimeoutMs: overrides.approvalTimeoutMs,
+    helpFooter: DISCORD_HELP_FOOTER,
+    binder: resume?.binder,
+    handlers: {
+      // Discord's listing is the resume picker: web chat sessions this conversation may continue.
+      sessions: async (call) => {
+        if (!resume) return "Continuing a web chat session is not available in this gateway.";
+        const slash = call.extra?.slash;
+        // In a thread the list exists only as the ephemeral answer to the owner's slash command.
+        const where: ListSurface = call.conversation.direct
+          ? { kind: "dm" }
+          : slash && events
+            ? {
+                kind: "thread-private",
+                reply: (content, rows) => (events as DiscordEvents).slashReply(slash, content, rows),
+              }
+            : { kind: "thread" };
+        return (await resume.list(call.conversation.link, call.userId, where)) ?? "";
+      },
+    },
   });
+  events = new DiscordEvents(transport, client, surface, hub, resume, ctx);
   await client.connect();
   const { rows, skipped } = applicationCommandPayload();
   if (skipped.length) ctx.logger.warn("discord: command rows skipped (invalid for Discord)", { skipped });
@@ -141,15 +168,15 @@ export async function startDiscord(
       });
   });
   ctx.announce(`parley discord: connected as ${client.botUserId}`);
-  const running = dispatcher;
   return {
     name: "discord",
     client,
     transport,
-    dispatcher: running,
+    hub,
+    events,
     registration,
     async stop() {
-      await running.shutdown();
+      await hub.shutdown();
       await registration;
       await client.close();
     },
@@ -172,13 +199,11 @@ function earlierThreads(store: SessionStore): Set<string> {
  * refuses with the repair hint, and the operator sees it here at startup too.
  */
 async function sessionResume(
-  ctx: GatewayContext,
+  ctx: ChannelContext<DiscordSettings>,
   rest: DiscordClient,
-  allowedUserIds: ReadonlySet<string>,
-  clock: Clock | undefined,
-): Promise<DiscordSessionPicker | undefined> {
+  owner: string | undefined,
+): Promise<DiscordSessionPicker> {
   const store = ctx.store;
-  if (!store) return undefined;
   const expectations = new ResumeExpectationStore(ctx.home, "discord", { logger: ctx.logger });
   const status = await expectations.ready();
   if (status.state === "unreadable")
@@ -194,17 +219,7 @@ async function sessionResume(
     sharedAudience: (location) => location.threadId !== undefined,
     audit: ctx.audit,
     logger: ctx.logger,
-    ...(clock ? { picker: new PickerRegistry<SessionChoice>({ now: () => clock.now() }) } : {}),
+    picker: new PickerRegistry<SessionChoice>({ now: () => ctx.clock.now() }),
   });
-  const [owner, ...others] = [...allowedUserIds];
-  return new DiscordSessionPicker({
-    rest,
-    binder,
-    audit: ctx.audit,
-    ownerId: owner !== undefined && others.length === 0 ? owner : undefined,
-  });
-}
-
-export function start(ctx: GatewayContext): Promise<RunningChannel> {
-  return startDiscord(ctx);
+  return new DiscordSessionPicker({ rest, binder, audit: ctx.audit, ownerId: owner });
 }

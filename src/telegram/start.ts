@@ -3,32 +3,33 @@
  * cursor and the long-polling loop, wired to the gateway's shared machinery. A rejected token aborts
  * startup; an unreachable Telegram does not (the channel starts and connects when it can).
  */
-import type { GatewayContext, RunningChannel } from "../gateway/channel.js";
-import type { Clock } from "../messaging/base/clock.js";
-import { realClock, sleep } from "../messaging/base/clock.js";
+import { sleep } from "../messaging/base/clock.js";
 import { ParleyError } from "../messaging/base/errors.js";
 import type { Logger } from "../messaging/base/logger.js";
-import { normalizeQueueMode } from "../messaging/queue/mid-turn-router.js";
-import type { SessionStore } from "../messaging/session/session-store.js";
+import type { ChannelContext, RunningChannel } from "../messaging/channel/contract.js";
+import { secretOf } from "../messaging/channel/contract.js";
+import { ConversationHub } from "../messaging/channel/hub.js";
+import { ownerOf } from "../messaging/channel/settings.js";
 import type { TelegramFileOptions } from "./attachments.js";
 import type { PaceOptions } from "./client.js";
 import { createTelegramBot, telegramOps } from "./client.js";
-import { menuCommands } from "./commands.js";
+import { menuCommands, TELEGRAM_HELP_FOOTER, telegramCommands } from "./commands.js";
 import { UpdateCursor } from "./cursor.js";
-import { TelegramDispatcher } from "./dispatch.js";
 import { apiErrorOf } from "./errors.js";
 import type { BotIdentity } from "./gate.js";
+import type { TelegramSettings } from "./index.js";
 import { UpdatePoller } from "./poller.js";
 import type { TelegramRendererOptions } from "./renderer.js";
-import { readTelegramSettings } from "./settings.js";
+import type { Route } from "./routes.js";
+import type { TelegramExtra } from "./surface.js";
+import { TelegramSurface, TelegramUpdates, topicAdmits } from "./surface.js";
 import { TelegramTransport } from "./transport.js";
 import type { TelegramOps, TgUser } from "./wire.js";
 
 /** Knobs tests (and embedders) may turn; the gateway passes none. */
 export interface TelegramStartOverrides {
-  clock?: Clock;
   pace?: Partial<PaceOptions>;
-  renderer?: Partial<Omit<TelegramRendererOptions, "chatId" | "threadId">>;
+  renderer?: Partial<Omit<TelegramRendererOptions, "chatId" | "threadId" | "uploads">>;
   approvalTimeoutMs?: number;
   /** Retry gap for getMe while Telegram is unreachable at boot. */
   identifyRetryMs?: number;
@@ -39,17 +40,10 @@ export interface TelegramStartOverrides {
 }
 
 export interface RunningTelegram extends RunningChannel {
-  dispatcher: TelegramDispatcher;
+  hub: ConversationHub<Route, TelegramExtra>;
+  updates: TelegramUpdates;
   transport: TelegramTransport;
   poller: UpdatePoller;
-}
-
-/** The gateway's store when it is a full SessionStore (links, flags, titles); else undefined. */
-function sessionStoreOf(ctx: GatewayContext): SessionStore | undefined {
-  const store = ctx.pipeline.store as Partial<SessionStore> | undefined;
-  return store && typeof store.generationOf === "function" && typeof store.setFlag === "function"
-    ? (store as SessionStore)
-    : undefined;
 }
 
 async function registerCommands(ops: TelegramOps, logger: Logger): Promise<void> {
@@ -64,18 +58,19 @@ async function registerCommands(ops: TelegramOps, logger: Logger): Promise<void>
   }
 }
 
-export async function startTelegram(
-  ctx: GatewayContext,
+export async function start(
+  ctx: ChannelContext<TelegramSettings>,
   overrides: TelegramStartOverrides = {},
 ): Promise<RunningTelegram> {
-  const s = readTelegramSettings(ctx.config.telegram, ctx.env);
-  if (!s.token) throw new ParleyError("CONFIG_INVALID", "TELEGRAM_BOT_TOKEN is not set");
-  if (s.allowedUserIds.size === 0)
+  const s = ctx.settings;
+  const token = secretOf(ctx.env, "TELEGRAM_BOT_TOKEN");
+  if (!token) throw new ParleyError("CONFIG_INVALID", "TELEGRAM_BOT_TOKEN is not set");
+  if (s.allowedUserIds.length === 0)
     throw new ParleyError("CONFIG_INVALID", "telegram.allowedUserIds is empty: the bot would answer nobody");
-  const clock = overrides.clock ?? realClock;
+  const clock = ctx.clock;
   const logger = ctx.logger;
   const bot = createTelegramBot({
-    token: s.token,
+    token,
     apiRoot: s.apiRoot,
     clock,
     logger,
@@ -85,11 +80,11 @@ export async function startTelegram(
   const transport = new TelegramTransport({
     audit: ctx.audit,
     ops,
-    allowedUserIds: s.allowedUserIds,
-    forum: { allowForum: s.allowForum, allowedForumChatIds: s.allowedForumChatIds },
+    allowedUserIds: new Set(s.allowedUserIds),
+    forum: { allowForum: s.allowForum, allowedForumChatIds: new Set(s.allowedForumChatIds) },
     logger,
     // Files users send are downloaded from the same Bot API server the calls go to.
-    files: { timers: clock, ...overrides.files, token: s.token, apiRoot: s.apiRoot },
+    files: { timers: clock, ...overrides.files, token, apiRoot: s.apiRoot },
   });
 
   const stopping = new AbortController();
@@ -122,33 +117,35 @@ export async function startTelegram(
     })();
   }
 
-  const store = sessionStoreOf(ctx);
-  if (!store)
-    logger.warn("telegram: no shared session store; links, titles and privacy flags last until restart");
-  const dispatcher = new TelegramDispatcher({
-    transport,
-    sessions: ctx.sessions,
-    pipeline: ctx.pipeline,
-    audit: ctx.audit,
-    logger,
-    approvalMode: ctx.config.approvalMode,
-    queueMode: normalizeQueueMode(s.queueMode ?? ctx.config.queueMode),
-    forumActivation: s.forumActivation,
-    dmScope: s.dmScope,
-    ownerCount: s.allowedUserIds.size,
-    grant: ctx.grant,
-    clock,
-    ...(store ? { store } : {}),
-    ...(overrides.approvalTimeoutMs ? { approvalTimeoutMs: overrides.approvalTimeoutMs } : {}),
-    ...(overrides.renderer ? { renderer: overrides.renderer } : {}),
-    ...(overrides.albums ? { albums: overrides.albums } : {}),
+  const surface = new TelegramSurface(
+    {
+      transport,
+      agentName: ctx.defaults.agentName,
+      dmScope: s.dmScope,
+      soleOperator: s.allowedUserIds.length === 1,
+      ...(overrides.renderer ? { renderer: overrides.renderer } : {}),
+    },
+    ctx,
+  );
+  const owner = ownerOf(s);
+  const hub = new ConversationHub<Route, TelegramExtra>({
+    surface,
+    commands: telegramCommands(() => transport.identity?.username ?? null),
+    ctx,
+    isOwner: (userId) => userId === owner,
+    queueMode: s.queueMode,
+    approvalTimeoutMs: overrides.approvalTimeoutMs,
+    helpFooter: TELEGRAM_HELP_FOOTER,
+    privacy: true,
+    admit: topicAdmits(s, ctx.audit),
   });
+  const updates = new TelegramUpdates(transport, surface, hub, ctx, overrides.albums);
   await registerCommands(ops, logger);
   const cursor = await UpdateCursor.load({ home: ctx.home, logger });
   const poller = new UpdatePoller({
     ops,
     cursor,
-    handle: (update) => dispatcher.handleUpdate(update),
+    handle: (update) => updates.handleUpdate(update),
     timeoutSeconds: s.pollTimeoutSeconds,
     clock,
     logger,
@@ -158,18 +155,15 @@ export async function startTelegram(
   poller.start();
   return {
     name: "telegram",
-    dispatcher,
+    hub,
+    updates,
     transport,
     poller,
     async stop() {
       stopping.abort();
       await poller.stopIntake();
-      await dispatcher.shutdown();
+      await updates.shutdown();
       await poller.drain();
     },
   };
-}
-
-export function start(ctx: GatewayContext): Promise<RunningChannel> {
-  return startTelegram(ctx);
 }

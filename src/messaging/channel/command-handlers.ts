@@ -1,0 +1,205 @@
+/**
+ * The shared command handlers, by name. Each returns the reply TEXT ("" when its answer is a widget
+ * already posted) and takes no platform address: what it acts on is the session key and the ports
+ * the hub binds for this message. A channel supplies a handler of its own only where its platform
+ * genuinely differs (Discord's /sessions is a resume picker, not a listing).
+ */
+import type { PendingApprovals } from "../approval/approvals.js";
+import type { Logger } from "../base/logger.js";
+import type { QueueControl } from "../queue/mid-turn-router.js";
+import { stopRunningTurn } from "../queue/stop.js";
+import type { AuditSink } from "../security/audit.js";
+import { compactSession } from "../session/agent-controls.js";
+import { recordManualTitle } from "../session/auto-title.js";
+import { rebindConversationLocation, releaseConversationLocation } from "../session/keys.js";
+import type { PrivacyModes } from "../session/privacy-mode.js";
+import { MODE_INCOGNITO, MODE_TEMPORARY } from "../session/privacy-mode.js";
+import type { SessionBinder } from "../session/resume.js";
+import type { SessionManager } from "../session/session-manager.js";
+import type { SessionStore } from "../session/session-store.js";
+import { oneLine } from "../text/clip.js";
+import type { PipelineProvider } from "../turn/pipeline.js";
+import type { CommandKit, CommandSpec } from "./command-kit.js";
+import type { GrantControl } from "./contract.js";
+import type { ModelPicker } from "./model-picker.js";
+import type { Conversation, PickerSurface } from "./surface.js";
+
+/** What a handler may use: the hub's shared machinery, never a platform client. */
+export interface HubServices {
+  readonly channel: string;
+  readonly sessions: SessionManager<PipelineProvider>;
+  readonly store: SessionStore;
+  readonly router: QueueControl;
+  readonly approvals: PendingApprovals;
+  readonly grant: GrantControl;
+  readonly audit: AuditSink;
+  readonly logger: Logger;
+  readonly commands: CommandKit;
+  readonly models: ModelPicker;
+  readonly privacy: PrivacyModes | undefined;
+  readonly binder: SessionBinder | undefined;
+  /** The help card's last line (how this channel's approvals are answered). */
+  readonly helpFooter: string;
+  generation(route: string): number;
+}
+
+/** One command call: who, where (as a conversation, not an address), and on which session. */
+export interface CommandCall<X = unknown> {
+  hub: HubServices;
+  spec: CommandSpec;
+  arg: string;
+  userId: string;
+  /** The channel's configured owner sent it. */
+  owner: boolean;
+  conversation: Conversation;
+  /** The session the conversation routes to now. */
+  key: string;
+  /** Start a fresh generation of this conversation; returns the new key. */
+  advance(): string;
+  /** Button lists for this conversation, where the channel has them. */
+  pickers: PickerSurface | undefined;
+  /** Delivers a later notice into this conversation (the grant's lapse). */
+  notify(text: string): Promise<void>;
+  /** What the channel attached to the message (e.g. the slash interaction a reply belongs to). */
+  extra: X | undefined;
+}
+
+export type CommandHandler<X = unknown> = (call: CommandCall<X>) => Promise<string>;
+
+const MAX_LISTED = 20;
+
+/** A conversation-wide listing is only ever shown to the owner, one to one (a room sees replies). */
+function listingRefusal(call: CommandCall): string | null {
+  const reason = !call.conversation.direct ? "shared_audience" : !call.owner ? "not_owner" : null;
+  if (reason === null) return null;
+  call.hub.audit.log(`${call.hub.channel}.sessions`, "refused", { user: call.userId, reason });
+  return reason === "shared_audience"
+    ? "Session listings are only shown in a direct conversation with the bot."
+    : "Only the owner of this bot can list its sessions.";
+}
+
+export const SHARED_HANDLERS: Readonly<Record<string, CommandHandler>> = {
+  help: async ({ hub }) => hub.commands.help(hub.helpFooter),
+
+  stop: ({ hub, key }) =>
+    stopRunningTurn(hub.sessions, key, {
+      router: hub.router,
+      approvals: hub.approvals,
+      onError: (error) => hub.logger.warn(`${hub.channel}: stop failed`, { error: String(error) }),
+    }),
+
+  new: async (call) => {
+    const { hub, key } = call;
+    const stop = hub.commands.spell("stop");
+    if (hub.sessions.isBusy(key))
+      return `A turn is still running: ${stop} it first, then ${hub.commands.spell("new")}.`;
+    // A fresh start here also ends a resumed attachment: otherwise the next message would resume it.
+    const released = hub.binder ? await hub.binder.release(call.conversation.link) : undefined;
+    if (released && !released.ok) return released.text;
+    const next = call.advance();
+    await hub.sessions.evict(key, { carryTo: next });
+    return `${released?.detached ? `${released.text}\n` : ""}🆕 Fresh conversation started.`;
+  },
+
+  status: async ({ hub, key, conversation }) => {
+    const running = await hub.sessions.hasActiveTurn(key);
+    const title = hub.store.titleOf(key)?.title;
+    return [
+      "**Status**",
+      `- Conversation: ${conversation.direct ? "direct" : "shared"}, generation ${hub.generation(conversation.route)}`,
+      ...(title ? [`- Title: ${oneLine(title, 80)}`] : []),
+      `- Turn: ${running ? "running" : hub.sessions.isBusy(key) ? "finishing" : "idle"}`,
+      `- Queued: ${hub.router.receiptQueue(key).size}`,
+      ...(hub.privacy ? [`- Privacy: ${hub.privacy.modeOf(key) ?? "normal"}`] : []),
+      `- Auto-approve: ${hub.grant.describe()}`,
+    ].join("\n");
+  },
+
+  yolo: async (call) =>
+    call.hub.grant.command(call.arg, {
+      source: call.hub.channel,
+      caller: call.userId,
+      owner: call.owner,
+      direct: call.conversation.direct,
+      command: call.hub.commands.spell("yolo").replace(/`/g, ""),
+      notify: (text) => call.notify(text),
+    }),
+
+  compact: ({ hub, key }) => compactSession(hub.sessions, key, { newCommand: hub.commands.spell("new") }),
+
+  model: (call) =>
+    call.hub.models.command({
+      sessionKey: call.key,
+      arg: call.arg,
+      owner: call.userId,
+      scope: call.conversation.route,
+      command: call.hub.commands.spell("model"),
+      pickers: call.pickers,
+    }),
+
+  sessions: async (call) => {
+    const refusal = listingRefusal(call);
+    if (refusal) return refusal;
+    const { hub } = call;
+    hub.audit.log(`${hub.channel}.sessions`, "allowed", { user: call.userId });
+    const keys = [...new Set([...hub.sessions.activeKeys(), ...hub.store.keys()])].sort();
+    if (keys.length === 0) return "No sessions yet.";
+    const lines = keys.slice(0, MAX_LISTED).map((k) => {
+      const title = hub.store.titleOf(k)?.title;
+      const running = hub.sessions.isBusy(k) ? " (running)" : "";
+      return `- ${title ? `${oneLine(title, 80)} — ` : ""}\`${k}\`${running}`;
+    });
+    const more = keys.length > MAX_LISTED ? [`…and ${keys.length - MAX_LISTED} more`] : [];
+    return ["**Sessions**", ...lines, ...more].join("\n");
+  },
+
+  link: ({ hub, key, conversation }) =>
+    rebindConversationLocation(hub.store, {
+      key,
+      location: conversation.link,
+      unlinkCommand: hub.commands.spell("unlink"),
+    }),
+
+  unlink: async ({ hub, key, conversation }) => {
+    // Detach a resumed session first (durably, record retired), then this conversation's own opt-out.
+    const released = hub.binder ? await hub.binder.release(conversation.link) : undefined;
+    if (released && !released.ok) return released.text;
+    const own = await releaseConversationLocation(hub.store, {
+      key,
+      location: conversation.link,
+      channel: hub.channel,
+      logger: hub.logger,
+    });
+    return released?.detached ? released.text : own.text;
+  },
+
+  title: async ({ hub, key, arg, spec }) => {
+    const name = oneLine(arg, 80);
+    if (!name) return hub.commands.usage(spec);
+    // A restricted conversation persists nothing, a title included.
+    if (hub.privacy?.isRestricted(key))
+      return "This conversation is temporary or incognito, so its title is not saved.";
+    recordManualTitle(hub.store, key, name);
+    return `✏️ Title set: ${name}`;
+  },
+
+  temporary: (call) => privacy(call, MODE_TEMPORARY),
+  incognito: (call) => privacy(call, MODE_INCOGNITO),
+};
+
+async function privacy(
+  call: CommandCall,
+  mode: typeof MODE_TEMPORARY | typeof MODE_INCOGNITO,
+): Promise<string> {
+  const modes = call.hub.privacy;
+  if (!modes) return "Privacy modes are not available here.";
+  let notice = "";
+  const applied = await modes.applyMode(mode, call.key, {
+    source: call.hub.channel,
+    caller: call.userId,
+    notify: (text) => {
+      notice = text;
+    },
+  });
+  return applied ? notice : `This conversation is already ${mode}.`;
+}

@@ -1,0 +1,126 @@
+/**
+ * The channel plug-in contract. A channel is an entry (its config schema, the secrets it reads, a
+ * probe that imports no SDK, a lazy loader) and a module that starts it against a ChannelContext.
+ * The gateway composes config from the entries and hands each started channel the shared machinery;
+ * no channel imports the gateway, and the gateway imports channels only through its registry.
+ */
+import type { z } from "zod";
+import type { AutoApproveGrant } from "../approval/grant.js";
+import type { Clock } from "../base/clock.js";
+import type { Logger } from "../base/logger.js";
+import type { QueueMode } from "../queue/mid-turn-router.js";
+import type { AuditSink } from "../security/audit.js";
+import type { SessionManager } from "../session/session-manager.js";
+import type { SessionStore } from "../session/session-store.js";
+import type { ApprovalMode } from "../turn/driver.js";
+import type { PipelineProvider, TurnPipelineDeps } from "../turn/pipeline.js";
+
+/** The effective environment (process env over $PARLEY_HOME/.env), read once. Values are never logged. */
+export type Env = Readonly<Record<string, string | undefined>>;
+
+export interface ChannelProbe {
+  status: "configured" | "incomplete" | "disabled";
+  /** The exact settings still missing (names only, never values). */
+  missing?: string[];
+  note?: string;
+}
+
+/**
+ * What a channel must declare. Settings come from its config section, validated by `configSchema`;
+ * secrets come only from the environment (or $PARLEY_HOME/.env), never from a config file. One
+ * precedence rule for every channel: a non-secret setting named in `settingEnv` may also come from
+ * the environment, and the environment wins (one process, a test or a staging run, can be pointed
+ * elsewhere without editing a shared file).
+ */
+export interface ChannelEntry<S extends ChannelSettings = ChannelSettings> {
+  name: string;
+  /** The operator's setup page. */
+  docs: string;
+  /** The channel's config section, strict (a typo is named), defaults applied. */
+  configSchema: z.ZodType<S, unknown>;
+  /** Environment names of the secrets it reads (scrubbed from the agent's environment). */
+  secretEnv: readonly string[];
+  /** Non-secret settings that an environment variable may set: section key -> env name. */
+  settingEnv?: Readonly<Record<string, string>>;
+  /**
+   * Section keys that decide who is admitted or where credentials go (allow-lists, API origins,
+   * hosts): accepted only from trusted configuration, never from a working-directory file.
+   */
+  securityKeys?: readonly string[];
+  /** The settings and secrets it still lacks to start (names only); empty when complete. */
+  missing(settings: S, env: Env): string[];
+  /** Load the module (and with it the SDK) only when the channel is configured. */
+  load(): Promise<ChannelModule<S>>;
+}
+
+/** Every section has `enabled`; unset means "on when its credentials are set". */
+export interface ChannelSettings {
+  enabled?: boolean | undefined;
+}
+
+export interface ChannelModule<S extends ChannelSettings = ChannelSettings> {
+  start(ctx: ChannelContext<S>): Promise<RunningChannel>;
+}
+
+/** The one process-wide auto-approve grant as a channel sees it (/yolo and the approval ladder). */
+export type GrantControl = Pick<AutoApproveGrant, "isActive" | "command" | "describe">;
+
+/** Gateway-wide settings a channel applies unless its own section overrides them. */
+export interface ChannelDefaults {
+  approvalMode: ApprovalMode;
+  queueMode: QueueMode;
+  /** Names the agent in session keys. */
+  agentName: string;
+}
+
+/** Everything a started channel gets from the gateway: one typed store, one complete pipeline. */
+export interface ChannelContext<S extends ChannelSettings = ChannelSettings> {
+  name: string;
+  settings: S;
+  env: Env;
+  defaults: ChannelDefaults;
+  home: string;
+  logger: Logger;
+  audit: AuditSink;
+  clock: Clock;
+  sessions: SessionManager<PipelineProvider>;
+  store: SessionStore;
+  pipeline: TurnPipelineDeps;
+  grant: GrantControl;
+  /** One line for the operator on stdout (the web chat URL). */
+  announce: (line: string) => void;
+}
+
+export interface RunningChannel {
+  name: string;
+  /** Stop intake, settle in-flight turns, then close network sessions. */
+  stop(): Promise<void>;
+}
+
+/** Erases a typed entry for the registry; the entry's own code stays typed. */
+export function defineChannel<S extends ChannelSettings>(entry: ChannelEntry<S>): ChannelEntry {
+  return entry as unknown as ChannelEntry;
+}
+
+/**
+ * The probe every channel gets: disabled when switched off, or when nothing of it is set (no
+ * section, no secret); incomplete naming what is missing; configured otherwise.
+ */
+export function probeChannel(
+  entry: ChannelEntry,
+  settings: ChannelSettings,
+  env: Env,
+  sectionPresent: boolean,
+): ChannelProbe {
+  if (settings.enabled === false) return { status: "disabled" };
+  const secretSet = entry.secretEnv.some((name) => (env[name] ?? "").trim() !== "");
+  if (settings.enabled === undefined && !sectionPresent && !secretSet && entry.secretEnv.length > 0)
+    return { status: "disabled", note: `set ${entry.secretEnv.join(" or ")} to enable` };
+  const missing = entry.missing(settings, env);
+  return missing.length ? { status: "incomplete", missing } : { status: "configured" };
+}
+
+/** A secret, trimmed; "" when unset. The only way a channel reads one. */
+export function secretOf(env: Env, name: string): string {
+  return (env[name] ?? "").trim();
+}

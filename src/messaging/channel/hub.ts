@@ -1,0 +1,531 @@
+/**
+ * ConversationHub: the one dispatcher every channel composes (never inherits). Per authorized
+ * message: the typed approval floor, the one command parse and its shared handler, the session the
+ * conversation routes to (its generation seeded from the store, or a resumed session), privacy
+ * modifiers, then the mid-turn router (run now, steer into the live turn, or hold behind one
+ * receipt) into the turn pipeline with the channel's renderer. It owns approvals, in-flight work and
+ * quiescent shutdown; a channel supplies only its surface (addresses, replies, renderers, files).
+ */
+import type { ApprovalDecider, ApprovalVerdict } from "../approval/approvals.js";
+import { ChannelApprovals, parseTypedVerdict, RECEIPT_EXPIRED } from "../approval/approvals.js";
+import type { Clock } from "../base/clock.js";
+import type { Logger } from "../base/logger.js";
+import type { QueueMode } from "../queue/mid-turn-router.js";
+import { MidTurnRouter } from "../queue/mid-turn-router.js";
+import type { QueuedItem, ReceiptSurface } from "../queue/receipt.js";
+import { stopRunningTurn } from "../queue/stop.js";
+import type { AuditSink } from "../security/audit.js";
+import { ConversationState } from "../session/generations.js";
+import { channelNamespaceOf } from "../session/keys.js";
+import { PrivacyModes } from "../session/privacy-mode.js";
+import type { SessionBinder } from "../session/resume.js";
+import type { SessionManager } from "../session/session-manager.js";
+import type { SessionStore } from "../session/session-store.js";
+import { uploadsRestricted } from "../session/upload-gate.js";
+import type { ApprovalMode } from "../turn/driver.js";
+import type { PipelineProvider, TurnPipelineDeps } from "../turn/pipeline.js";
+import { deliveryIsMuted, runTurnPipeline } from "../turn/pipeline.js";
+import type { Renderer } from "../turn/renderer.js";
+import type { CommandCall, CommandHandler, HubServices } from "./command-handlers.js";
+import { SHARED_HANDLERS } from "./command-handlers.js";
+import type { CommandKit, ParsedCommand } from "./command-kit.js";
+import type { ChannelContext, GrantControl } from "./contract.js";
+import { ModelPicker } from "./model-picker.js";
+import { approvalOutcomeLabel } from "./render-kit.js";
+import type {
+  ChannelSurface,
+  Conversation,
+  Handled,
+  HubPayload,
+  IncomingMessage,
+  OutboundFilePolicy,
+  PickerSurface,
+} from "./surface.js";
+import { NOTHING } from "./surface.js";
+
+/** Commands that must work while resume routing refuses: the way back in for a user whose link broke. */
+const RECOVERY_COMMANDS: ReadonlySet<string> = new Set(["help", "sessions", "new", "unlink"]);
+
+export interface HubOptions<A, P> {
+  surface: ChannelSurface<A, P>;
+  commands: CommandKit;
+  ctx: Pick<
+    ChannelContext,
+    "name" | "sessions" | "store" | "pipeline" | "audit" | "logger" | "clock" | "grant" | "defaults"
+  >;
+  /** Whether this sender is the channel's configured owner (/yolo, listings). */
+  isOwner(userId: string): boolean;
+  /** The channel's own mid-turn mode; the gateway-wide one otherwise. */
+  queueMode?: QueueMode | undefined;
+  approvalTimeoutMs?: number | undefined;
+  /** The help card's last line: how approvals are answered on this channel. */
+  helpFooter: string;
+  /** Handlers this channel answers differently (by command name). */
+  handlers?: Readonly<Record<string, CommandHandler<P>>>;
+  /** Honour `temporary`/`incognito` modifiers and commands. */
+  privacy?: boolean;
+  /** Session resume: a conversation may continue a session born elsewhere (the web chat). */
+  binder?: SessionBinder | undefined;
+  /** A gate after commands, before the agent (e.g. a group Topic answering only when mentioned). */
+  admit?(message: IncomingMessage<A, P>): boolean;
+}
+
+/** Where a message runs: the conversation's own session, or a resumed one. */
+interface Routed {
+  key: string;
+  resumed: boolean;
+}
+
+export class ConversationHub<A, P = undefined> {
+  readonly channel: string;
+  readonly router: MidTurnRouter<HubPayload<P>>;
+  readonly approvals: ChannelApprovals;
+  readonly models: ModelPicker;
+  readonly privacy: PrivacyModes | undefined;
+  readonly commands: CommandKit;
+  private readonly generations: ConversationState;
+  private readonly seeded = new Set<string>();
+  private readonly addresses = new Map<string, A>();
+  private readonly active = new Map<string, Renderer>();
+  private readonly inflight = new Set<Promise<unknown>>();
+  private readonly services: HubServices;
+  private readonly sessions: SessionManager<PipelineProvider>;
+  private readonly store: SessionStore;
+  private readonly audit: AuditSink;
+  private readonly logger: Logger;
+  private readonly clock: Clock;
+  private readonly grant: GrantControl;
+  private readonly approvalMode: ApprovalMode;
+  private readonly pipeline: TurnPipelineDeps;
+
+  constructor(private readonly o: HubOptions<A, P>) {
+    const c = o.ctx;
+    this.channel = c.name;
+    this.commands = o.commands;
+    this.sessions = c.sessions;
+    this.store = c.store;
+    this.audit = c.audit;
+    this.logger = c.logger;
+    this.clock = c.clock;
+    this.grant = c.grant;
+    this.approvalMode = c.defaults.approvalMode;
+    this.pipeline = { ...c.pipeline, sessions: c.sessions, store: c.store, clock: c.clock };
+    this.approvals = new ChannelApprovals({
+      channel: this.channel,
+      timers: this.clock,
+      audit: this.audit,
+      ...(o.approvalTimeoutMs ? { timeoutMs: o.approvalTimeoutMs } : {}),
+      logger: this.logger,
+      onTimeout: (request) => void this.markApproval(request.sessionKey, request.requestId, "timeout"),
+    });
+    this.generations = new ConversationState({ clock: this.clock });
+    this.privacy = o.privacy
+      ? new PrivacyModes({ audit: this.audit, store: this.store, logger: this.logger })
+      : undefined;
+    this.router = new MidTurnRouter<HubPayload<P>>({
+      sessions: this.sessions,
+      queueMode: o.queueMode ?? c.defaults.queueMode,
+      surfaceFor: (key) => this.receipts(key),
+      runTurn: (key, text, release, opts) => this.runTurn(key, text, release, opts.items),
+    });
+    this.models = new ModelPicker({
+      sessions: this.sessions,
+      logger: this.logger,
+      now: () => this.clock.now(),
+      afterSwitch: (key) => this.router.drain(key),
+    });
+    this.services = {
+      channel: this.channel,
+      sessions: this.sessions,
+      store: this.store,
+      router: this.router,
+      approvals: this.approvals.registry,
+      grant: this.grant,
+      audit: this.audit,
+      logger: this.logger,
+      commands: o.commands,
+      models: this.models,
+      privacy: this.privacy,
+      binder: o.binder,
+      helpFooter: o.helpFooter,
+      generation: (route) => this.generations.generation(route),
+    };
+  }
+
+  // ── addresses ─────────────────────────────────────────────────────────────────────────────
+
+  /** The current session key of an address (its generation seeded once from the store). */
+  keyOf(address: A): string {
+    const { route } = this.o.surface.conversation(address);
+    if (!this.seeded.has(route)) {
+      // Without the seed a restart counts from 0, and /new would land on a key already discarded.
+      this.generations.seedGeneration(route, this.store.generationOf(this.o.surface.sessionKey(address, 0)));
+      this.seeded.add(route);
+    }
+    const key = this.o.surface.sessionKey(address, this.generations.generation(route));
+    this.addresses.set(key, address);
+    return key;
+  }
+
+  /** /new: a fresh generation, persisted so a restart cannot resurrect the old one. */
+  advance(address: A): string {
+    this.keyOf(address);
+    const { route } = this.o.surface.conversation(address);
+    const generation = this.generations.advance(route);
+    try {
+      this.store.setGeneration(this.o.surface.sessionKey(address, 0), generation);
+    } catch (error) {
+      this.logger.warn(`${this.channel}: persisting the generation failed`, { error: String(error) });
+    }
+    return this.keyOf(address);
+  }
+
+  /** The address a session key renders to, when this hub has seen it. */
+  addressOf(key: string): A | undefined {
+    return this.addresses.get(key);
+  }
+
+  /** The renderer of a session's running turn. */
+  activeRenderer(key: string): Renderer | undefined {
+    return this.active.get(key);
+  }
+
+  // ── intake ────────────────────────────────────────────────────────────────────────────────
+
+  /** Route one authorized message; resolves once routed, with the end of the work it started. */
+  async handle(message: IncomingMessage<A, P>): Promise<Handled> {
+    const nativeKey = this.keyOf(message.address);
+    const files = message.attachments ?? [];
+    // A file's caption is content for the agent, never a command or a typed approval answer.
+    const interpret = (message.interpretCommands ?? true) && files.length === 0;
+    let text = message.text;
+    let override: QueueMode | undefined;
+    if (interpret) {
+      if (await this.typedVerdict(message, nativeKey)) return NOTHING;
+      const parsed = message.parsed !== undefined ? message.parsed : this.o.commands.parse(text);
+      if (parsed?.kind === "foreign") return NOTHING;
+      if (parsed?.kind === "unknown") {
+        await this.replyTo(
+          message,
+          `I don't know that command.\n\n${this.o.commands.help(this.o.helpFooter)}`,
+        );
+        return NOTHING;
+      }
+      if (parsed?.kind === "command" && parsed.spec.override) {
+        if (!parsed.arg) {
+          await this.replyTo(message, this.o.commands.usage(parsed.spec));
+          return NOTHING;
+        }
+        override = parsed.spec.override;
+        text = parsed.arg; // the payload is content: "/queue /new" queues the literal "/new"
+      } else if (parsed?.kind === "command") return this.command(message, parsed, nativeKey);
+    }
+    if (this.o.admit && !this.o.admit(message)) return NOTHING;
+    const routed = await this.route(message.address, nativeKey);
+    if (!routed) return NOTHING;
+    let key = routed.key;
+    if (!routed.resumed) {
+      // Rotation belongs to the conversation's own session, checked after the busy check.
+      const { route } = this.o.surface.conversation(message.address);
+      if (this.generations.maybeRotate(route, { busy: this.sessions.isBusy(key) }).rotated)
+        key = this.keyOf(message.address);
+    }
+    if (this.privacy) {
+      // Modifiers only ever restrict, so one in a caption is honoured too.
+      const stripped = await this.privacy.stripAndApply(text, key, {
+        source: this.channel,
+        caller: message.userId,
+        notify: async (notice) => void (await this.o.surface.reply(message.address, notice)),
+      });
+      if (stripped.onlyModifier && files.length === 0) return NOTHING;
+      text = stripped.text;
+    }
+    return this.submit(key, message, text, { interpret, override });
+  }
+
+  /**
+   * A press on an approval widget. The prompt is found under whichever of this conversation's keys
+   * opened it (a resumed session's, or its own) and the nonce alone decides. Returns the outcome
+   * label when it landed, or the neutral expiry receipt.
+   */
+  async press(
+    address: A,
+    p: { requestId: string; nonce: string | null | undefined; verdict: ApprovalVerdict },
+  ): Promise<{ ok: true; label: string } | { ok: false; text: string }> {
+    const keys = this.conversationKeys(address);
+    const key = keys.find((k) => this.approvals.registry.isOpen(k, p.requestId)) ?? keys[0] ?? "";
+    // Taken before the press: the verdict can end the turn (and retire its renderer) at once.
+    const renderer = this.active.get(key);
+    if (this.approvals.widget.press(key, p.requestId, p.nonce, p.verdict) === RECEIPT_EXPIRED)
+      return { ok: false, text: RECEIPT_EXPIRED };
+    const label = approvalOutcomeLabel(p.verdict);
+    await renderer?.markApproval?.(p.requestId, label);
+    return { ok: true, label };
+  }
+
+  /** A press on a posted model list: a refusal for the presser, or the switch under way. */
+  pickModel(
+    address: A,
+    p: { handle: string; index: number; presser: string },
+    pickers: PickerSurface & { retire?(handle: string): Promise<void> },
+  ): Promise<{ refusal: string } | { applied: Promise<void> }> {
+    const scope = this.o.surface.conversation(address).route;
+    return this.models.press(p.handle, p.index, { presser: p.presser, scope }, pickers);
+  }
+
+  /** Keep a promise in flight until it settles (shutdown waits for it); failures are logged. */
+  track<T>(p: Promise<T>): Promise<T | undefined> {
+    const guarded = p.catch((error: unknown) => {
+      this.logger.error(`${this.channel}: handling failed`, { error: String(error) });
+      return undefined;
+    });
+    this.inflight.add(guarded);
+    void guarded.finally(() => this.inflight.delete(guarded));
+    return guarded;
+  }
+
+  /** Quiescent shutdown: deny open prompts, stop live turns, wait for in-flight work to settle. */
+  async shutdown(): Promise<void> {
+    for (const key of [...this.active.keys()]) {
+      await stopRunningTurn(this.sessions, key, {
+        router: this.router,
+        approvals: this.approvals.registry,
+        onError: (error) =>
+          this.logger.warn(`${this.channel}: stop on shutdown failed`, { error: String(error) }),
+      });
+    }
+    await Promise.allSettled([...this.inflight]);
+  }
+
+  // ── internals ─────────────────────────────────────────────────────────────────────────────
+
+  private replyTo(message: IncomingMessage<A, P>, text: string): Promise<boolean> {
+    return message.replyTo ? message.replyTo(text) : this.o.surface.reply(message.address, text);
+  }
+
+  /** Every key a prompt of this conversation may be open under: its own, then any attached one. */
+  private conversationKeys(address: A): string[] {
+    const own = this.keyOf(address);
+    if (!this.o.binder) return [own];
+    const attached = this.o.binder.boundKeys(this.o.surface.conversation(address).link);
+    return [own, ...attached.filter((k) => k !== own)];
+  }
+
+  /** A message that is entirely 1/2/3 answers the open prompt (typed replies are the floor). */
+  private async typedVerdict(message: IncomingMessage<A, P>, nativeKey: string): Promise<boolean> {
+    if (parseTypedVerdict(message.text) === null || !this.approvals.registry.anyOpen) return false;
+    const keys = this.o.binder ? this.conversationKeys(message.address) : [nativeKey];
+    for (const key of keys) {
+      if (!this.approvals.registry.hasOpen(key)) continue;
+      const answer = this.approvals.typed.handleReply(key, message.text);
+      if (answer === null || answer === RECEIPT_EXPIRED) continue;
+      // The prompt on screen is closed too: a decided prompt must never look live.
+      await this.markApproval(key, answer.requestId, answer.verdict);
+      return true;
+    }
+    return false;
+  }
+
+  private async markApproval(
+    key: string,
+    requestId: string,
+    outcome: Parameters<typeof approvalOutcomeLabel>[0],
+  ): Promise<void> {
+    try {
+      await this.active.get(key)?.markApproval?.(requestId, approvalOutcomeLabel(outcome));
+    } catch (error) {
+      this.logger.warn(`${this.channel}: marking the approval prompt failed`, { error: String(error) });
+    }
+  }
+
+  /** Decide ONCE where a message runs; null when resume routing refused (its notice was sent). */
+  private async route(address: A, nativeKey: string): Promise<Routed | null> {
+    if (!this.o.binder) return { key: nativeKey, resumed: false };
+    const { link } = this.o.surface.conversation(address);
+    const decision = await this.o.binder.routeAndDeliver(link, nativeKey, (notice) =>
+      this.o.surface.reply(address, notice),
+    );
+    if (decision.kind === "refuse") return null;
+    // A resumed session's turn renders HERE, not at its web chat origin.
+    if (decision.resumed) this.addresses.set(decision.sessionKey, address);
+    return { key: decision.sessionKey, resumed: decision.resumed };
+  }
+
+  private async command(
+    message: IncomingMessage<A, P>,
+    parsed: Extract<ParsedCommand, { kind: "command" }>,
+    nativeKey: string,
+  ): Promise<Handled> {
+    const name = parsed.spec.name;
+    let key = nativeKey;
+    if (!RECOVERY_COMMANDS.has(name)) {
+      const routed = await this.route(message.address, nativeKey);
+      if (!routed) return NOTHING;
+      key = routed.key;
+    }
+    const handler = this.o.handlers?.[name] ?? SHARED_HANDLERS[name];
+    const conversation = this.o.surface.conversation(message.address);
+    const call: CommandCall<P> = {
+      hub: this.services,
+      spec: parsed.spec,
+      arg: parsed.arg,
+      userId: message.userId,
+      owner: this.o.isOwner(message.userId),
+      conversation,
+      key,
+      advance: () => this.advance(message.address),
+      pickers: this.o.surface.pickers?.(message.address),
+      notify: async (text) => void (await this.o.surface.reply(message.address, text)),
+      extra: message.extra,
+    };
+    // Off the intake path: a command may wait on the agent (/compact, /model), which must not hold
+    // up the next message. Whatever queued while it held the session runs right after it.
+    const work = (async () => {
+      try {
+        const reply = handler ? await handler(call) : this.o.commands.usage(parsed.spec);
+        if (reply) await this.replyTo(message, reply);
+      } finally {
+        await this.router.drain(key);
+      }
+    })();
+    return { turn: this.track(work).then(() => {}) };
+  }
+
+  /** Hand a message to the router; resolves once it ran (started), steered or queued. */
+  private async submit(
+    key: string,
+    message: IncomingMessage<A, P>,
+    text: string,
+    opts: { interpret: boolean; override: QueueMode | undefined },
+  ): Promise<Handled> {
+    let started: () => void = () => {};
+    const running = new Promise<"ran">((resolve) => {
+      started = () => resolve("ran");
+    });
+    const files = message.attachments ?? [];
+    // The queue carries descriptors: files fetched now would be deleted before a queued turn ran.
+    const payload: HubPayload<P> = {
+      started,
+      attachments: files,
+      ...(message.messageId !== undefined ? { messageId: message.messageId } : {}),
+      ...(message.extra !== undefined ? { extra: message.extra } : {}),
+    };
+    const item: QueuedItem<HubPayload<P>> = {
+      text,
+      payload,
+      ...(files.length > 0 ? { files: files.map((f) => f.name) } : {}),
+    };
+    // With files the router never steers (a steer carries text only): it runs now or queues.
+    const turn = this.router.submit(key, item, {
+      interpretCommands: opts.interpret,
+      ...(opts.override ? { override: opts.override } : {}),
+      hasAttachments: files.length > 0,
+    });
+    const outcome = await Promise.race([turn, running]);
+    if (outcome === "steered") {
+      this.active.get(key)?.noteSteer?.(text);
+      // A reaction, not a reply: a steer costs no bubble. A muted conversation gets none either.
+      if (message.messageId && this.o.surface.acknowledgeSteer && !this.muted(key))
+        await this.o.surface
+          .acknowledgeSteer(message.address, message.messageId)
+          .catch((error: unknown) =>
+            this.logger.debug(`${this.channel}: steer reaction failed`, { error: String(error) }),
+          );
+    }
+    return { turn: this.track(turn).then(() => {}) };
+  }
+
+  private muted(key: string): boolean {
+    return deliveryIsMuted(this.store, key, this.channel, this.logger);
+  }
+
+  /** The receipt bubble of a session's conversation; silent while the conversation is muted. */
+  private receipts(key: string): ReceiptSurface {
+    const address = this.addresses.get(key);
+    const surface = address === undefined ? undefined : this.o.surface.receipts(address);
+    return {
+      post: async (text) => (surface && !this.muted(key) ? surface.post(text) : ""),
+      edit: async (id, text) => {
+        if (surface && id && !this.muted(key)) await surface.edit(id, text);
+      },
+    };
+  }
+
+  /** The one upload policy: the agent's real working folder, under the restricted-session ceiling. */
+  private outboundFiles(key: string): OutboundFilePolicy {
+    return {
+      root: async () => {
+        const provider = (await this.sessions.existingProvider(key)) as { cwd?: unknown } | undefined;
+        return typeof provider?.cwd === "string" ? provider.cwd : undefined;
+      },
+      allowed: () =>
+        !uploadsRestricted(this.store, key, this.channel, {
+          audit: this.audit,
+          logger: this.logger,
+          ...(this.privacy ? { privacy: this.privacy } : {}),
+        }),
+    };
+  }
+
+  private decider(key: string): ApprovalDecider {
+    return { open: (request, signal) => this.approvals.widget.open({ ...request, sessionKey: key }, signal) };
+  }
+
+  /** One turn under the held session semaphore (the router drains after it). */
+  private async runTurn(
+    key: string,
+    text: string,
+    release: () => void,
+    items: readonly QueuedItem<HubPayload<P>>[],
+  ): Promise<void> {
+    for (const item of items) item.payload?.started?.();
+    const address = this.addresses.get(key);
+    if (address === undefined) {
+      release();
+      throw new Error(`${this.channel}: a turn for a session with no known conversation`);
+    }
+    const conversation: Conversation = this.o.surface.conversation(address);
+    const last = items[items.length - 1]?.payload;
+    const renderer = this.o.surface.newRenderer(address, {
+      sessionKey: key,
+      files: this.outboundFiles(key),
+      extras: items.map((i) => i.payload?.extra),
+      ...(last?.messageId !== undefined ? { messageId: last.messageId } : {}),
+    });
+    // Every combined message's files, in arrival order; fetched and deleted inside the pipeline.
+    const refs = items.flatMap((i) => i.payload?.attachments ?? []);
+    const extras = items.map((i) => i.payload?.extra);
+    const attachments =
+      refs.length > 0 && this.o.surface.attachments
+        ? this.o.surface.attachments({ refs, extras }, address)
+        : [];
+    this.active.set(key, renderer);
+    try {
+      await runTurnPipeline(this.pipeline, {
+        sessionKey: key,
+        channelType: this.channel,
+        text,
+        renderer,
+        release,
+        // A resumed session's origin is its web chat tab: re-binding it here would move that link.
+        ...(channelNamespaceOf(key) === this.channel ? { origin: conversation.link } : {}),
+        policy: {
+          approvalMode: this.approvalMode,
+          decider: this.decider(key),
+          // Read per request: a revoke lands on the very next tool.
+          autoApproveSession: () => this.grant.isActive(),
+        },
+        ...(attachments.length > 0
+          ? {
+              attachments,
+              ...(this.o.surface.ingestLimits ? { ingestLimits: this.o.surface.ingestLimits } : {}),
+              notify: async (line: string) => void (await this.o.surface.reply(address, line)),
+            }
+          : {}),
+      });
+    } finally {
+      if (this.active.get(key) === renderer) this.active.delete(key);
+      this.approvals.registry.denyAll(key);
+    }
+  }
+}

@@ -1,0 +1,129 @@
+/**
+ * The render kit: what every channel's renderer shows the same way, written once. The turn-status
+ * line, the no-answer notice, the steer chip, the approval outcome labels and typed-reply hint, the
+ * edit throttle and the serial operation queue. Sealing stays each channel's own (platforms differ
+ * in what a message can be); these are the parts that must not differ.
+ */
+import type { ApprovalVerdict } from "../approval/approvals.js";
+import type { Timers } from "../base/clock.js";
+import { oneLine } from "../text/clip.js";
+import type { PromptOption } from "../turn/renderer.js";
+import { formatTurnStatus } from "./phase-ladder.js";
+
+/** "Finished in 3s · 🟢 ctx 12%", prefixed by how the turn ended when it did not end normally. */
+export function turnStatusLine(
+  stopReason: string,
+  status: { elapsedMs: number; contextUsagePct?: number },
+): string {
+  const line = formatTurnStatus(status);
+  if (stopReason === "cancelled") return `🛑 Stopped · ${line}`;
+  if (stopReason === "error") return `⚠️ ${line}`;
+  return line;
+}
+
+/**
+ * What a turn that produced nothing leaves behind: never a spinner, never an empty bubble. A failed
+ * turn points at the way out (`newCommand` as the channel spells it).
+ */
+export function noAnswerNotice(failed: boolean, newCommand: string): string {
+  return failed ? `⚠️ The agent did not answer. Try again, or ${newCommand} to start fresh.` : "(no answer)";
+}
+
+/** Quoted user words opening the continuation after a steer; one line, bounded. */
+export const STEER_CHIP_CHARS = 200;
+export function steerChip(words: string): string {
+  const line = oneLine(words, STEER_CHIP_CHARS);
+  return line ? `> ↪️ ${line}\n\n` : "";
+}
+
+/** Reported on the prompt itself once it is decided: a one-time approval and "always" differ. */
+export type ApprovalOutcome = ApprovalVerdict | "timeout" | "abandoned";
+export function approvalOutcomeLabel(outcome: ApprovalOutcome): string {
+  switch (outcome) {
+    case "approve":
+      return "✅ Approved (this once)";
+    case "approve_always":
+      // The agent's own "always allow this": it will not ask again for this tool.
+      return "✅ Always allowed";
+    case "deny":
+      return "❌ Denied";
+    case "timeout":
+      return "⌛ No answer in time: denied";
+    case "abandoned":
+      return "⏹️ The turn ended before this was answered";
+  }
+}
+
+/**
+ * The typed-reply line under a prompt, naming only the choices the prompt offers and read the way
+ * the prompt is answered: "Or reply …" beside buttons, "Reply …" without them.
+ */
+export function typedReplyHint(options: readonly PromptOption[], withButtons: boolean): string {
+  const verdicts = new Set(options.map((o) => o.verdict));
+  const parts = [`1 to approve`, `2 to deny`];
+  if (verdicts.has("approve_always")) parts.push("3 to always allow");
+  const list = parts.length === 3 ? `${parts[0]}, ${parts[1]}, ${parts[2]}` : `${parts[0]} or ${parts[1]}`;
+  return `${withButtons ? "Or reply" : "Reply"} ${list}.`;
+}
+
+/**
+ * At most one pending edit, never closer than `gapMs` after the previous one: platforms rate-limit
+ * edits per message and per channel, and a burst of chunks must become one frame, not fifty.
+ */
+export class EditThrottle {
+  private pending: unknown = null;
+  private lastAt = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    private readonly timers: Timers,
+    private readonly now: () => number,
+    private readonly gapMs: number,
+    private readonly flush: () => void,
+  ) {}
+
+  get scheduled(): boolean {
+    return this.pending !== null;
+  }
+
+  /** Ask for a frame; the flush runs once the gap since the last one has passed. */
+  schedule(): void {
+    if (this.pending !== null) return;
+    const wait = Math.max(0, this.lastAt + this.gapMs - this.now());
+    this.pending = this.timers.setTimeout(() => {
+      this.pending = null;
+      this.mark();
+      this.flush();
+    }, wait);
+  }
+
+  /** A frame is going out now by another path (a seal): the gap restarts from here. */
+  mark(): void {
+    this.lastAt = this.now();
+  }
+
+  cancel(): void {
+    if (this.pending !== null) this.timers.clearTimeout(this.pending);
+    this.pending = null;
+  }
+}
+
+/**
+ * One queue of platform calls per renderer, so an edit decided before a seal can never land after
+ * it. A failed step is reported (the renderer marks deliveryFailed) and the queue keeps going.
+ */
+export class SerialQueue {
+  private tail: Promise<void> = Promise.resolve();
+
+  constructor(private readonly onError: (error: unknown) => void) {}
+
+  run(op: () => Promise<void>): Promise<void> {
+    const next = this.tail.then(op);
+    this.tail = next.catch((error: unknown) => this.onError(error));
+    return this.tail;
+  }
+
+  /** Resolves when everything queued so far has run. */
+  idle(): Promise<void> {
+    return this.tail;
+  }
+}

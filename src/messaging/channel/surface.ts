@@ -1,0 +1,111 @@
+/**
+ * The small typed surface a channel gives its ConversationHub: where a conversation's key, replies,
+ * receipts, renderers and files come from. `A` is the channel's own address type (a page id, a chat
+ * and Topic, a channel and thread); the hub never looks inside it. `P` is what a queued message
+ * carries besides its text and files (typed, never cast).
+ */
+import type { Attachment, IngestLimits } from "../files/ingest.js";
+import type { ReceiptSurface } from "../queue/receipt.js";
+import type { ChannelLink } from "../session/keys.js";
+import type { Renderer } from "../turn/renderer.js";
+import type { ParsedCommand } from "./command-kit.js";
+import type { InboundAttachment } from "./transport.js";
+
+/** What the hub needs to know about the conversation an address names. */
+export interface Conversation {
+  /** One generation bucket: /new and rotation are scoped to exactly this conversation. */
+  route: string;
+  /** A one-to-one conversation with the bot (a shared room sees every reply). */
+  direct: boolean;
+  /** Where its turns render; recorded as the session's origin. */
+  link: ChannelLink;
+}
+
+/** What a queued message carries through the hub: its files as descriptors, never bytes. */
+export interface HubPayload<P> {
+  /** Resolves the intake's "accepted" once the turn that answers this message starts. */
+  started?: () => void;
+  attachments: readonly InboundAttachment[];
+  messageId?: string;
+  extra?: P;
+}
+
+/** Which local files an answer may ship (a renderer with outbound files asks at its seal). */
+export interface OutboundFilePolicy {
+  /** The approved root: the agent's working folder (absent = every reference refused). */
+  root(): Promise<string | undefined>;
+  /** The restricted-session ceiling: false keeps every path as text (and is audited). */
+  allowed(): boolean;
+}
+
+export interface TurnStart<P> {
+  sessionKey: string;
+  files: OutboundFilePolicy;
+  /** The messages this turn answers (one, or a drained burst), in arrival order. */
+  extras: readonly (P | undefined)[];
+  /** The platform id of the last message answered (the one a status reaction decorates). */
+  messageId?: string;
+}
+
+/** Posts a list as tappable choices and settles it; the hub keeps the list (PickerRegistry). */
+export interface PickerSurface {
+  /** Post `text` with one button per label; the handle a press will name, or null when it failed. */
+  post(text: string, labels: readonly string[]): Promise<string | null>;
+  /** Replace the list with `text` and retire its buttons. */
+  settle(handle: string, text: string): Promise<void>;
+}
+
+export interface ChannelSurface<A, P = undefined> {
+  conversation(address: A): Conversation;
+  /** The session key of a conversation at a generation. */
+  sessionKey(address: A, generation: number): string;
+  /**
+   * Markdown text into the conversation, split and bounded by the channel. True when every part
+   * landed (a routing notice counts as delivered on confirmation alone); never throws.
+   */
+  reply(address: A, text: string): Promise<boolean>;
+  /** The one receipt bubble for messages held behind a running turn. */
+  receipts(address: A): ReceiptSurface;
+  newRenderer(address: A, turn: TurnStart<P>): Renderer;
+  /**
+   * Byte sources for a turn's files (every answered message's, in arrival order), read only now, by
+   * the turn; absent when the channel takes no files.
+   */
+  attachments?(
+    files: { refs: readonly InboundAttachment[]; extras: readonly (P | undefined)[] },
+    address: A,
+  ): Attachment[];
+  ingestLimits?: Partial<IngestLimits>;
+  /**
+   * The receipt for a message folded into the running turn: a reaction on it, not a bubble (a steer
+   * costs no message). Absent where the platform has no reactions.
+   */
+  acknowledgeSteer?(address: A, messageId: string): Promise<void>;
+  /** Button lists; absent: lists are numbered text answered with a command argument. */
+  pickers?(address: A): PickerSurface;
+}
+
+/** One authorized message, as the channel hands it to the hub. */
+export interface IncomingMessage<A, P = undefined> {
+  address: A;
+  userId: string;
+  text: string;
+  messageId?: string;
+  attachments?: readonly InboundAttachment[];
+  extra?: P;
+  /** The bot was addressed (a mention, a reply to it); a group gate may require it. */
+  isMention?: boolean;
+  /** False for text the user did not type (a pressed option's label): never a command. */
+  interpretCommands?: boolean;
+  /** The command parse the channel already made of `text` (passed down, never parsed twice). */
+  parsed?: ParsedCommand | null;
+  /** Where a command's answer goes when not the conversation (a slash command's own reply). */
+  replyTo?: (text: string) => Promise<boolean>;
+}
+
+/** The hub resolves once a message is routed, with the end of whatever work it started. */
+export interface Handled {
+  turn: Promise<void>;
+}
+
+export const NOTHING: Handled = Object.freeze({ turn: Promise.resolve() });

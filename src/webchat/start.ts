@@ -1,0 +1,86 @@
+/**
+ * Starting the web chat: transport, surface and hub over the shared machinery, then the HTTP +
+ * WebSocket server. It prints one line with the URL and its per-start token.
+ */
+import { randomBytes } from "node:crypto";
+import { ParleyError } from "../messaging/base/errors.js";
+import { SHARED_HANDLERS } from "../messaging/channel/command-handlers.js";
+import type { ChannelContext, RunningChannel } from "../messaging/channel/contract.js";
+import { ConversationHub } from "../messaging/channel/hub.js";
+import { OWNER_PRINCIPAL, WebChatServer } from "./client.js";
+import { WEBCHAT_HELP_FOOTER, webchatCommands } from "./commands.js";
+import type { WebChatSettings } from "./index.js";
+import { renderPage } from "./page.js";
+import type { WebChatExtra } from "./surface.js";
+import { WebChatFrames, WebChatSurface } from "./surface.js";
+import { WebChatTransport } from "./transport.js";
+
+const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
+
+export interface WebChatStartOptions {
+  throttleMs?: number;
+  maxHeldUploadBytes?: number;
+}
+
+export async function start(
+  ctx: ChannelContext<WebChatSettings>,
+  options: WebChatStartOptions = {},
+): Promise<RunningChannel> {
+  const { host, port, allowRemote } = ctx.settings;
+  if (!LOOPBACK.has(host)) {
+    if (!allowRemote) {
+      throw new ParleyError(
+        "CONFIG_INVALID",
+        `refusing to bind the web chat to non-loopback host ${host}: pass --allow-remote (or webchat.allowRemote) to expose it`,
+      );
+    }
+    ctx.logger.warn(
+      `the web chat is reachable from other machines on ${host}; anyone with the URL and token can drive the agent`,
+    );
+  }
+  const token = randomBytes(18).toString("base64url");
+  const transport = new WebChatTransport({ audit: ctx.audit });
+  const surface = new WebChatSurface({ transport, agentName: ctx.defaults.agentName, ...options }, ctx);
+  const hub = new ConversationHub<string, WebChatExtra>({
+    surface,
+    commands: webchatCommands(),
+    ctx,
+    // The token holder is the operator: the one owner there is.
+    isOwner: (userId) => userId === OWNER_PRINCIPAL,
+    helpFooter: WEBCHAT_HELP_FOOTER,
+    handlers: {
+      stop: async (call) => {
+        const reply = await SHARED_HANDLERS.stop?.(call);
+        surface.dropHeld(call.key);
+        return reply ?? "";
+      },
+    },
+  });
+  const frames = new WebChatFrames(transport, surface, hub, ctx);
+  const server = new WebChatServer({
+    host,
+    port,
+    token,
+    logger: ctx.logger,
+    page: renderPage,
+    onConnect: (conn) =>
+      conn.send({
+        type: "snapshot",
+        conversationId: conn.conversationId,
+        bubbles: [...transport.open(conn.conversationId)],
+      }),
+    onFrame: (conn, frame) => frames.handleFrame(conn, frame),
+    onBadFrame: (conn, refusal) => frames.handleBadFrame(conn, refusal),
+  });
+  transport.admit(OWNER_PRINCIPAL, (conversationId, frame) => server.broadcast(conversationId, frame));
+  const actualPort = await server.start();
+  const shownHost = host.includes(":") ? `[${host}]` : host;
+  ctx.announce(`parley web chat: http://${shownHost}:${actualPort}/?token=${token}`);
+  return {
+    name: "webchat",
+    async stop() {
+      await hub.shutdown();
+      await server.stop();
+    },
+  };
+}
