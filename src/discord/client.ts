@@ -338,7 +338,6 @@ export class DiscordClient {
       : { ok: false, kind: "permanent", status: 200, message: "malformed thread object" };
   }
 
-
   /** PUT the whole set every time: idempotent, so safe on every start without diffing. */
   registerCommands(rows: readonly unknown[]) {
     return this.call<unknown[]>("PUT", `/applications/${this.applicationId}/commands`, { body: rows });

@@ -138,11 +138,10 @@ export async function start(
     queueMode: s.queueMode,
     approvalTimeoutMs: overrides.approvalTimeoutMs,
     helpFooter: DISCORD_HELP_FOOTER,
-    binder: resume?.binder,
+    binder: resume.binder,
     handlers: {
       // Discord's listing is the resume picker: web chat sessions this conversation may continue.
       sessions: async (call) => {
-        if (!resume) return "Continuing a web chat session is not available in this gateway.";
         const slash = call.extra?.slash;
         // In a thread the list exists only as the ephemeral answer to the owner's slash command.
         const where: ListSurface = call.conversation.direct

@@ -12,7 +12,7 @@ import type { InboundAttachment, InboundMessage } from "../messaging/channel/tra
 import type { Attachment } from "../messaging/files/ingest.js";
 import type { ReceiptSurface } from "../messaging/queue/receipt.js";
 import { buildDmSessionKey } from "../messaging/session/keys.js";
-import { discordSafe, fitPlatformCap } from "./format.js";
+import { DISCORD_SOFT_LIMIT, discordSafe, fitPlatformCap } from "./format.js";
 import type { DiscordSettings } from "./index.js";
 import type { ActionRow, MessageBody } from "./payload.js";
 import { commandReply, EPHEMERAL } from "./payload.js";
@@ -144,6 +144,7 @@ export class DiscordSurface implements ChannelSurface<DiscordAddress, DiscordExt
   pickers(a: DiscordAddress): PickerSurface {
     const rest = this.o.rest;
     return {
+      maxChars: DISCORD_SOFT_LIMIT,
       post: async (text, labels) => {
         const [content] = fitPlatformCap(discordSafe(text));
         const res = await rest.createMessage(a.channelId, {
@@ -171,7 +172,7 @@ export class DiscordEvents {
     private readonly rest: DiscordRest,
     private readonly surface: DiscordSurface,
     private readonly hub: ConversationHub<DiscordAddress, DiscordExtra>,
-    private readonly resume: DiscordSessionPicker | undefined,
+    private readonly resume: DiscordSessionPicker,
     private readonly ctx: Pick<ChannelContext, "logger">,
   ) {}
 

@@ -142,6 +142,11 @@ function withEnvSettings(entry: ChannelEntry, section: unknown, env: Env): unkno
   return base;
 }
 
+/** One channel's settings as the gateway derives them: its section, the environment laid over it, parsed. */
+export function channelSettingsOf(entry: ChannelEntry, section: unknown, env: Env): ChannelSettings {
+  return entry.configSchema.parse(withEnvSettings(entry, section ?? {}, env));
+}
+
 /**
  * Validate a merged raw configuration: the core keys and, per registered channel, its own schema
  * (strict, so a typo in any section is named with its path). A channel section absent from the

@@ -113,6 +113,8 @@ export class TelegramSurface implements ChannelSurface<Route, TelegramExtra> {
     const t = this.o.transport;
     const log = this.ctx.logger;
     return {
+      // Escaping grows the HTML past the source: a margin keeps the list one message.
+      maxChars: 3000,
       post: async (text, labels) => {
         try {
           const id = await t.postHtml(r.chatId, fitTelegramHtml(text)[0] ?? "", {

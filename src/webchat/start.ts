@@ -22,23 +22,8 @@ export interface WebChatStartOptions {
   maxHeldUploadBytes?: number;
 }
 
-export async function start(
-  ctx: ChannelContext<WebChatSettings>,
-  options: WebChatStartOptions = {},
-): Promise<RunningChannel> {
-  const { host, port, allowRemote } = ctx.settings;
-  if (!LOOPBACK.has(host)) {
-    if (!allowRemote) {
-      throw new ParleyError(
-        "CONFIG_INVALID",
-        `refusing to bind the web chat to non-loopback host ${host}: pass --allow-remote (or webchat.allowRemote) to expose it`,
-      );
-    }
-    ctx.logger.warn(
-      `the web chat is reachable from other machines on ${host}; anyone with the URL and token can drive the agent`,
-    );
-  }
-  const token = randomBytes(18).toString("base64url");
+/** The web chat without its server: transport, surface, hub and the frame intake over them. */
+export function assembleWebChat(ctx: ChannelContext<WebChatSettings>, options: WebChatStartOptions = {}) {
   const transport = new WebChatTransport({ audit: ctx.audit });
   const surface = new WebChatSurface({ transport, agentName: ctx.defaults.agentName, ...options }, ctx);
   const hub = new ConversationHub<string, WebChatExtra>({
@@ -56,7 +41,27 @@ export async function start(
       },
     },
   });
-  const frames = new WebChatFrames(transport, surface, hub, ctx);
+  return { transport, surface, hub, frames: new WebChatFrames(transport, surface, hub, ctx) };
+}
+
+export async function start(
+  ctx: ChannelContext<WebChatSettings>,
+  options: WebChatStartOptions = {},
+): Promise<RunningChannel> {
+  const { host, port, allowRemote } = ctx.settings;
+  if (!LOOPBACK.has(host)) {
+    if (!allowRemote) {
+      throw new ParleyError(
+        "CONFIG_INVALID",
+        `refusing to bind the web chat to non-loopback host ${host}: pass --allow-remote (or webchat.allowRemote) to expose it`,
+      );
+    }
+    ctx.logger.warn(
+      `the web chat is reachable from other machines on ${host}; anyone with the URL and token can drive the agent`,
+    );
+  }
+  const token = randomBytes(18).toString("base64url");
+  const { transport, hub, frames } = assembleWebChat(ctx, options);
   const server = new WebChatServer({
     host,
     port,

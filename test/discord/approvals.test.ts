@@ -74,7 +74,7 @@ describe("discord: approval buttons", () => {
     await untilFooter(stack.fake, DM);
     expect(stack.provider.answers).toEqual([{ requestId: "r1", verdict: "approve" }]);
     const resolved = stack.fake.messages.get(prompt.id);
-    expect(resolved?.content).toMatch(/✅ Approved$/);
+    expect(resolved?.content).toMatch(/✅ Approved \(this once\)$/);
     expect(resolved?.components).toEqual([]);
     // Every press was acknowledged first with a deferred update.
     const acks = stack.fake.callsTo("POST", /^\/interactions\/\d+\/[^/]+\/callback$/).map((c) => c.body);

@@ -8,16 +8,14 @@
  * CDN request carries an Authorization header. Two cases run a real ACP agent subprocess.
  */
 import { createHash } from "node:crypto";
-import { existsSync, mkdtempSync } from "node:fs";
+import { existsSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { startDiscord } from "../../src/discord/channel.js";
-import type { ParleyConfig } from "../../src/gateway/config.js";
-import { configSchema } from "../../src/gateway/config.js";
+import type { DiscordSettings } from "../../src/discord/index.js";
+import { discordChannel } from "../../src/discord/index.js";
+import { start as startDiscord } from "../../src/discord/start.js";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import { SessionManager } from "../../src/messaging/session/session-manager.js";
@@ -25,6 +23,7 @@ import type { PipelineProvider } from "../../src/messaging/turn/pipeline.js";
 import type { PromptContent } from "../../src/messaging/turn/provider-events.js";
 import { AcpProvider } from "../../src/providers/index.js";
 import { FakeDiscord } from "../fakes/discord/server.js";
+import { testChannelContext } from "../helpers/channel-context.js";
 import type { Stack } from "./helpers.js";
 import { ALICE, DM, startStack, untilFooter } from "./helpers.js";
 
@@ -299,22 +298,14 @@ describe("discord: files to a real ACP agent", () => {
         return p;
       },
     });
-    const config = {
-      ...configSchema.parse({}),
-      discord: { allowedUserIds: [ALICE], apiBase: fake.apiBase },
-    } as unknown as ParleyConfig;
     running = await startDiscord(
-      {
-        config,
+      testChannelContext<DiscordSettings>(discordChannel, {
+        section: { allowedUserIds: [ALICE], apiBase: fake.apiBase },
         env: { DISCORD_BOT_TOKEN: fake.token },
-        home: mkdtempSync(join(tmpdir(), "parley-discord-")),
         logger,
         audit,
         sessions,
-        pipeline: { audit, logger },
-        grant: { isActive: () => false, command: () => "" },
-        announce: () => {},
-      },
+      }),
       { throttleMs: 0 },
     );
     await running.registration;

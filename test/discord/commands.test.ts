@@ -3,56 +3,46 @@
  * replies are ephemeral; a bare directive gets its usage and an unknown !token the usage card.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import {
-  applicationCommandPayload,
-  COMMAND_SPEC,
-  helpText,
-  isBareOverride,
-  isUnknownCommand,
-  parseCommand,
-} from "../../src/discord/commands.js";
+import { applicationCommandPayload, DISCORD_COMMANDS, discordCommands } from "../../src/discord/commands.js";
 import { parseCustomId } from "../../src/discord/widgets.js";
 import type { Stack } from "./helpers.js";
 import { ALICE, DM, MALLORY, startStack, untilFooter } from "./helpers.js";
 
-describe("COMMAND_SPEC", () => {
-  it("parses ! and / forms, aliases included, and leaves paths and unknown names alone", () => {
-    expect(parseCommand("!new")?.spec.name).toBe("new");
-    expect(parseCommand("/cancel")?.spec.name).toBe("stop");
-    expect(parseCommand("!QUEUE  later please")).toMatchObject({
-      spec: { name: "queue" },
-      arg: "later please",
-    });
-    expect(parseCommand("/etc/hosts")).toBeNull();
-    expect(parseCommand("!sesions")).toBeNull();
-    expect(parseCommand("hello !new")).toBeNull();
+const kit = discordCommands();
+const name = (text: string) => {
+  const p = kit.parse(text);
+  return p?.kind === "command" ? p.spec.name : p?.kind;
+};
+
+describe("the command table", () => {
+  it("parses ! and / forms, aliases included, and leaves paths alone", () => {
+    expect(name("!new")).toBe("new");
+    expect(name("/cancel")).toBe("stop");
+    expect(kit.parse("!QUEUE  later please")).toMatchObject({ spec: { name: "queue" }, arg: "later please" });
+    expect(kit.parse("/etc/hosts")).toBeNull();
+    expect(kit.parse("hello !new")).toBeNull();
   });
 
-  it("bare directives and unknown !tokens are recognized by shape", () => {
-    expect(isBareOverride("!queue")?.name).toBe("queue");
-    expect(isBareOverride("/steer ")?.name).toBe("steer");
-    expect(isBareOverride("!queue now")).toBeNull();
-    expect(isUnknownCommand("!sesions")).toBe(true);
-    for (const text of ["!!!", "!?", "!5", "!a", "/sesions", "!new"])
-      expect(isUnknownCommand(text), text).toBe(false);
+  it("an unknown !token shaped like a command is flagged; an unknown /path is text", () => {
+    expect(kit.parse("!sesions")).toEqual({ kind: "unknown", name: "sesions" });
+    for (const text of ["!!!", "!?", "!5", "!a", "/sesions"]) expect(kit.parse(text), text).toBeNull();
   });
 
   it("the help card and the registration come from the same rows; queue/steer stay off the menu", () => {
-    const help = helpText();
-    for (const s of COMMAND_SPEC) expect(help).toContain(`!${s.name}`);
+    const help = kit.help();
+    for (const s of DISCORD_COMMANDS) expect(help).toContain(`!${s.name}`);
     const { rows, skipped } = applicationCommandPayload();
     expect(skipped).toEqual([]);
-    expect(rows.map((r) => r.name)).toEqual(COMMAND_SPEC.filter((s) => !s.override).map((s) => s.name));
+    expect(rows.map((r) => r.name)).toEqual(DISCORD_COMMANDS.filter((s) => !s.override).map((s) => s.name));
     for (const r of rows) expect(r).toMatchObject({ type: 1, contexts: [0, 1] });
-    expect(help).not.toMatch(/yolo|dashboard/);
   });
 
   it("a row breaking Discord's rules is skipped instead of sinking the whole array", () => {
     const { rows, skipped } = applicationCommandPayload([
-      { name: "ok", aliases: [], args: "", help: "fine" },
-      { name: "Bad Name", aliases: [], args: "", help: "spaces and capitals" },
-      { name: "long", aliases: [], args: "", help: "x".repeat(101) },
-      { name: "ok", aliases: [], args: "", help: "duplicate" },
+      { name: "ok", help: "fine" },
+      { name: "Bad Name", help: "spaces and capitals" },
+      { name: "long", help: "x".repeat(101) },
+      { name: "ok", help: "duplicate" },
     ]);
     expect(rows.map((r) => r.name)).toEqual(["ok"]);
     expect(skipped).toEqual(["Bad Name", "long", "ok"]);
@@ -110,7 +100,10 @@ describe("discord: commands over the wire", () => {
     await say("!help", /^\*\*Commands\*\*/);
     await say("!queue", /^Usage: `!queue <message>`$/);
     await say("!sesions", /^I don't know that command\./);
-    await say("!status", /^💤 Idle\.$/);
+    await say(
+      "!status",
+      /^\*\*Status\*\*\n- Conversation: direct, generation 0\n- Turn: idle\n- Queued: 0\n- Auto-approve: off$/,
+    );
     await say("/stop", /^Nothing is running\.$/);
     await say("!new", /^🆕 Fresh conversation started\.$/);
     expect(stack.provider.prompts).toEqual([]);
@@ -132,8 +125,8 @@ describe("discord: commands over the wire", () => {
     for (const b of bodies)
       expect(b).toMatchObject({ type: 4, data: { flags: 64, allowed_mentions: { parse: [] } } });
     expect(bodies.map((b) => b.data.content).sort()).toEqual([
+      "**Status**\n- Conversation: direct, generation 0\n- Turn: idle\n- Queued: 0\n- Auto-approve: off",
       "You are not allowed to use this bot.",
-      "💤 Idle.",
     ]);
     expect(stack.audit.find("inbound", "denied")).toHaveLength(1);
   });

@@ -45,7 +45,7 @@ describe("discord: !model", () => {
     await say(stack, "!model");
     const picker = messages(stack).at(-1);
     expect(picker?.content).toContain("**Model**: Swift");
-    expect(picker?.content).toContain("**Deep**: slower, more careful");
+    expect(picker?.content).toContain("2. **Deep** — slower, more careful");
     const ids = buttons(picker).map((b) => [b.custom_id, b.label]);
     expect(ids).toEqual([
       ["m:0", "✓ Swift"],
@@ -94,7 +94,7 @@ describe("discord: !model", () => {
     const ack = stack.fake.callsTo("POST", /\/callback$/)[0]?.body as {
       data: { content: string; flags: number };
     };
-    expect(ack.data).toMatchObject({ content: "Model picker posted in this conversation.", flags: 64 });
+    expect(ack.data).toMatchObject({ content: "Posted in this conversation.", flags: 64 });
     expect(messages(stack).at(-1)?.content).toContain("**Model**: Swift");
     await stack.close();
     stack = await startStack({});

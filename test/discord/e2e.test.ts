@@ -42,6 +42,7 @@ describe("discord: a DM turn", () => {
       "status",
       "link",
       "unlink",
+      "yolo",
       "help",
       "sessions",
     ]);

@@ -1,8 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { defangMentions, discordSafe, fitPlatformCap, subtext, withLine } from "../../src/discord/format.js";
+import type { DiscordSettings } from "../../src/discord/index.js";
+import { discordChannel } from "../../src/discord/index.js";
 import { commandReply, deferredUpdate, messagePayload } from "../../src/discord/payload.js";
-import { readDiscordSettings, readToggles } from "../../src/discord/settings.js";
 import { approvalRows, optionRows } from "../../src/discord/widgets.js";
+import { channelSettingsOf } from "../../src/gateway/config.js";
 
 describe("the one payload builder", () => {
   it("puts allowed_mentions {parse: []} on every message body and interaction callback", () => {
@@ -50,34 +52,20 @@ describe("format", () => {
 });
 
 describe("settings", () => {
-  it("reads the section defensively: snowflakes as strings, bad entries dropped with a reason", () => {
-    const s = readDiscordSettings(
-      {
-        discord: {
-          allowedUserIds: ["200000000000000001", 12, "not-an-id", 2e20],
-          autoThread: "yes",
-          reactionsEnabled: false,
-        },
-      },
-      { DISCORD_BOT_TOKEN: " tok ", DISCORD_API_BASE: "http://127.0.0.1:1/api/" },
+  it("validates the section with its schema: snowflakes as strings, a bad entry named, the env origin wins", () => {
+    const settings = channelSettingsOf(
+      discordChannel,
+      { allowedUserIds: ["200000000000000001", 200000000000000], reactionsEnabled: false },
+      { DISCORD_API_BASE: "http://127.0.0.1:1/api/" },
+    ) as DiscordSettings;
+    expect(settings.allowedUserIds).toEqual(["200000000000000001", "200000000000000"]);
+    expect(settings.reactionsEnabled).toBe(false);
+    expect(settings.apiBase).toBe("http://127.0.0.1:1/api");
+    // Deny by default stays deny: a malformed entry is an error naming the key, never dropped silently.
+    expect(() => channelSettingsOf(discordChannel, { allowedUserIds: ["not-an-id"] }, {})).toThrow(
+      /not a Discord snowflake/,
     );
-    expect([...s.allowedUserIds]).toEqual(["200000000000000001"]);
-    expect(s.autoThread).toBe(false);
-    expect(s.reactionsEnabled).toBe(false);
-    expect(s.token).toBe("tok");
-    expect(s.apiBase).toBe("http://127.0.0.1:1/api");
-    expect(s.problems.length).toBe(4);
-  });
-
-  it("the live toggles fall back to the shipped defaults when unreadable", () => {
-    const errors: unknown[] = [];
-    const toggles = readToggles(
-      () => {
-        throw new Error("boom");
-      },
-      (e) => errors.push(e),
-    );
-    expect(toggles).toEqual({ reactionsEnabled: true, showThinking: false });
-    expect(errors).toHaveLength(1);
+    expect(() => channelSettingsOf(discordChannel, { allowedUserIds: [2e20] }, {})).toThrow(/too large/);
+    expect(() => channelSettingsOf(discordChannel, { autoThread: "yes" }, {})).toThrow();
   });
 });

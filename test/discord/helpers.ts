@@ -7,11 +7,13 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { vi } from "vitest";
-import type { DiscordStartOverrides, RunningDiscord } from "../../src/discord/channel.js";
-import { startDiscord } from "../../src/discord/channel.js";
-import type { ParleyConfig } from "../../src/gateway/config.js";
-import { configSchema } from "../../src/gateway/config.js";
+import type { DiscordSettings } from "../../src/discord/index.js";
+import { discordChannel } from "../../src/discord/index.js";
+import type { DiscordStartOverrides, RunningDiscord } from "../../src/discord/start.js";
+import { start as startDiscord } from "../../src/discord/start.js";
+import type { Clock } from "../../src/messaging/base/clock.js";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
+import type { GrantControl } from "../../src/messaging/channel/contract.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import { SessionManager } from "../../src/messaging/session/session-manager.js";
 import type { SessionStore } from "../../src/messaging/session/session-store.js";
@@ -19,6 +21,7 @@ import type { PipelineProvider } from "../../src/messaging/turn/pipeline.js";
 import type { ScriptedProviderOptions, ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
 import { ScriptedProvider } from "../../src/providers/scripted.js";
 import { FakeDiscord } from "../fakes/discord/server.js";
+import { testChannelContext } from "../helpers/channel-context.js";
 import { ManualClock } from "../helpers/manual-clock.js";
 
 export const ALICE = "200000000000000001";
@@ -36,6 +39,7 @@ export interface Stack {
   /** Every session key an agent was started for, in order. */
   startedKeys: string[];
   home: string;
+  store: SessionStore;
   close(): Promise<void>;
 }
 
@@ -43,8 +47,9 @@ export async function startStack(o: {
   turns?: (ScriptedTurn | ScriptStep[])[];
   provider?: ScriptedProviderOptions;
   discord?: Record<string, unknown>;
-  overrides?: DiscordStartOverrides;
+  overrides?: DiscordStartOverrides & { clock?: Clock };
   fake?: FakeDiscord;
+  grant?: GrantControl;
   /** A durable session store (enables links and `!sessions`). */
   store?: SessionStore;
   home?: string;
@@ -62,25 +67,19 @@ export async function startStack(o: {
     },
   });
   const home = o.home ?? mkdtempSync(join(tmpdir(), "parley-discord-"));
-  const config = {
-    ...configSchema.parse({}),
-    discord: { allowedUserIds: [ALICE], apiBase: fake.apiBase, ...o.discord },
-  } as unknown as ParleyConfig;
-  const running = await startDiscord(
-    {
-      config,
-      env: { DISCORD_BOT_TOKEN: fake.token },
-      home,
-      logger,
-      audit,
-      sessions,
-      pipeline: { audit, logger, ...(o.store ? { store: o.store } : {}) },
-      ...(o.store ? { store: o.store } : {}),
-      grant: { isActive: () => false, command: () => "" },
-      announce: () => {},
-    },
-    { throttleMs: 0, ...o.overrides },
-  );
+  const { clock, ...overrides } = o.overrides ?? {};
+  const ctx = testChannelContext<DiscordSettings>(discordChannel, {
+    section: { allowedUserIds: [ALICE], apiBase: fake.apiBase, ...o.discord },
+    env: { DISCORD_BOT_TOKEN: fake.token },
+    home,
+    logger,
+    audit,
+    sessions,
+    ...(o.store ? { store: o.store } : {}),
+    ...(clock ? { clock } : {}),
+    ...(o.grant ? { grant: o.grant } : {}),
+  });
+  const running = await startDiscord(ctx, { throttleMs: 0, ...overrides });
   await running.registration;
   return {
     fake,
@@ -91,6 +90,7 @@ export async function startStack(o: {
     sessions,
     startedKeys,
     home,
+    store: ctx.store,
     async close() {
       await running.stop();
       await fake.close();

@@ -60,7 +60,7 @@ describe("discord renderer", () => {
     await renderer.close();
     expect(contents()).toEqual([
       "The directory has 3 files.",
-      expect.stringMatching(/^> ↪️ also check the weather\nWeather is sunny\.\n-# Finished in 0s$/),
+      expect.stringMatching(/^> ↪️ also check the weather\n\nWeather is sunny\.\n-# Finished in 0s$/),
     ]);
   });
 

@@ -8,7 +8,10 @@ import { runCli } from "../../src/gateway/cli.js";
 async function run(
   argv: string[],
   opts: {
+    /** The operator's trusted file: $PARLEY_HOME/config.json. */
     config?: unknown;
+    /** A parley.config.json in the working directory (untrusted for security keys). */
+    cwdConfig?: unknown;
     env?: Record<string, string>;
     homeEnv?: string;
     /** Files to place in the data home first (relative path -> content). */
@@ -20,7 +23,11 @@ async function run(
     mkdirSync(dirname(join(dir, rel)), { recursive: true });
     writeFileSync(join(dir, rel), content);
   }
-  if (opts.config !== undefined) writeFileSync(join(dir, "parley.config.json"), JSON.stringify(opts.config));
+  const cwd = join(dir, "project");
+  mkdirSync(cwd);
+  if (opts.config !== undefined) writeFileSync(join(dir, "config.json"), JSON.stringify(opts.config));
+  if (opts.cwdConfig !== undefined)
+    writeFileSync(join(cwd, "parley.config.json"), JSON.stringify(opts.cwdConfig));
   if (opts.homeEnv !== undefined) writeFileSync(join(dir, ".env"), opts.homeEnv);
   const out: string[] = [];
   const err: string[] = [];
@@ -28,7 +35,7 @@ async function run(
     out: (l) => out.push(l),
     err: (l) => err.push(l),
     env: { PARLEY_HOME: dir, ...opts.env },
-    cwd: dir,
+    cwd,
     stopSignal: () => new Promise(() => {}),
   };
   const code = await runCli(argv, io);

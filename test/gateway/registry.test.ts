@@ -2,19 +2,23 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import type { ChannelEntry } from "../../src/gateway/channel.js";
-import { configSchema } from "../../src/gateway/config.js";
+import { z } from "zod";
+import { parseConfig } from "../../src/gateway/config.js";
 import { Gateway } from "../../src/gateway/gateway.js";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
+import type { ChannelEntry } from "../../src/messaging/channel/contract.js";
 import { webchatChannel } from "../../src/webchat/index.js";
 
 describe("channel registry", () => {
   it("a channel whose load() throws does not stop the web chat from starting", async () => {
     const loaded: string[] = [];
+    const section = z.strictObject({ enabled: z.boolean().optional() });
     const broken: ChannelEntry = {
       name: "broken",
       docs: "docs/channels/broken.md",
-      configured: () => ({ status: "configured" }),
+      configSchema: section,
+      secretEnv: [],
+      missing: () => [],
       load: async () => {
         loaded.push("broken");
         throw new Error("cannot import the SDK");
@@ -23,7 +27,10 @@ describe("channel registry", () => {
     const lazy: ChannelEntry = {
       name: "unconfigured",
       docs: "docs/channels/x.md",
-      configured: () => ({ status: "disabled" }),
+      configSchema: section,
+      // A secret that is not set: the probe reports the channel disabled without loading it.
+      secretEnv: ["UNCONFIGURED_TOKEN"],
+      missing: () => ["UNCONFIGURED_TOKEN"],
       load: async () => {
         loaded.push("unconfigured");
         throw new Error("must never be imported");
@@ -31,7 +38,8 @@ describe("channel registry", () => {
     };
     const logger = new MemoryLogger();
     const announced: string[] = [];
-    const config = configSchema.parse({ webchat: { port: 0 } });
+    const channels = [broken, lazy, webchatChannel];
+    const config = parseConfig({ webchat: { port: 0 } }, {}, channels);
     const gateway = await Gateway.start({
       config,
       env: {},
@@ -39,7 +47,6 @@ describe("channel registry", () => {
       logger,
       announce: (l) => announced.push(l),
       channels: [broken, lazy, webchatChannel],
-      grant: { isActive: () => false, command: () => "" },
     });
     try {
       expect(gateway.running.map((c) => c.name)).toEqual(["webchat"]);
@@ -61,12 +68,11 @@ describe("channel registry", () => {
       logger,
       announce: () => {},
       channels: [webchatChannel],
-      grant: { isActive: () => false, command: () => "" },
     };
     const g1 = await Gateway.start({
       ...base,
       home: mkdtempSync(join(tmpdir(), "p-")),
-      config: configSchema.parse({ webchat: { host: "0.0.0.0", port: 0 } }),
+      config: parseConfig({ webchat: { host: "0.0.0.0", port: 0 } }, {}),
     });
     expect(g1.running).toEqual([]);
     expect(g1.failures[0]?.error).toContain("--allow-remote");
@@ -74,7 +80,7 @@ describe("channel registry", () => {
     const g2 = await Gateway.start({
       ...base,
       home: mkdtempSync(join(tmpdir(), "p-")),
-      config: configSchema.parse({ webchat: { host: "0.0.0.0", port: 0, allowRemote: true } }),
+      config: parseConfig({ webchat: { host: "0.0.0.0", port: 0, allowRemote: true } }, {}),
     });
     expect(g2.running.map((c) => c.name)).toEqual(["webchat"]);
     expect(

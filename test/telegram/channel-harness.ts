@@ -6,19 +6,21 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, expect } from "vitest";
-import type { GatewayContext, GrantControl } from "../../src/gateway/channel.js";
-import type { ParleyConfig } from "../../src/gateway/config.js";
-import { configSchema } from "../../src/gateway/config.js";
+import type { Clock } from "../../src/messaging/base/clock.js";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
+import type { ChannelContext, GrantControl } from "../../src/messaging/channel/contract.js";
 import type { AgentPromptCapabilities } from "../../src/messaging/files/prompt-blocks.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import { SessionManager } from "../../src/messaging/session/session-manager.js";
 import type { PipelineProvider } from "../../src/messaging/turn/pipeline.js";
 import type { ScriptedProviderOptions, ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
 import { ScriptedProvider } from "../../src/providers/scripted.js";
-import type { RunningTelegram, TelegramStartOverrides } from "../../src/telegram/channel.js";
-import { startTelegram } from "../../src/telegram/channel.js";
+import type { TelegramSettings } from "../../src/telegram/index.js";
+import { telegramChannel } from "../../src/telegram/index.js";
+import type { RunningTelegram, TelegramStartOverrides } from "../../src/telegram/start.js";
+import { start as startTelegram } from "../../src/telegram/start.js";
 import { FakeTelegram } from "../fakes/telegram/server.js";
+import { testChannelContext } from "../helpers/channel-context.js";
 import { NO_PACE } from "./helpers.js";
 
 export const OWNER = 42;
@@ -31,6 +33,7 @@ export interface ChannelUnderTest {
   /** Providers by session key, in creation order. */
   providers: Map<string, ScriptedProvider>;
   home: string;
+  store: ChannelContext["store"];
   stop(): Promise<void>;
 }
 
@@ -42,7 +45,7 @@ export interface ChannelOptions {
   /** Further provider options for every session (agent controls: modelMenu, compaction, timers). */
   provider?: ScriptedProviderOptions;
   home?: string;
-  overrides?: TelegramStartOverrides;
+  overrides?: TelegramStartOverrides & { clock?: Clock };
   grant?: GrantControl;
   queueMode?: "steer" | "queue";
   /** Over the default env (the fake's token and API root). */
@@ -69,31 +72,22 @@ export async function startChannel(fake: FakeTelegram, o: ChannelOptions = {}): 
       return p;
     },
   });
-  // The telegram section may carry keys the gateway schema does not know yet; the channel reads
-  // its own section defensively, so it is passed as the raw object.
-  const config: ParleyConfig = {
-    ...configSchema.parse({ queueMode: o.queueMode ?? "steer" }),
-    telegram: {
-      allowedUserIds: [String(OWNER)],
-      pollTimeoutSeconds: 1,
-      ...o.telegram,
-    } as ParleyConfig["telegram"],
-  };
-  const ctx: GatewayContext = {
-    config,
+  const { clock, ...overrides } = o.overrides ?? {};
+  const ctx = testChannelContext<TelegramSettings>(telegramChannel, {
+    section: { allowedUserIds: [String(OWNER)], pollTimeoutSeconds: 1, ...o.telegram },
     env: { TELEGRAM_BOT_TOKEN: fake.token, TELEGRAM_API_ROOT: fake.apiRoot, ...o.env },
     home,
     logger,
     audit,
     sessions,
-    pipeline: { audit, logger },
-    grant: o.grant ?? { isActive: () => false, command: () => "Auto-approve is off." },
-    announce: () => {},
-  };
+    queueMode: o.queueMode ?? "steer",
+    ...(clock ? { clock } : {}),
+    ...(o.grant ? { grant: o.grant } : {}),
+  });
   const running = await startTelegram(ctx, {
     pace: NO_PACE,
     renderer: { throttleMs: 0 },
-    ...o.overrides,
+    ...overrides,
   });
   let stopped = false;
   return {
@@ -103,6 +97,7 @@ export async function startChannel(fake: FakeTelegram, o: ChannelOptions = {}): 
     sessions,
     providers,
     home,
+    store: ctx.store,
     async stop() {
       if (stopped) return;
       stopped = true;

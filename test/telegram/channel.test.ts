@@ -302,7 +302,7 @@ describe("approvals", () => {
     );
     expect(shown?.visible).toContain("✅ Approved");
     expect(shown?.replyMarkup).toEqual({ inline_keyboard: [] });
-    expect(lab.fake.callsOf("answerCallbackQuery")[0]?.params.text).toBe("✅ Approved");
+    expect(lab.fake.callsOf("answerCallbackQuery")[0]?.params.text).toBe("✅ Approved (this once)");
   });
 
   it("a press with a stale nonce (from before a restart) does not run the tool", async () => {

@@ -9,18 +9,14 @@ import {
   parseApprovalData,
   parseModelData,
 } from "../../src/telegram/buttons.js";
-import {
-  COMMAND_SPEC,
-  helpText,
-  isBareMidTurnOverride,
-  menuCommands,
-  parseCommand,
-} from "../../src/telegram/commands.js";
+import { menuCommands, TELEGRAM_COMMANDS, telegramCommands } from "../../src/telegram/commands.js";
 import { isReactionEmoji, REACTION_EMOJI } from "../../src/telegram/limits.js";
 
-describe("COMMAND_SPEC", () => {
+const kit = telegramCommands(() => "parley_bot");
+
+describe("the command table", () => {
   it("covers the issue's command list", () => {
-    const names = COMMAND_SPEC.map((s) => s.name).sort();
+    const names = TELEGRAM_COMMANDS.map((s) => s.name).sort();
     expect(names).toEqual(
       [
         "compact",
@@ -40,15 +36,15 @@ describe("COMMAND_SPEC", () => {
         "yolo",
       ].sort(),
     );
-    expect(parseCommand("/cancel", "bot")).toMatchObject({ kind: "command", spec: { name: "stop" } });
+    expect(kit.parse("/cancel")).toMatchObject({ kind: "command", spec: { name: "stop" } });
   });
 
   it("every table entry parses, is in the menu and in /help, and nothing else is", () => {
     const menu = menuCommands();
-    const help = helpText();
-    expect(menu.map((m) => m.command)).toEqual(COMMAND_SPEC.map((s) => s.name));
-    for (const spec of COMMAND_SPEC) {
-      expect(parseCommand(`/${spec.name}`, "bot")).toMatchObject({ kind: "command", spec });
+    const help = kit.help();
+    expect(menu.map((m) => m.command)).toEqual(TELEGRAM_COMMANDS.map((s) => s.name));
+    for (const spec of TELEGRAM_COMMANDS) {
+      expect(kit.parse(`/${spec.name}`)).toMatchObject({ kind: "command", spec });
       expect(help).toContain(`/${spec.name}`);
       // Telegram's menu grammar: lowercase, digits, underscore; 1-32; a non-empty description.
       expect(spec.name).toMatch(/^[a-z0-9_]{1,32}$/);
@@ -57,21 +53,11 @@ describe("COMMAND_SPEC", () => {
   });
 
   it("honours /cmd@bot only for this bot; a path is not a command", () => {
-    expect(parseCommand("/new@Parley_Bot", "parley_bot")).toMatchObject({
-      kind: "command",
-      spec: { name: "new" },
-    });
-    expect(parseCommand("/new@other_bot", "parley_bot")).toEqual({ kind: "foreign" });
-    expect(parseCommand("/etc/hosts is a file", "parley_bot")).toBeNull();
-    expect(parseCommand("/unknown", "parley_bot")).toBeNull();
-    expect(parseCommand("/queue /new", "parley_bot")).toMatchObject({ spec: { name: "queue" }, arg: "/new" });
-  });
-
-  it("a bare /steer or /queue is an override with no body", () => {
-    expect(isBareMidTurnOverride(parseCommand("/steer", "b"))).toBe(true);
-    expect(isBareMidTurnOverride(parseCommand("/queue   ", "b"))).toBe(true);
-    expect(isBareMidTurnOverride(parseCommand("/queue later", "b"))).toBe(false);
-    expect(isBareMidTurnOverride(parseCommand("/new", "b"))).toBe(false);
+    expect(kit.parse("/new@Parley_Bot")).toMatchObject({ kind: "command", spec: { name: "new" } });
+    expect(kit.parse("/new@other_bot")).toEqual({ kind: "foreign" });
+    expect(kit.parse("/etc/hosts is a file")).toBeNull();
+    expect(kit.parse("/unknown")).toBeNull();
+    expect(kit.parse("/queue /new")).toMatchObject({ spec: { name: "queue" }, arg: "/new" });
   });
 });
 

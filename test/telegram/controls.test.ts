@@ -13,9 +13,6 @@ import {
   MODEL_NOT_OFFERED,
 } from "../../src/messaging/session/agent-controls.js";
 import type { ScriptStep } from "../../src/providers/scripted.js";
-import { htmlVisibleText } from "../../src/telegram/html.js";
-import { TELEGRAM_MAX_MESSAGE_UTF16 } from "../../src/telegram/limits.js";
-import { MODEL_PICKER_MAX, modelButtonLabels, modelPickerHtml } from "../../src/telegram/model-picker.js";
 import type { FakeTelegram } from "../fakes/telegram/server.js";
 import { permissionRequest } from "../helpers/events.js";
 import type { ChannelOptions, ChannelUnderTest } from "./channel-harness.js";
@@ -66,13 +63,13 @@ function sentKeyboard(messageId: number): { text: string; callback_data?: string
 /** `/model` and the picker message it posts, once its list is registered (a press can resolve). */
 async function askForModels(c: ChannelUnderTest, opts: SendOpts = {}) {
   const chat = opts.chat?.id ?? OWNER;
-  const models = c.running.dispatcher.models;
-  const before = models.offered;
+  const models = c.running.hub.models;
+  const before = models.size;
   const shown = await say("/model", opts);
   const picker = lab.fake.sentMessages(chat).find((m) => m.visible === shown && m.replyMarkup !== undefined);
   if (!picker) throw new Error(`no picker was posted; the bot said: ${shown}`);
   // The lab.fake shows the message before the bot has read sendMessage's answer and recorded the list.
-  await until(() => models.offered > before, "the list to be recorded");
+  await until(() => models.size > before, "the list to be recorded");
   return picker;
 }
 
@@ -106,7 +103,9 @@ describe("telegram: /model", () => {
   it("posts the list as buttons; a press switches the model and retires the buttons; a reuse is refused", async () => {
     const c = await channel({ provider: { modelMenu: MENU } });
     const picker = await askForModels(c);
-    expect(picker.visible).toBe("Model: Swift\n• Swift ✓\n• Deep: slower, more careful\nPick one below.");
+    expect(picker.visible).toBe(
+      "Model: Swift\n1. Swift ✓\n2. Deep — slower, more careful\n\nPick one below.",
+    );
     expect(sentKeyboard(picker.messageId)).toEqual([
       [
         { text: "✓ Swift", callback_data: "m:0" },
@@ -179,46 +178,6 @@ describe("telegram: /model", () => {
     await channel();
     expect(await say("/model")).toBe(MODEL_NOT_OFFERED);
     expect(lab.fake.sentMessages(OWNER).every((m) => m.replyMarkup === undefined)).toBe(true);
-  });
-});
-
-describe("telegram: the picker's text and labels", () => {
-  const many = (n: number, description?: string): ModelMenu => ({
-    configId: "model",
-    current: undefined,
-    options: Array.from({ length: n }, (_, i) => ({
-      id: `m${i}`,
-      name: `Model ${i}`,
-      ...(description ? { description } : {}),
-    })),
-  });
-
-  it("offers at most MODEL_PICKER_MAX and says how many more there are", () => {
-    const menu = many(30);
-    expect(MODEL_PICKER_MAX).toBe(24);
-    expect(modelButtonLabels(menu)).toHaveLength(24);
-    const shown = htmlVisibleText(modelPickerHtml(menu));
-    expect(shown.startsWith("Model: agent default\n• Model 0\n")).toBe(true);
-    expect(shown).toContain("• Model 23\n…and 6 more not shown\nPick one below.");
-    expect(shown).not.toContain("Model 24");
-  });
-
-  it("drops descriptions rather than exceed one message; agent text is escaped and one line", () => {
-    // Each description is cut to 120 code points, but escaping grows it well past that on the wire.
-    const long = many(24, "<&>".repeat(100));
-    const html = modelPickerHtml(long);
-    expect(html.length).toBeLessThanOrEqual(TELEGRAM_MAX_MESSAGE_UTF16);
-    expect(html).not.toContain("&lt;&amp;&gt;");
-    expect(htmlVisibleText(html)).toContain("• Model 23\nPick one below.");
-    const short = modelPickerHtml(many(2, "fast"));
-    expect(htmlVisibleText(short)).toContain("• Model 1: fast");
-    const odd: ModelMenu = {
-      configId: "model",
-      current: "x",
-      options: [{ id: "x", name: "<b>big</b>\nmodel", description: "a & b" }],
-    };
-    expect(modelPickerHtml(odd)).toContain("• <b>&lt;b&gt;big&lt;/b&gt; model</b> ✓: a &amp; b");
-    expect(modelButtonLabels(odd)).toEqual(["✓ <b>big</b> model"]);
   });
 });
 

@@ -38,7 +38,7 @@ describe("conversation commands", () => {
     expect(await say("/new", 2)).toBe("🆕 Fresh conversation started.");
     await say("again", 3);
     expect([...c.providers.keys()]).toEqual([KEY, `${KEY}:gen1`]);
-    expect(c.running.dispatcher.store.generationOf(KEY)).toBe(1);
+    expect(c.store.generationOf(KEY)).toBe(1);
   });
 
   it("/stop cancels the running turn and says so", async () => {
@@ -66,26 +66,33 @@ describe("conversation commands", () => {
     expect(c.providers.get(KEY)?.hasActiveTurn()).toBe(false);
   });
 
-  it("/sessions is refused in a Topic and with more than one allow-listed user", async () => {
+  it("/sessions is refused in a Topic and, with several allow-listed users and no named owner, to all", async () => {
     const forum = { allowForum: true, allowedForumChatIds: [String(FORUM.id)] };
     const c = await channel({ telegram: forum });
-    expect(await say("/sessions", 1, { chat: FORUM, threadId: 5 })).toContain("only shown in a private chat");
-    expect(c.audit.find("telegram.sessions", "refused")[0]?.fields.reason).toBe("shared_topic_audience");
+    expect(await say("/sessions", 1, { chat: FORUM, threadId: 5 })).toContain(
+      "only shown in a direct conversation",
+    );
+    expect(c.audit.find("telegram.sessions", "refused")[0]?.fields.reason).toBe("shared_audience");
     expect(await say("/sessions", 1)).toMatch(/No sessions yet|Sessions/);
     await c.stop();
 
     const two = await channel({ telegram: { allowedUserIds: [String(OWNER), "43"] } });
-    expect(await say("/sessions", 2)).toContain("exactly one allow-listed user");
-    expect(two.audit.find("telegram.sessions", "refused")[0]?.fields.reason).toBe("no_unambiguous_owner");
+    expect(await say("/sessions", 2)).toBe("Only the owner of this bot can list its sessions.");
+    expect(two.audit.find("telegram.sessions", "refused")[0]?.fields.reason).toBe("not_owner");
+    await two.stop();
+
+    // Naming the owner among several makes it unambiguous.
+    await channel({ telegram: { allowedUserIds: [String(OWNER), "43"], owner: String(OWNER) } });
+    expect(await say("/sessions", 3)).toMatch(/No sessions yet|Sessions/);
   });
 
   it("/temporary marks the conversation; /title then refuses to persist; /status reports both", async () => {
     const c = await channel();
     expect(await say("/temporary", 1)).toContain("Temporary mode");
-    expect(c.running.dispatcher.privacy.isTemporary(KEY)).toBe(true);
-    expect(c.running.dispatcher.store.flag(KEY, "temporary")).toBe(true);
+    expect(c.running.hub.privacy?.isTemporary(KEY)).toBe(true);
+    expect(c.store.flag(KEY, "temporary")).toBe(true);
     expect(await say("/title Deploy plan", 2)).toContain("not saved");
-    expect(c.running.dispatcher.store.titleOf(KEY)).toBeNull();
+    expect(c.store.titleOf(KEY)).toBeNull();
     const status = await say("/status", 3);
     expect(status).toContain("Privacy: temporary");
     expect(status).toContain("Auto-approve: off");
@@ -94,29 +101,23 @@ describe("conversation commands", () => {
   it("/title names the conversation; /link and /unlink bind and release this chat", async () => {
     const c = await channel();
     expect(await say("/title Deploy plan", 1)).toBe("✏️ Title set: Deploy plan");
-    expect(c.running.dispatcher.store.titleOf(KEY)).toEqual({ title: "Deploy plan", kind: "manual" });
+    expect(c.store.titleOf(KEY)).toEqual({ title: "Deploy plan", kind: "manual" });
     expect(await say("/link", 2)).toContain("Linked");
-    expect(c.running.dispatcher.store.getMirrorLink(KEY)).toEqual({
+    expect(c.store.getMirrorLink(KEY)).toEqual({
       channelType: "telegram",
       conversationId: "42",
     });
     expect(await say("/unlink", 3)).toBe("✅ Unlinked.");
-    expect(c.running.dispatcher.store.mirrorOptOut(KEY)).toBe(true);
+    expect(c.store.mirrorOptOut(KEY)).toBe(true);
   });
 
-  it("/yolo goes to the one gateway-wide grant", async () => {
-    const calls: string[] = [];
-    await channel({
-      grant: {
-        isActive: () => false,
-        command: (arg) => {
-          calls.push(arg);
-          return "⚠️ Auto-approve is ON for 30m.";
-        },
-      },
+  it("/yolo from the owner in the DM arms the one gateway-wide grant, recording who and where", async () => {
+    const c = await channel();
+    expect(await say("/yolo on 30m", 1)).toMatch(/^⚠️ Auto-approve is ON for 30m\./);
+    expect(c.audit.find("auto_approve", "granted")[0]?.fields).toMatchObject({
+      source: "telegram",
+      caller: String(OWNER),
     });
-    expect(await say("/yolo on 30m", 1)).toBe("⚠️ Auto-approve is ON for 30m.");
-    expect(calls).toEqual(["on 30m"]);
   });
 });
 

@@ -7,7 +7,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { configSchema } from "../../src/gateway/config.js";
+import { parseConfig } from "../../src/gateway/config.js";
 import { Gateway } from "../../src/gateway/gateway.js";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import { telegramChannel } from "../../src/telegram/index.js";
@@ -22,13 +22,12 @@ beforeAll(async () => {
   process.env.DEMO_AGENT_SPEED = "0";
   fake = await FakeTelegram.start({ lifetimeMs: 120_000 });
   gateway = await Gateway.start({
-    config: configSchema.parse({ telegram: { allowedUserIds: [OWNER], apiRoot: fake.apiRoot } }),
+    config: parseConfig({ telegram: { allowedUserIds: [OWNER], apiRoot: fake.apiRoot } }, {}),
     env: { TELEGRAM_BOT_TOKEN: fake.token },
     home: mkdtempSync(join(tmpdir(), "parley-tg-e2e-")),
     logger: new MemoryLogger(),
     announce: () => {},
     channels: [telegramChannel],
-    grant: { isActive: () => false, command: () => "" },
   });
 }, 60_000);
 

@@ -255,7 +255,7 @@ describe("telegram: files and the turn", () => {
     await answered();
     expect(blocks(provider(c).prompts[0])[0]).toEqual({ type: "text", text: "/new" });
     expect(visible().some((v) => v.includes("Fresh conversation"))).toBe(false);
-    expect(c.running.dispatcher.store.generationOf(KEY)).toBe(0);
+    expect(c.store.generationOf(KEY)).toBe(0);
   });
 });
 
@@ -272,7 +272,7 @@ describe("telegram: albums", () => {
         mediaGroupId: "album-1",
         ...(i === 0 ? { caption: "compare these" } : {}),
       });
-    await until(() => c.running.dispatcher.albums.held === 3, "the three items");
+    await until(() => c.running.updates.albums.held === 3, "the three items");
     await clock.advance(999);
     expect(c.providers.size).toBe(0);
     expect(fake.callsOf("getFile")).toHaveLength(0);
@@ -328,10 +328,10 @@ describe("telegram: albums at shutdown", () => {
     const c = await channel({ turns: () => [answer("late")], overrides: { clock } });
     for (const f of [0, 1].map(() => fake.hostFile({ bytes: JPEG, folder: "photos" })))
       fake.pushMedia({ id: OWNER }, photoOf(f), { mediaGroupId: "album-3" });
-    await until(() => c.running.dispatcher.albums.held === 2, "the two items");
+    await until(() => c.running.updates.albums.held === 2, "the two items");
     // The settle timer never fires (the clock stands still): only the shutdown can route the album.
     await c.stop();
-    expect(c.running.dispatcher.albums.size).toBe(0);
+    expect(c.running.updates.albums.size).toBe(0);
     expect(c.providers.size).toBe(1);
   });
 });
@@ -387,7 +387,7 @@ describe("telegram: files in a forum Topic", () => {
       threadId: 9,
       mediaGroupId: "album-4",
     });
-    await until(() => c.running.dispatcher.albums.held === 2, "the two items");
+    await until(() => c.running.updates.albums.held === 2, "the two items");
     await clock.advance(1_000);
     await pump(
       clock,

@@ -1,14 +1,15 @@
 /** The chat gate, the activation gate, mention detection from entities (UTF-16 offsets), and the probe. */
 import { describe, expect, it } from "vitest";
-import { configSchema } from "../../src/gateway/config.js";
+import { channelSettingsOf } from "../../src/gateway/config.js";
+import { probeChannel } from "../../src/messaging/channel/contract.js";
 import {
   activationOutcome,
   addressesBot,
   forumGateOutcome,
   mentionHandles,
 } from "../../src/telegram/gate.js";
-import { probeTelegram } from "../../src/telegram/index.js";
-import { readTelegramSettings } from "../../src/telegram/settings.js";
+import type { TelegramSettings } from "../../src/telegram/index.js";
+import { telegramChannel } from "../../src/telegram/index.js";
 import type { TgMessage } from "../../src/telegram/wire.js";
 
 const BOT = { id: 999, username: "parley_bot" };
@@ -108,47 +109,48 @@ describe("activationOutcome", () => {
 });
 
 describe("settings and the registry probe", () => {
-  const config = (telegram?: Record<string, unknown>) =>
-    configSchema.parse(telegram ? { telegram: { allowedUserIds: telegram.allowedUserIds ?? [] } } : {});
+  const settings = (section: Record<string, unknown>, env: Record<string, string> = {}) =>
+    channelSettingsOf(telegramChannel, section, env) as TelegramSettings;
+  const probe = (section: Record<string, unknown> | undefined, env: Record<string, string> = {}) =>
+    probeChannel(telegramChannel, settings(section ?? {}, env), env, section !== undefined);
 
-  it("reads every key with its default, the token only from the environment", () => {
-    const s = readTelegramSettings(
-      {
-        allowedUserIds: [42, "43", "x", 4.5],
-        allowForum: true,
-        allowedForumChatIds: ["-100777", -100888],
-        forumActivation: "bogus",
-        queueMode: "queue",
-        pollTimeoutSeconds: 999,
-        apiRoot: "http://127.0.0.1:9/",
-        botToken: "from-config-is-ignored",
-      },
-      { TELEGRAM_BOT_TOKEN: " 1:abc " },
-    );
-    expect(s.token).toBe("1:abc");
-    expect([...s.allowedUserIds]).toEqual(["42", "43"]);
-    expect([...s.allowedForumChatIds]).toEqual(["-100777", "-100888"]);
+  it("validates every key with its default; the token is never a setting", () => {
+    const s = settings({
+      allowedUserIds: [42, "43"],
+      allowForum: true,
+      allowedForumChatIds: ["-100777", -100888],
+      queueMode: "queue",
+      pollTimeoutSeconds: 50,
+      apiRoot: "http://127.0.0.1:9/",
+    });
+    expect(s.allowedUserIds).toEqual(["42", "43"]);
+    expect(s.allowedForumChatIds).toEqual(["-100777", "-100888"]);
     expect(s.forumActivation).toBe("always");
     expect(s.queueMode).toBe("queue");
-    expect(s.pollTimeoutSeconds).toBe(50);
     expect(s.apiRoot).toBe("http://127.0.0.1:9");
-    expect(s.enabled).toBe(true);
-    expect(readTelegramSettings({}, {}).enabled).toBe(false);
-    expect(readTelegramSettings({}, { TELEGRAM_API_ROOT: "http://x" }).apiRoot).toBe("http://x");
+    // A bad value is an error naming it, never silently narrowed or widened.
+    expect(() => settings({ allowedUserIds: ["x"] })).toThrow(/not a Telegram user id/);
+    expect(() => settings({ allowedUserIds: [4.5] })).toThrow();
+    expect(() => settings({ forumActivation: "bogus" })).toThrow();
+    expect(() => settings({ pollTimeoutSeconds: 999 })).toThrow();
+    expect(() => settings({ botToken: "from-config" })).toThrow(/botToken/);
+    // One precedence rule: an environment setting wins over the file.
+    expect(settings({ apiRoot: "http://file" }, { TELEGRAM_API_ROOT: "http://x" }).apiRoot).toBe("http://x");
   });
 
   it("is disabled without a token, incomplete without an allow-list, configured with both", () => {
-    expect(probeTelegram(config(), {}).status).toBe("disabled");
-    expect(probeTelegram(config({}), { TELEGRAM_BOT_TOKEN: "1:a" })).toEqual({
+    expect(probe(undefined).status).toBe("disabled");
+    expect(probe({}, { TELEGRAM_BOT_TOKEN: "1:a" })).toEqual({
       status: "incomplete",
       missing: ["telegram.allowedUserIds"],
     });
-    expect(probeTelegram(config({ allowedUserIds: [42] }), {})).toEqual({
+    expect(probe({ allowedUserIds: [42] })).toEqual({
       status: "incomplete",
       missing: ["TELEGRAM_BOT_TOKEN"],
     });
-    expect(probeTelegram(config({ allowedUserIds: [42] }), { TELEGRAM_BOT_TOKEN: "1:a" }).status).toBe(
-      "configured",
+    expect(probe({ allowedUserIds: [42] }, { TELEGRAM_BOT_TOKEN: "1:a" }).status).toBe("configured");
+    expect(probe({ enabled: false, allowedUserIds: [42] }, { TELEGRAM_BOT_TOKEN: "1:a" }).status).toBe(
+      "disabled",
     );
   });
 });

@@ -18,10 +18,13 @@ import type { PipelineProvider } from "../../src/messaging/turn/pipeline.js";
 import type { ScriptedProviderOptions, ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
 import { ScriptedProvider } from "../../src/providers/scripted.js";
 import type { Connection } from "../../src/webchat/client.js";
-import { WebChatDispatcher } from "../../src/webchat/dispatch.js";
-import { MODEL_HINT } from "../../src/webchat/model.js";
+import { webchatChannel } from "../../src/webchat/index.js";
 import type { ServerFrame } from "../../src/webchat/protocol.js";
-import { WebChatTransport } from "../../src/webchat/transport.js";
+import { assembleWebChat } from "../../src/webchat/start.js";
+import { testChannelContext } from "../helpers/channel-context.js";
+
+const MODEL_HINT = "Send `/model <number or name>` to switch.";
+
 import { permissionRequest } from "../helpers/events.js";
 
 const CONVERSATION = "c1";
@@ -36,7 +39,7 @@ const MENU: ModelMenu = {
   ],
 };
 
-const running: WebChatDispatcher[] = [];
+const running: { shutdown(): Promise<void> }[] = [];
 afterEach(async () => {
   await Promise.all(running.splice(0).map((d) => d.shutdown()));
 });
@@ -60,24 +63,17 @@ function chat(
       return provider;
     },
   });
-  const transport = new WebChatTransport({ audit });
+  const { transport, hub, frames } = assembleWebChat(
+    testChannelContext(webchatChannel, { sessions, audit, logger, section: { port: 0 } }),
+  );
   transport.admit("owner", () => {});
   transport.open(CONVERSATION);
-  const dispatcher = new WebChatDispatcher({
-    transport,
-    sessions,
-    pipeline: { audit, logger },
-    audit,
-    logger,
-    approvalMode: "interactive",
-    queueMode: "steer",
-  });
-  running.push(dispatcher);
+  running.push(hub);
   const errors: ServerFrame[] = [];
   const conn: Connection = { conversationId: CONVERSATION, principal: "owner", send: (f) => errors.push(f) };
   const bubbles = (role: string) => transport.bubbles(CONVERSATION).filter((b) => b.role === role);
 
-  const send = (text: string) => dispatcher.handleFrame(conn, { type: "message", text });
+  const send = (text: string) => frames.handleFrame(conn, { type: "message", text });
 
   /** Sends a message and returns the text of the system reply it produced. */
   async function say(text: string): Promise<string> {
@@ -104,9 +100,14 @@ describe("webchat: /model", () => {
   it("lists the agent's models numbered, the current one marked", async () => {
     const c = chat({ modelMenu: MENU });
     expect(await c.say("/model")).toBe(
-      ["**Model**: Swift", "1. Swift ✓", "2. Deep — slower, more careful", "3. Tiny", "", MODEL_HINT].join(
-        "\n",
-      ),
+      [
+        "**Model**: Swift",
+        "1. **Swift** ✓",
+        "2. **Deep** — slower, more careful",
+        "3. **Tiny**",
+        "",
+        MODEL_HINT,
+      ].join("\n"),
     );
     expect(c.provider.modelChoices).toEqual([]);
   });
@@ -117,8 +118,8 @@ describe("webchat: /model", () => {
     expect(c.provider.modelChoices).toEqual(["deep"]);
     const list = await c.say("/model");
     expect(list).toContain("**Model**: Deep");
-    expect(list).toContain("2. Deep ✓ — slower, more careful");
-    expect(list).toContain("1. Swift\n");
+    expect(list).toContain("2. **Deep** ✓ — slower, more careful");
+    expect(list).toContain("1. **Swift**\n");
   });
 
   it("/new keeps the chosen model: the next conversation's agent is given it before its first turn", async () => {
@@ -143,7 +144,7 @@ describe("webchat: /model", () => {
     const c = chat({ modelMenu: MENU });
     const reply = await c.say("/model gpt-9");
     expect(reply).toContain('No single model matches "gpt-9".');
-    expect(reply).toContain("1. Swift ✓\n2. Deep — slower, more careful\n3. Tiny");
+    expect(reply).toContain("1. **Swift** ✓\n2. **Deep** — slower, more careful\n3. **Tiny**");
     expect(await c.say("/model 4")).toContain('No single model matches "4".');
     expect(c.provider.modelChoices).toEqual([]);
   });
@@ -196,7 +197,7 @@ describe("webchat: /compact", () => {
   it("an agent without compaction points at /new", async () => {
     const c = chat();
     await c.turn("hi");
-    expect(await c.say("/compact")).toBe(compactUnsupportedReply("/new"));
+    expect(await c.say("/compact")).toBe(compactUnsupportedReply("`/new`"));
   });
 });
 

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import type { Browser, Page } from "playwright-core";
 import { chromium } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { configSchema } from "../../src/gateway/config.js";
+import { parseConfig } from "../../src/gateway/config.js";
 import { Gateway } from "../../src/gateway/gateway.js";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import { webchatChannel } from "../../src/webchat/index.js";
@@ -21,13 +21,12 @@ beforeAll(async () => {
   process.env.DEMO_AGENT_SPEED = "2";
   const announced: string[] = [];
   gateway = await Gateway.start({
-    config: configSchema.parse({ webchat: { port: 0 } }),
+    config: parseConfig({ webchat: { port: 0 } }, {}),
     env: {},
     home: mkdtempSync(join(tmpdir(), "parley-e2e-")),
     logger: new MemoryLogger(),
     announce: (l) => announced.push(l),
     channels: [webchatChannel],
-    grant: { isActive: () => false, command: () => "" },
   });
   url = (announced[0] ?? "").replace("parley web chat: ", "");
   browser = await chromium.launch({
@@ -91,7 +90,7 @@ describe("web chat in Chromium", () => {
       .toEqual(expect.arrayContaining([expect.stringContaining("Permission approved")]));
     await expect
       .poll(() => page.locator('[data-role="approval"]').getByTestId("status").textContent())
-      .toBe("✅ Approved");
+      .toBe("✅ Approved (this once)");
     await page.close();
   }, 40_000);
 

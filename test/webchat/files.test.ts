@@ -13,7 +13,6 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import WebSocket from "ws";
-import { configSchema } from "../../src/gateway/config.js";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import { SessionManager } from "../../src/messaging/session/session-manager.js";
@@ -21,9 +20,8 @@ import type { PipelineProvider } from "../../src/messaging/turn/pipeline.js";
 import type { PromptContent } from "../../src/messaging/turn/provider-events.js";
 import type { ScriptedProviderOptions, ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
 import { ScriptedProvider } from "../../src/providers/scripted.js";
-import { start } from "../../src/webchat/channel.js";
 import type { Connection } from "../../src/webchat/client.js";
-import { WebChatDispatcher } from "../../src/webchat/dispatch.js";
+import { webchatChannel } from "../../src/webchat/index.js";
 import type { Bubble, ServerFrame } from "../../src/webchat/protocol.js";
 import {
   base64Length,
@@ -33,7 +31,9 @@ import {
   MAX_UPLOAD_FILES,
   parseClientFrame,
 } from "../../src/webchat/protocol.js";
-import { WEBCHAT_CAPABILITIES, WebChatTransport } from "../../src/webchat/transport.js";
+import { assembleWebChat, start } from "../../src/webchat/start.js";
+import { WEBCHAT_CAPABILITIES } from "../../src/webchat/transport.js";
+import { testChannelContext } from "../helpers/channel-context.js";
 import { permissionRequest } from "../helpers/events.js";
 import { ManualClock } from "../helpers/manual-clock.js";
 
@@ -121,17 +121,16 @@ async function startChat(
   });
   const tmpRoot = mkdtempSync(join(tmpdir(), "parley-webchat-files-"));
   const announced: string[] = [];
-  const running = await start({
-    config: configSchema.parse({ webchat: { port: 0 }, queueMode: "steer" }),
-    env: {},
-    home: mkdtempSync(join(tmpdir(), "parley-webchat-home-")),
-    logger,
-    audit,
-    sessions,
-    pipeline: { audit, logger, ingestTmpRoot: tmpRoot },
-    grant: { isActive: () => false, command: () => "" },
-    announce: (line) => announced.push(line),
-  });
+  const running = await start(
+    testChannelContext(webchatChannel, {
+      section: { port: 0 },
+      logger,
+      audit,
+      sessions,
+      pipeline: { ingestTmpRoot: tmpRoot },
+      announce: (line) => announced.push(line),
+    }),
+  );
   cleanups.push(() => running.stop());
   const base = new URL((announced[0] ?? "").replace("parley web chat: ", ""));
   const token = base.searchParams.get("token") ?? "";
@@ -374,20 +373,16 @@ describe("web chat files: the held-bytes bound", () => {
       timers: new ManualClock(),
     });
     const sessions = new SessionManager<PipelineProvider>({ createProvider: () => provider });
-    const transport = new WebChatTransport({ audit });
-    transport.admit("owner", () => {});
-    transport.open("c1");
-    const dispatcher = new WebChatDispatcher({
+    const {
       transport,
-      sessions,
-      pipeline: { audit, logger },
-      audit,
-      logger,
-      approvalMode: "interactive",
-      queueMode: "steer",
+      hub,
+      frames: dispatcher,
+    } = assembleWebChat(testChannelContext(webchatChannel, { sessions, audit, logger }), {
       maxHeldUploadBytes: 10,
     });
-    cleanups.push(() => dispatcher.shutdown());
+    transport.admit("owner", () => {});
+    transport.open("c1");
+    cleanups.push(() => hub.shutdown());
     const conn: Connection = { conversationId: "c1", principal: "owner", send: () => {} };
     const bubbles = (role: string) => transport.bubbles("c1").filter((b) => b.role === role);
     const eight = { name: "n.txt", mime: "", data: Buffer.from("12345678") };

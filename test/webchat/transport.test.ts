@@ -1,6 +1,14 @@
 import { describe, expect, it } from "vitest";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
-import { helpText, parseCommand } from "../../src/webchat/commands.js";
+import { webchatCommands } from "../../src/webchat/commands.js";
+
+const kit = webchatCommands();
+const parseCommand = (text: string) => {
+  const p = kit.parse(text);
+  return p?.kind === "command" ? p : null;
+};
+const helpText = () => kit.help();
+
 import type { ServerFrame } from "../../src/webchat/protocol.js";
 import { clientFrameSchema } from "../../src/webchat/protocol.js";
 import { WebChatTransport } from "../../src/webchat/transport.js";

@@ -23,6 +23,7 @@ import type { CommandKit, CommandSpec } from "./command-kit.js";
 import type { GrantControl } from "./contract.js";
 import type { ModelPicker } from "./model-picker.js";
 import type { Conversation, PickerSurface } from "./surface.js";
+import { placeOf } from "./surface.js";
 
 /** What a handler may use: the hub's shared machinery, never a platform client. */
 export interface HubServices {
@@ -132,7 +133,7 @@ export const SHARED_HANDLERS: Readonly<Record<string, CommandHandler>> = {
       sessionKey: call.key,
       arg: call.arg,
       owner: call.userId,
-      scope: call.conversation.route,
+      scope: placeOf(call.conversation),
       command: call.hub.commands.spell("model"),
       pickers: call.pickers,
     }),

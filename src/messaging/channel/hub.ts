@@ -41,7 +41,7 @@ import type {
   OutboundFilePolicy,
   PickerSurface,
 } from "./surface.js";
-import { NOTHING } from "./surface.js";
+import { NOTHING, placeOf } from "./surface.js";
 
 /** Commands that must work while resume routing refuses: the way back in for a user whose link broke. */
 const RECOVERY_COMMANDS: ReadonlySet<string> = new Set(["help", "sessions", "new", "unlink"]);
@@ -269,7 +269,7 @@ export class ConversationHub<A, P = undefined> {
     p: { handle: string; index: number; presser: string },
     pickers: PickerSurface & { retire?(handle: string): Promise<void> },
   ): Promise<{ refusal: string } | { applied: Promise<void> }> {
-    const scope = this.o.surface.conversation(address).route;
+    const scope = placeOf(this.o.surface.conversation(address));
     return this.models.press(p.handle, p.index, { presser: p.presser, scope }, pickers);
   }
 

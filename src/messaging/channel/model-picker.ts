@@ -35,13 +35,21 @@ function safe(text: string, max: number): string {
 
 const nameOf = (o: ModelOption) => safe(o.name || o.id, MAX_NAME_CHARS);
 
-/** The list: the current model, then every option numbered with the current one ticked. */
-export function modelListText(menu: ModelMenu, hint: string): string {
+/**
+ * The list: the current model, then every option numbered with the current one ticked. Descriptions
+ * are dropped rather than let the list outgrow one message (`maxChars`, code points).
+ */
+export function modelListText(menu: ModelMenu, hint: string, maxChars = Number.POSITIVE_INFINITY): string {
+  const full = listText(menu, hint, true);
+  return Array.from(full).length <= maxChars ? full : listText(menu, hint, false);
+}
+
+function listText(menu: ModelMenu, hint: string, withDescriptions: boolean): string {
   const current = menu.options.find((o) => o.id === menu.current);
   const shown = menu.options.slice(0, MODEL_PICKER_MAX);
   const lines = shown.map((o, i) => {
     const mark = o.id === menu.current ? " ✓" : "";
-    const about = o.description ? ` — ${safe(o.description, MAX_DESCRIPTION_CHARS)}` : "";
+    const about = withDescriptions && o.description ? ` — ${safe(o.description, MAX_DESCRIPTION_CHARS)}` : "";
     return `${i + 1}. **${nameOf(o)}**${mark}${about}`;
   });
   const more = menu.options.length - shown.length;
@@ -137,7 +145,7 @@ export class ModelPicker {
     }
     if (!r.pickers) return modelListText(loaded.menu, hint);
     const handle = await r.pickers.post(
-      modelListText(loaded.menu, "Pick one below."),
+      modelListText(loaded.menu, "Pick one below.", r.pickers.maxChars),
       modelButtonLabels(loaded.menu),
     );
     if (handle === null) return MODEL_PICKER_POST_FAILED;

@@ -21,6 +21,11 @@ export interface Conversation {
   link: ChannelLink;
 }
 
+/** Where a conversation's messages are shown: the scope a posted list is pressable in. */
+export function placeOf(c: Conversation): string {
+  return `${c.link.channelType}:${c.link.conversationId}:${c.link.threadId ?? ""}`;
+}
+
 /** What a queued message carries through the hub: its files as descriptors, never bytes. */
 export interface HubPayload<P> {
   /** Resolves the intake's "accepted" once the turn that answers this message starts. */
@@ -49,6 +54,8 @@ export interface TurnStart<P> {
 
 /** Posts a list as tappable choices and settles it; the hub keeps the list (PickerRegistry). */
 export interface PickerSurface {
+  /** The longest list text one message takes (code points); a longer list drops its descriptions. */
+  readonly maxChars: number;
   /** Post `text` with one button per label; the handle a press will name, or null when it failed. */
   post(text: string, labels: readonly string[]): Promise<string | null>;
   /** Replace the list with `text` and retire its buttons. */

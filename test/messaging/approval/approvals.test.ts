@@ -96,15 +96,14 @@ describe("typed replies", () => {
     for (const t of ["1 please", "11", "yes", "", "1.", "run 1"]) expect(parseTypedVerdict(t)).toBeNull();
   });
 
-  it("resolves the newest open prompt, arms the grant on 3, and reports expiry neutrally", async () => {
+  it("resolves the newest open prompt, names the prompt it settled, and reports expiry neutrally", async () => {
     const reg = new PendingApprovals();
-    const armed: string[] = [];
-    const d = new TextReplyApprovalDecider(reg, { armSessionGrant: (k) => armed.push(k) });
+    const d = new TextReplyApprovalDecider(reg);
     const ticket = d.open(request(), new AbortController().signal);
     expect(d.handleReply("web:c1", "not a verdict")).toBeNull();
-    expect(d.handleReply("web:c1", "3")).toBe("");
+    // "3" is the agent's own "allow always": the verdict goes to the agent, no parley grant is armed.
+    expect(d.handleReply("web:c1", "3")).toEqual({ requestId: "r1", verdict: "approve_always" });
     expect(await ticket.verdict).toBe("approve_always");
-    expect(armed).toEqual(["web:c1"]);
     expect(d.handleReply("web:c1", "1")).toBe(RECEIPT_EXPIRED);
     expect(d.handleReply("web:other", "2")).toBe(RECEIPT_EXPIRED);
   });

@@ -1,24 +1,14 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import type { GrantCaller } from "../../../src/messaging/approval/grant.js";
 import {
-  DashboardTtlError,
-  DEFAULT_DASHBOARD_TTL_SECONDS,
+  AutoApproveGrant,
   formatTtl,
-  listsHostState,
-  MAX_DASHBOARD_TTL_SECONDS,
-  normalizeTaskArg,
-  type OverrideGrant,
-  parseDashboardTtl,
+  GRANT_LAPSED,
+  GRANT_SCOPE_NOTE,
   parseSimpleDuration,
-  runYoloCommand,
-  SafetyOverride,
-  sharedHelpLines,
-  YOLO_PHRASING_MARKDOWN,
-  YOLO_PHRASING_PLAIN,
-  YOLO_SCOPE_NOTE,
 } from "../../../src/messaging/approval/grant.js";
 import type { Clock } from "../../../src/messaging/base/clock.js";
-import { MemoryLogger } from "../../../src/messaging/base/logger.js";
 import { MemoryAuditSink } from "../../../src/messaging/security/audit.js";
 
 const MIN = 60_000;
@@ -50,21 +40,21 @@ class FakeClock implements Clock {
   }
 }
 
-function override(extra: Partial<ConstructorParameters<typeof SafetyOverride>[0]> = {}) {
+function setup(extra: Partial<ConstructorParameters<typeof AutoApproveGrant>[0]> = {}) {
   const clock = new FakeClock();
   const audit = new MemoryAuditSink();
-  const grant = new SafetyOverride({ audit, clock, ...extra });
+  const grant = new AutoApproveGrant({ audit, clock, ...extra });
   return { clock, audit, grant };
 }
 
-describe("SafetyOverride", () => {
+describe("AutoApproveGrant", () => {
   it("arms for the default TTL, answers per read, and expires on the clock", () => {
-    const { clock, audit, grant } = override();
+    const { clock, audit, grant } = setup();
     expect(grant.isActive()).toBe(false);
     const armed = grant.arm({ source: "telegram", caller: "u1" });
     expect(armed).toMatchObject({ ttlMs: HOUR, renewed: false });
     expect(grant.isActive()).toBe(true);
-    expect(audit.find("safety_override", "granted")[0]?.fields).toMatchObject({
+    expect(audit.find("auto_approve", "granted")[0]?.fields).toMatchObject({
       source: "telegram",
       caller: "u1",
       ttl_s: 3600,
@@ -75,23 +65,23 @@ describe("SafetyOverride", () => {
     clock.t += 1;
     // No timer has fired yet: the per-read check alone is enough to be correct.
     expect(grant.isActive()).toBe(false);
-    expect(audit.find("safety_override", "expired")).toHaveLength(1);
+    expect(audit.find("auto_approve", "expired")).toHaveLength(1);
     expect(grant.isActive()).toBe(false);
-    expect(audit.find("safety_override", "expired")).toHaveLength(1);
+    expect(audit.find("auto_approve", "expired")).toHaveLength(1);
   });
 
-  it("audits and announces a lapse nobody asked about", () => {
-    const lapsed: OverrideGrant[] = [];
-    const { clock, audit, grant } = override({ onExpire: (g) => lapsed.push(g) });
-    grant.arm({ ttlMs: 10 * MIN, source: "dashboard", caller: "op" });
+  it("audits a lapse nobody asked about and tells the holder on their channel", () => {
+    const told: string[] = [];
+    const { clock, audit, grant } = setup();
+    grant.arm({ ttlMs: 10 * MIN, source: "webchat", caller: "op", notify: (t) => void told.push(t) });
     clock.advance(10 * MIN);
-    expect(audit.find("safety_override", "expired")).toHaveLength(1);
-    expect(lapsed).toEqual([{ expiresAtMs: clock.t, source: "dashboard", caller: "op" }]);
+    expect(audit.find("auto_approve", "expired")).toHaveLength(1);
+    expect(told).toEqual([GRANT_LAPSED]);
     expect(clock.due.size).toBe(0);
   });
 
   it("renews from now, replacing the old expiry", () => {
-    const { clock, audit, grant } = override();
+    const { clock, audit, grant } = setup();
     grant.arm({ ttlMs: 10 * MIN, source: "s", caller: "c" });
     clock.advance(9 * MIN);
     expect(grant.arm({ ttlMs: 10 * MIN, source: "s", caller: "c" }).renewed).toBe(true);
@@ -100,162 +90,118 @@ describe("SafetyOverride", () => {
     expect(grant.remainingMs()).toBe(5 * MIN);
     clock.advance(5 * MIN);
     expect(grant.isActive()).toBe(false);
-    expect(audit.find("safety_override", "expired")).toHaveLength(1);
-    expect(audit.find("safety_override", "granted").map((r) => r.fields.renewed)).toEqual([false, true]);
+    expect(audit.find("auto_approve", "expired")).toHaveLength(1);
+    expect(audit.find("auto_approve", "granted").map((r) => r.fields.renewed)).toEqual([false, true]);
   });
 
   it("clamps a TTL to the ceiling and rejects a non-positive one", () => {
-    const { grant } = override({ maxTtlMs: 2 * HOUR });
+    const { grant } = setup({ maxTtlMs: 2 * HOUR });
     expect(grant.arm({ ttlMs: 100 * HOUR, source: "s", caller: "c" }).ttlMs).toBe(2 * HOUR);
     expect(() => grant.arm({ ttlMs: 0, source: "s", caller: "c" })).toThrow(RangeError);
   });
 
   it("disarm is audited once and cancels the expiry timer", () => {
-    const { clock, audit, grant } = override();
+    const { clock, audit, grant } = setup();
     grant.arm({ source: "s", caller: "c" });
     expect(grant.disarm({ source: "s", caller: "c" })).toBe(true);
     expect(grant.disarm({ source: "s", caller: "c" })).toBe(false);
-    expect(audit.find("safety_override", "revoked")).toHaveLength(1);
+    expect(audit.find("auto_approve", "revoked")).toHaveLength(1);
     expect(clock.due.size).toBe(0);
   });
 
-  it("persists the expiry so a restart inside the window keeps the grant", () => {
-    let saved: OverrideGrant | null = null;
-    const persistence = {
-      load: () => saved,
-      save: (g: OverrideGrant | null) => {
-        saved = g;
-      },
-    };
-    const first = override({ persistence });
-    first.grant.arm({ ttlMs: HOUR, source: "dashboard", caller: "op" });
-    expect(saved).toMatchObject({ source: "dashboard" });
-
-    const audit = new MemoryAuditSink();
-    const clock = new FakeClock();
-    clock.t = first.clock.t + 30 * MIN;
-    const restarted = new SafetyOverride({ audit, clock, persistence });
-    expect(restarted.isActive()).toBe(true);
-    expect(restarted.remainingMs()).toBe(30 * MIN);
-    expect(audit.find("safety_override", "granted")[0]?.fields.reason).toBe("restored");
-    restarted.disarm({ source: "telegram", caller: "u" });
-    expect(saved).toBeNull();
-  });
-
-  it("a grant that lapsed while stopped is audited as expired and cleared", () => {
-    let saved: OverrideGrant | null = { expiresAtMs: 5, source: "dashboard", caller: "op" };
-    const { grant, audit } = override({
-      persistence: {
-        load: () => saved,
-        save: (g) => {
-          saved = g;
-        },
-      },
-    });
-    expect(grant.isActive()).toBe(false);
-    expect(audit.find("safety_override", "expired")[0]?.fields.reason).toBe("while_stopped");
-    expect(saved).toBeNull();
-  });
-
-  it("an unreadable persisted grant starts disarmed, loudly", () => {
-    const logger = new MemoryLogger();
-    const { grant, audit } = override({
-      logger,
-      persistence: {
-        load: () => {
-          throw new Error("bad json");
-        },
-        save: () => {},
-      },
-    });
-    expect(grant.isActive()).toBe(false);
-    expect(audit.find("safety_override", "failed")).toHaveLength(1);
-    expect(logger.entries.some((e) => e.level === "error")).toBe(true);
-  });
-
-  it("a failed save is logged and audited, never swallowed", async () => {
-    const logger = new MemoryLogger();
-    const { grant, audit } = override({
-      logger,
-      persistence: { load: () => null, save: () => Promise.reject(new Error("disk")) },
-    });
-    grant.arm({ source: "s", caller: "c" });
-    await new Promise((r) => setImmediate(r));
-    expect(grant.isActive()).toBe(true);
-    expect(audit.find("safety_override", "failed")[0]?.fields.reason).toBe("persist_failed");
-    expect(logger.entries.some((e) => e.level === "error")).toBe(true);
+  it("describe() says whether it is on and until when", () => {
+    const { grant } = setup();
+    expect(grant.describe()).toBe("off");
+    grant.arm({ ttlMs: 30 * MIN, source: "telegram", caller: "u1" });
+    expect(grant.describe()).toMatch(/^ON until \d\d:\d\d UTC \(30m left, armed on telegram\)$/);
   });
 });
 
-describe("runYoloCommand", () => {
-  const base = (grant: SafetyOverride) => ({
-    override: grant,
+describe("/yolo", () => {
+  const owner: GrantCaller = {
     source: "telegram",
     caller: "u1",
-    phrasing: YOLO_PHRASING_PLAIN,
+    owner: true,
+    direct: true,
+    command: "/yolo",
+  };
+
+  it("status when off names how to turn it on and for how long (to the owner)", () => {
+    const { grant } = setup();
+    expect(grant.command("", owner)).toBe("Auto-approve is off. Send `/yolo on` to enable it for 1h.");
+    expect(grant.command("status", owner)).toBe(grant.command("", owner));
   });
 
-  it("status when off names how to turn it on and for how long", () => {
-    const { grant } = override();
-    expect(runYoloCommand("", base(grant))).toBe("Auto-approve is off. Send /yolo on to enable it for 1h.");
-    expect(runYoloCommand("status", base(grant))).toBe(runYoloCommand("", base(grant)));
-  });
-
-  it("on: arms, names the scope in one sentence, and says how to stop", () => {
-    const { grant } = override();
-    const reply = runYoloCommand("on", base(grant));
-    expect(reply).toBe(`⚠️ Auto-approve is ON for 1h. ${YOLO_SCOPE_NOTE} Send /yolo off to turn it off.`);
-    expect(grant.isActive()).toBe(true);
-    expect(YOLO_SCOPE_NOTE.split(/[.!?](\s|$)/).filter((s) => s.trim()).length).toBe(1);
-  });
-
-  it("on <ttl> and a bare <ttl> set the duration; a second on renews", () => {
-    const { grant, clock } = override();
-    expect(runYoloCommand("on 30m", base(grant))).toContain("ON for 30m.");
-    clock.advance(20 * MIN);
-    expect(runYoloCommand("2h", base(grant))).toContain("renewed for 2h from now.");
-    expect(grant.remainingMs()).toBe(2 * HOUR);
-  });
-
-  it("says when a requested TTL was capped", () => {
-    const { grant } = override();
-    expect(runYoloCommand("on 3d", base(grant))).toContain("ON for 1d. (capped at 1d)");
-  });
-
-  it("status when on reports the time left", () => {
-    const { grant, clock } = override();
-    runYoloCommand("on 1h", base(grant));
-    clock.advance(15 * MIN);
-    expect(runYoloCommand("status", base(grant))).toBe(
-      `⚠️ Auto-approve is ON (45m left). ${YOLO_SCOPE_NOTE} Send /yolo off to turn it off.`,
-    );
-  });
-
-  it("off, and off again", () => {
-    const { grant, audit } = override();
-    runYoloCommand("on", base(grant));
-    expect(runYoloCommand("OFF", base(grant))).toBe(
-      "✅ Auto-approve is off. Tools will ask for approval again.",
-    );
-    expect(runYoloCommand("off", base(grant))).toBe("Auto-approve was already off.");
-    expect(audit.find("safety_override", "revoked")[0]?.fields).toMatchObject({
+  it("on: arms with the scope note, records the caller and the channel", () => {
+    const { grant, audit } = setup();
+    const reply = grant.command("on", owner);
+    expect(reply).toBe(`⚠️ Auto-approve is ON for 1h. ${GRANT_SCOPE_NOTE} Send \`/yolo off\` to turn it off.`);
+    expect(GRANT_SCOPE_NOTE.split(/[.!?](\s|$)/).filter((s) => s.trim()).length).toBe(1);
+    expect(audit.find("auto_approve", "granted")[0]?.fields).toMatchObject({
       source: "telegram",
       caller: "u1",
     });
   });
 
+  it("durations: on 30m, a bare 2h renews, and a TTL past the ceiling is capped", () => {
+    const { grant } = setup();
+    expect(grant.command("on 30m", owner)).toContain("ON for 30m.");
+    expect(grant.command("2h", owner)).toContain("renewed for 2h from now.");
+    expect(grant.command("on 3d", owner)).toContain("renewed for 1d from now. (capped at 1d)");
+  });
+
+  it("a non-owner, or the owner outside a direct conversation, cannot arm it; each refusal audited", () => {
+    const { grant, audit } = setup();
+    expect(grant.command("on", { ...owner, caller: "u2", owner: false })).toBe(
+      "Only the owner of this bot can switch auto-approve on.",
+    );
+    expect(grant.command("on 2h", { ...owner, direct: false })).toBe(
+      "Auto-approve can only be switched on in a direct conversation with the bot.",
+    );
+    expect(grant.isActive()).toBe(false);
+    expect(audit.find("auto_approve", "refused").map((r) => r.fields)).toEqual([
+      { source: "telegram", caller: "u2", reason: "not_owner" },
+      { source: "telegram", caller: "u1", reason: "not_direct" },
+    ]);
+    // Status stays readable; it names no way to arm for someone who cannot.
+    expect(grant.command("status", { ...owner, owner: false })).toBe("Auto-approve is off.");
+  });
+
+  it("off is the safe direction: any admitted user may, and it is audited with who", () => {
+    const { grant, audit } = setup();
+    grant.command("on", owner);
+    expect(grant.command("OFF", { ...owner, caller: "u2", owner: false })).toBe(
+      "✅ Auto-approve is off. Tools will ask for approval again.",
+    );
+    expect(grant.command("off", owner)).toBe("Auto-approve was already off.");
+    expect(audit.find("auto_approve", "revoked")[0]?.fields).toMatchObject({
+      source: "telegram",
+      caller: "u2",
+    });
+  });
+
+  it("status while on says until when", () => {
+    const { grant, clock } = setup();
+    grant.command("on 1h", owner);
+    clock.advance(15 * MIN);
+    expect(grant.command("status", owner)).toMatch(
+      /^⚠️ Auto-approve is ON until \d\d:\d\d UTC \(45m left, armed on telegram\)\./,
+    );
+  });
+
   it("anything else answers with usage and arms nothing", () => {
-    const { grant } = override();
+    const { grant } = setup();
     for (const arg of ["maybe", "on forever", "off now", "on 1h extra", "0m"]) {
-      expect(runYoloCommand(arg, base(grant))).toBe(`Usage: ${YOLO_PHRASING_PLAIN.usage}`);
+      expect(grant.command(arg, owner)).toBe("Usage: `/yolo on [30m|2h]` | `/yolo off` | `/yolo status`");
     }
     expect(grant.isActive()).toBe(false);
   });
 
-  it("spellings are data: the markdown phrasing changes only the command spans", () => {
-    const { grant } = override();
-    const reply = runYoloCommand("", { ...base(grant), phrasing: YOLO_PHRASING_MARKDOWN });
-    expect(reply).toBe("Auto-approve is off. Send `/yolo on` to enable it for 1h.");
+  it("spells the command the way the channel does", () => {
+    const { grant } = setup();
+    expect(grant.command("", { ...owner, command: "!yolo" })).toBe(
+      "Auto-approve is off. Send `!yolo on` to enable it for 1h.",
+    );
   });
 });
 
@@ -285,54 +231,5 @@ describe("durations", () => {
         expect(parseSimpleDuration(formatTtl(seconds).replace(/ /g, ""))).toBe(seconds);
       }),
     );
-  });
-
-  it("parseDashboardTtl: default for no argument, the injected parser otherwise, capped", () => {
-    const seen: string[] = [];
-    const parseDuration = (text: string) => {
-      seen.push(text);
-      const s = parseSimpleDuration(text);
-      if (s === null) throw new Error("bad duration");
-      return s;
-    };
-    expect(parseDashboardTtl(undefined, { parseDuration })).toBe(DEFAULT_DASHBOARD_TTL_SECONDS);
-    expect(parseDashboardTtl("  ", { parseDuration })).toBe(DEFAULT_DASHBOARD_TTL_SECONDS);
-    expect(parseDashboardTtl("2h", { parseDuration })).toBe(7200);
-    expect(parseDashboardTtl("9d", { parseDuration })).toBe(MAX_DASHBOARD_TTL_SECONDS);
-    expect(parseDashboardTtl("10m", { parseDuration, maxSeconds: 300 })).toBe(300);
-    expect(seen).toEqual(["2h", "9d", "10m"]);
-    expect(() => parseDashboardTtl("whenever", { parseDuration })).toThrow(DashboardTtlError);
-    expect(() => parseDashboardTtl("x", { parseDuration: () => 0 })).toThrow(/must be positive/);
-  });
-});
-
-describe("listsHostState", () => {
-  it.each([
-    ["/spawn", "list", true],
-    ["spawn", "status", true],
-    ["/spawn", "write a poem", false],
-    ["/bg", "list", true],
-    ["/task", "status", true],
-    ["/task", "run status", true],
-    ["/task", "run ./spec.md", false],
-    ["/task", "cancel", false],
-    ["/sessions", "", true],
-    ["!cron", "", true],
-    ["/stop", "", false],
-    ["/compact", "", false],
-  ])("%s %s -> %s", (command, arg, expected) => {
-    expect(listsHostState(command, arg)).toBe(expected);
-  });
-
-  it("normalizes the task argument the same way the reply builder must", () => {
-    expect(normalizeTaskArg("  run   status ")).toBe("status");
-    expect(normalizeTaskArg("running")).toBe("running");
-  });
-});
-
-describe("shared help text", () => {
-  it("uses the channel's sigil", () => {
-    expect(sharedHelpLines("!").every((line) => line.startsWith("!"))).toBe(true);
-    expect(sharedHelpLines().some((line) => line.startsWith("/yolo"))).toBe(true);
   });
 });

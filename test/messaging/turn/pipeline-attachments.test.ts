@@ -17,12 +17,12 @@ import { refusalLines } from "../../../src/messaging/files/prompt-blocks.js";
 import { MemoryAuditSink } from "../../../src/messaging/security/audit.js";
 import { SessionManager } from "../../../src/messaging/session/session-manager.js";
 import type {
-  TurnRequest,
-  TurnPipelineDeps,
   PipelineProvider,
+  TurnPipelineDeps,
+  TurnRequest,
   TurnStore,
 } from "../../../src/messaging/turn/pipeline.js";
-import { runTurnPipeline, NOTHING_READABLE } from "../../../src/messaging/turn/pipeline.js";
+import { NOTHING_READABLE, runTurnPipeline } from "../../../src/messaging/turn/pipeline.js";
 import type { PromptContent } from "../../../src/messaging/turn/provider-events.js";
 import { RecordingRenderer } from "../../../src/messaging/turn/recording-renderer.js";
 import type { ScriptStep } from "../../../src/providers/scripted.js";
@@ -134,13 +134,15 @@ describe("runTurnPipeline: attachments", () => {
     expect(await readdir(tmpRoot)).toEqual([]);
   });
 
-  it("a text file is linked AND its decoded text injected; the context builder's prompt comes first", async () => {
+  it("a text file is linked AND its decoded text injected; the message's own text comes first", async () => {
     const s = setup();
-    s.deps.contextBuilder = (text) => [{ type: "text", text: `[ctx] ${text}` }];
     const notes = Buffer.from("line one\nline two ✓\n", "utf8");
-    await runTurnPipeline(s.deps, s.turn({ text: "summarize", attachments: [bytesAttachment("notes.md", notes)] }));
+    await runTurnPipeline(
+      s.deps,
+      s.turn({ text: "summarize", attachments: [bytesAttachment("notes.md", notes)] }),
+    );
     const prompt = s.provider.prompts[0] as PromptContent[];
-    expect(prompt[0]).toEqual({ type: "text", text: "[ctx] summarize" });
+    expect(prompt[0]).toEqual({ type: "text", text: "summarize" });
     expect(prompt[1]).toMatchObject({ type: "resource_link", name: "notes.md", mimeType: "text/plain" });
     expect(prompt[2]).toEqual({
       type: "text",

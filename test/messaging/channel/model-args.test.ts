@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
-import type { ModelMenu } from "../../src/messaging/session/agent-controls.js";
-import { MODEL_HINT, modelListText, resolveModelArg } from "../../src/webchat/model.js";
+import { modelListText, resolveModelArg as resolve } from "../../../src/messaging/channel/model-picker.js";
+import type { ModelMenu } from "../../../src/messaging/session/agent-controls.js";
+
+const MODEL_HINT = "Send `/model <number or name>` to switch.";
+const resolveModelArg = (menu: ModelMenu, arg: string) => resolve(menu, arg, MODEL_HINT);
 
 const MENU: ModelMenu = {
   configId: "model",
@@ -17,14 +20,14 @@ const picked = (arg: string, menu: ModelMenu = MENU) => {
   return "option" in r ? r.option.id : null;
 };
 
-describe("webchat /model: the list", () => {
+describe("/model: the list", () => {
   it("numbers the options from 1, marks the current one, ends with the hint", () => {
-    expect(modelListText(MENU)).toBe(
+    expect(modelListText(MENU, MODEL_HINT)).toBe(
       [
         "**Model**: Swift",
-        "1. Swift ✓",
-        "2. Deep Thought — slower, more careful",
-        "3. Tiny",
+        "1. **Swift** ✓",
+        "2. **Deep Thought** — slower, more careful",
+        "3. **Tiny**",
         "",
         MODEL_HINT,
       ].join("\n"),
@@ -32,19 +35,22 @@ describe("webchat /model: the list", () => {
   });
 
   it("says so when the agent reports no current model, and flattens agent text to one bounded line", () => {
-    const text = modelListText({
-      configId: "model",
-      current: undefined,
-      options: [{ id: "a", name: `A\n\n# heading ${"x".repeat(200)}`, description: "line one\nline two" }],
-    });
+    const text = modelListText(
+      {
+        configId: "model",
+        current: undefined,
+        options: [{ id: "a", name: `A\n\n# heading ${"x".repeat(200)}`, description: "line one\nline two" }],
+      },
+      MODEL_HINT,
+    );
     const lines = text.split("\n");
     expect(lines[0]).toBe("**Model**: agent default");
-    expect(lines[1]).toMatch(/^1\. A # heading x+… — line one line two$/);
+    expect(lines[1]).toMatch(/^1\. \*\*A # heading x+…\*\* — line one line two$/);
     expect(Array.from(lines[1] ?? "").length).toBeLessThan(120);
   });
 });
 
-describe("webchat /model: resolving the argument", () => {
+describe("/model: resolving the argument", () => {
   it("a number is a 1-based position in the list", () => {
     expect(picked("1")).toBe("swift");
     expect(picked("2")).toBe("deep");
@@ -75,7 +81,7 @@ describe("webchat /model: resolving the argument", () => {
       const r = resolveModelArg(MENU, arg);
       expect(r).toEqual({ reply: expect.stringContaining(`No single model matches "${arg}".`) });
       expect("reply" in r && r.reply).toContain(
-        "1. Swift ✓\n2. Deep Thought — slower, more careful\n3. Tiny",
+        "1. **Swift** ✓\n2. **Deep Thought** — slower, more careful\n3. **Tiny**",
       );
       expect("reply" in r && r.reply).toContain(MODEL_HINT);
     }
@@ -95,7 +101,7 @@ describe("webchat /model: resolving the argument", () => {
     const r = resolveModelArg(MENU, `${"y".repeat(300)}\nmore`);
     expect("reply" in r).toBe(true);
     const first = ("reply" in r ? r.reply : "").split("\n")[0] ?? "";
-    expect(first).toMatch(/^No single model matches "y+…"\. Choose one of:$/);
+    expect(first).toMatch(/^No single model matches "y+…"\.$/);
     expect(first.length).toBeLessThan(130);
   });
 });

@@ -1,0 +1,73 @@
+/**
+ * A ChannelContext for a channel under test: the same shape the gateway hands a started channel,
+ * built from the channel's own entry (its section parsed by its own schema), real shared machinery
+ * (sessions, a memory session store, the auto-approve grant) and injectable clock and sinks.
+ */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { channelSettingsOf } from "../../src/gateway/config.js";
+import { AutoApproveGrant } from "../../src/messaging/approval/grant.js";
+import type { Clock } from "../../src/messaging/base/clock.js";
+import { realClock } from "../../src/messaging/base/clock.js";
+import { MemoryLogger } from "../../src/messaging/base/logger.js";
+import type {
+  ChannelContext,
+  ChannelEntry,
+  ChannelSettings,
+  Env,
+  GrantControl,
+} from "../../src/messaging/channel/contract.js";
+import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
+import type { SessionManager } from "../../src/messaging/session/session-manager.js";
+import type { SessionStore } from "../../src/messaging/session/session-store.js";
+import { MemorySessionStore } from "../../src/messaging/session/session-store.js";
+import type { ApprovalMode } from "../../src/messaging/turn/driver.js";
+import type { PipelineProvider, TurnPipelineDeps } from "../../src/messaging/turn/pipeline.js";
+
+export interface TestContextOptions {
+  /** The channel's raw config section; parsed by its own schema, as the gateway does. */
+  section?: Record<string, unknown>;
+  env?: Env;
+  sessions: SessionManager<PipelineProvider>;
+  store?: SessionStore;
+  audit?: MemoryAuditSink;
+  logger?: MemoryLogger;
+  clock?: Clock;
+  grant?: GrantControl;
+  home?: string;
+  queueMode?: "steer" | "queue";
+  approvalMode?: ApprovalMode;
+  announce?: (line: string) => void;
+  /** Pipeline settings beyond the shared machinery (the ingest's temp root). */
+  pipeline?: Partial<TurnPipelineDeps>;
+}
+
+export function testChannelContext<S extends ChannelSettings>(
+  entry: ChannelEntry,
+  o: TestContextOptions,
+): ChannelContext<S> & { audit: MemoryAuditSink; logger: MemoryLogger } {
+  const audit = o.audit ?? new MemoryAuditSink();
+  const logger = o.logger ?? new MemoryLogger();
+  const clock = o.clock ?? realClock;
+  const store = o.store ?? new MemorySessionStore({ logger });
+  return {
+    name: entry.name,
+    settings: channelSettingsOf(entry, o.section ?? {}, o.env ?? {}) as S,
+    env: o.env ?? {},
+    defaults: {
+      approvalMode: o.approvalMode ?? "interactive",
+      queueMode: o.queueMode ?? "steer",
+      agentName: "default",
+    },
+    home: o.home ?? mkdtempSync(join(tmpdir(), `parley-${entry.name}-`)),
+    logger,
+    audit,
+    clock,
+    sessions: o.sessions,
+    store,
+    pipeline: { ...o.pipeline, sessions: o.sessions, audit, logger, store, clock },
+    grant: o.grant ?? new AutoApproveGrant({ audit, clock, logger }),
+    announce: o.announce ?? (() => {}),
+  };
+}
