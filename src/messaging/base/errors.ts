@@ -10,6 +10,7 @@ export type ParleyErrorCode =
   | "PROVIDER_TIMEOUT"
   | "CONFIG_INVALID"
   | "STORE_CORRUPT"
+  | "STORE_TOO_NEW"
   | "DELIVERY_FAILED"
   | "REFUSED"
   | "CHANNEL_API";

@@ -122,7 +122,30 @@ function encodeExpectations(rows: ReadonlyMap<string, ResumeExpectation>): strin
   return `${JSON.stringify(doc, null, 2)}\n`;
 }
 
-export class ResumeExpectationStore {
+/**
+ * What the binder needs from a resume record: this file-backed store, or a database's (the storage
+ * port). Reads are synchronous after ready(); writes publish to memory only once durable.
+ */
+export interface ResumeExpectations {
+  readonly channel: string;
+  status(): ExpectationsStatus;
+  /** Load once; later calls answer the current status. */
+  ready(): Promise<ExpectationsStatus>;
+  /** Throws unless ready: "no row" must never be guessed from an unread record. */
+  get(conversation: string): ResumeExpectation | undefined;
+  entries(): [string, ResumeExpectation][];
+  record(conversation: string, target: { key: string; title: string }): Promise<ExpectationWrite>;
+  retire(conversation: string, expectedVersion: number): Promise<ExpectationWrite>;
+  adopt(
+    conversation: string,
+    expectedVersion: number,
+    target: { key: string; title: string },
+  ): Promise<ExpectationWrite>;
+  /** The operator's repair procedure, quoted by every refusal an unreadable record causes. */
+  repairHint(): string;
+}
+
+export class ResumeExpectationStore implements ResumeExpectations {
   readonly channel: string;
   /** Absolute path of the file. */
   readonly path: string;
@@ -148,6 +171,10 @@ export class ResumeExpectationStore {
 
   status(): ExpectationsStatus {
     return this.current;
+  }
+
+  repairHint(): string {
+    return expectationsRepairHint(this.relPath);
   }
 
   /**

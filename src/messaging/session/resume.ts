@@ -20,8 +20,7 @@ import type { AuditSink } from "../security/audit.js";
 import { redactForDisplay } from "../security/display-safety.js";
 import type { ChannelLink } from "./keys.js";
 import { canonicalKey, channelNamespaceOf, parseSessionKey, sameLocation } from "./keys.js";
-import type { ResumeExpectation, ResumeExpectationStore } from "./resume-expectations.js";
-import { expectationsRepairHint } from "./resume-expectations.js";
+import type { ResumeExpectation, ResumeExpectations } from "./resume-expectations.js";
 import type { SessionStore } from "./session-store.js";
 import { conversationOf, MirrorOwnershipError } from "./session-store.js";
 
@@ -155,7 +154,7 @@ export interface SessionBinderOptions {
   /** The channel's namespace; also its location.channelType and its expectation file's name. */
   channel: string;
   store: ResumeSessionStore;
-  expectations: ResumeExpectationStore;
+  expectations: ResumeExpectations;
   copy: ResumeCopy;
   audit: AuditSink;
   logger?: Logger;
@@ -200,7 +199,7 @@ function q(title: string): string {
 export class SessionBinder {
   readonly channel: string;
   private readonly store: ResumeSessionStore;
-  private readonly expectations: ResumeExpectationStore;
+  private readonly expectations: ResumeExpectations;
   private readonly copy: ResumeCopy;
   private readonly audit: AuditSink;
   private readonly log: Logger;
@@ -697,7 +696,7 @@ export class SessionBinder {
   private unreadableText(problem: string): string {
     return (
       `⛔ Session routing is paused: the resume record ${problem}. No message is routed until the ` +
-      `operator repairs it. ${expectationsRepairHint(this.expectations.relPath)}`
+      `operator repairs it. ${this.expectations.repairHint()}`
     );
   }
 

@@ -134,6 +134,8 @@ export class MemorySessionStore implements SessionStore {
 
   /** Called after every mutation. */
   protected changed(): void {}
+  /** Called with each row a mutation is about to change (or delete), so a row store writes only those. */
+  protected rowTouched(_key: string): void {}
   /** Called once when the outermost batch exits. */
   protected async commit(): Promise<void> {}
   protected get inBatch(): boolean {
@@ -185,6 +187,7 @@ export class MemorySessionStore implements SessionStore {
   private writable(key: string): SessionRow {
     if (this.state !== "open") throw new Error(`session store is ${this.state}; write refused`);
     const k = canonicalKey(key);
+    this.rowTouched(k);
     let row = this.rows.get(k);
     if (!row) {
       row = emptyRow(k);
@@ -244,7 +247,7 @@ export class MemorySessionStore implements SessionStore {
       siblings.push(row);
     }
     const target = this.writable(k);
-    for (const row of siblings) delete row.mirrorLink;
+    for (const row of siblings) delete this.writable(row.sessionKey).mirrorLink;
     target.mirrorLink = copyLink(link);
     this.changed();
   }

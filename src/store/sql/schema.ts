@@ -1,0 +1,107 @@
+/**
+ * The tables as Kysely sees them. Portable on purpose (the same schema runs on PostgreSQL): text,
+ * integer and bigint only; booleans are 0/1 integers and times are epoch milliseconds in bigint,
+ * because SQLite has neither a boolean nor a timestamp type and a single schema must read the same
+ * on both; JSON is stored as text for the same reason. Layer: store.
+ */
+import type { Generated } from "kysely";
+
+export interface SessionTable {
+  session_key: string;
+  origin_channel: string | null;
+  origin_conversation: string | null;
+  origin_thread: string | null;
+  mirror_channel: string | null;
+  mirror_conversation: string | null;
+  mirror_thread: string | null;
+  mirror_opt_out: number;
+  /** JSON array of the names of the flags that are on. */
+  flags: string;
+  generation: number;
+  title: string | null;
+  title_kind: string | null;
+  cwd: string | null;
+  muted_origin: number;
+  muted_mirror: number;
+  approval_policy: string | null;
+  last_active_ms: number | null;
+}
+
+export interface AgentSessionTable {
+  session_key: string;
+  agent: string;
+  agent_session_id: string;
+  updated_at_ms: number;
+}
+
+export interface ResumeExpectationTable {
+  channel: string;
+  conversation: string;
+  session_key: string;
+  title: string;
+  version: number;
+  retired: number;
+}
+
+export interface IntakeTable {
+  id: Generated<number>;
+  channel: string;
+  platform_message_id: string | null;
+  conversation_key: string;
+  payload: string;
+  payload_digest: string;
+  received_at_ms: number;
+  accepted_at_ms: number;
+  state: string;
+  attempts: number;
+  claimed_at_ms: number | null;
+  completed_at_ms: number | null;
+  outcome: string | null;
+}
+
+export interface DeliveryTable {
+  turn_id: string;
+  part_index: number;
+  state: string;
+  platform_message_id: string | null;
+  text_digest: string;
+  updated_at_ms: number;
+}
+
+export interface TranscriptTable {
+  id: Generated<number>;
+  session_key: string;
+  turn_id: string | null;
+  entry_key: string | null;
+  kind: string;
+  at_ms: number;
+  text: string;
+  /** JSON object with the kind's other fields (attachment names, tool status, approval outcome). */
+  data: string | null;
+}
+
+export interface CursorTable {
+  name: string;
+  value: number;
+  updated_at_ms: number;
+}
+
+export interface AuditTable {
+  id: Generated<number>;
+  ts: string;
+  operation: string;
+  outcome: string;
+  /** JSON object of the sanitized fields. */
+  fields: string;
+}
+
+export interface ParleyDatabase {
+  session: SessionTable;
+  agent_session: AgentSessionTable;
+  resume_expectation: ResumeExpectationTable;
+  intake: IntakeTable;
+  delivery: DeliveryTable;
+  transcript: TranscriptTable;
+  cursor: CursorTable;
+  audit: AuditTable;
+}

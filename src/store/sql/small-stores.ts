@@ -1,0 +1,121 @@
+/**
+ * The small repositories: agent session ids per session, advance-only cursors, audit rows.
+ * Layer: store.
+ */
+
+import type { AuditOutcome, AuditRecord } from "../../messaging/security/audit.js";
+import { canonicalKey } from "../../messaging/session/keys.js";
+import type {
+  AgentSessionRef,
+  AgentSessionStore,
+  AuditStore,
+  CursorStore,
+} from "../../messaging/store/port.js";
+import type { ParleyDb, SqlEngine } from "./engine.js";
+import { toNumber } from "./engine.js";
+
+export class SqlAgentSessionStore implements AgentSessionStore {
+  constructor(
+    private readonly db: ParleyDb,
+    private readonly now: () => number,
+  ) {}
+
+  async get(sessionKey: string): Promise<AgentSessionRef | undefined> {
+    const row = await this.db
+      .selectFrom("agent_session")
+      .select(["agent", "agent_session_id"])
+      .where("session_key", "=", canonicalKey(sessionKey))
+      .executeTakeFirst();
+    return row ? { agent: row.agent, agentSessionId: row.agent_session_id } : undefined;
+  }
+
+  async set(sessionKey: string, ref: AgentSessionRef): Promise<void> {
+    if (ref.agent === "" || ref.agentSessionId === "")
+      throw new RangeError("agent session: empty agent or id");
+    const values = { agent: ref.agent, agent_session_id: ref.agentSessionId, updated_at_ms: this.now() };
+    await this.db
+      .insertInto("agent_session")
+      .values({ session_key: canonicalKey(sessionKey), ...values })
+      .onConflict((oc) => oc.column("session_key").doUpdateSet(values))
+      .execute();
+  }
+
+  async clear(sessionKey: string): Promise<boolean> {
+    const result = await this.db
+      .deleteFrom("agent_session")
+      .where("session_key", "=", canonicalKey(sessionKey))
+      .executeTakeFirst();
+    return result.numDeletedRows > 0n;
+  }
+}
+
+export class SqlCursorStore implements CursorStore {
+  constructor(
+    private readonly engine: SqlEngine,
+    private readonly now: () => number,
+  ) {}
+
+  async get(name: string): Promise<number | undefined> {
+    const row = await this.engine.db
+      .selectFrom("cursor")
+      .select("value")
+      .where("name", "=", name)
+      .executeTakeFirst();
+    return row ? toNumber(row.value) : undefined;
+  }
+
+  async advance(name: string, value: number): Promise<number> {
+    if (name === "") throw new RangeError("cursor: name must not be empty");
+    if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`cursor: invalid value ${value}`);
+    const at = this.now();
+    return this.engine.durably(async (db) => {
+      // Advance-only in the statement itself: two writers finishing out of order never regress it.
+      await db
+        .insertInto("cursor")
+        .values({ name, value, updated_at_ms: at })
+        .onConflict((oc) =>
+          oc.column("name").doUpdateSet({ value, updated_at_ms: at }).where("cursor.value", "<", value),
+        )
+        .execute();
+      const row = await db
+        .selectFrom("cursor")
+        .select("value")
+        .where("name", "=", name)
+        .executeTakeFirstOrThrow();
+      return toNumber(row.value);
+    });
+  }
+}
+
+/** Rows per INSERT: far below every engine's bound-parameter limit (4 per row). */
+const AUDIT_CHUNK = 200;
+
+export class SqlAuditStore implements AuditStore {
+  constructor(private readonly db: ParleyDb) {}
+
+  async append(records: readonly AuditRecord[]): Promise<void> {
+    if (records.length === 0) return;
+    await this.db.transaction().execute(async (trx) => {
+      for (let i = 0; i < records.length; i += AUDIT_CHUNK) {
+        const chunk = records.slice(i, i + AUDIT_CHUNK).map((r) => ({
+          ts: r.ts,
+          operation: r.operation,
+          outcome: r.outcome,
+          fields: JSON.stringify(r.fields),
+        }));
+        await trx.insertInto("audit").values(chunk).execute();
+      }
+    });
+  }
+
+  async recent(n: number): Promise<AuditRecord[]> {
+    if (!Number.isSafeInteger(n) || n < 1) throw new RangeError(`audit: n must be a positive integer: ${n}`);
+    const rows = await this.db.selectFrom("audit").selectAll().orderBy("id", "desc").limit(n).execute();
+    return rows.reverse().map((r) => ({
+      ts: r.ts,
+      operation: r.operation,
+      outcome: r.outcome as AuditOutcome,
+      fields: JSON.parse(r.fields) as AuditRecord["fields"],
+    }));
+  }
+}

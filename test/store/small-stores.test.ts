@@ -1,0 +1,165 @@
+import { sql } from "kysely";
+import { describe, expect, it } from "vitest";
+import type { AuditRecord } from "../../src/messaging/security/audit.js";
+import { StoreAuditSink } from "../../src/messaging/store/audit-sink.js";
+import type { AuditStore } from "../../src/messaging/store/port.js";
+import { applyRetention, DEFAULT_RETENTION } from "../../src/messaging/store/retention.js";
+import { storePath } from "../../src/store/index.js";
+import { SqliteEngine } from "../../src/store/sqlite/engine.js";
+import { open, useTempHome } from "./helpers.js";
+
+const home = useTempHome();
+const DAY = 86_400_000;
+
+describe("cursors", () => {
+  it("advance only: an older value never regresses the stored one, across a restart", async () => {
+    const store = await open(home.dir);
+    expect(await store.cursors.get("telegram.getUpdates")).toBeUndefined();
+    expect(await store.cursors.advance("telegram.getUpdates", 10)).toBe(10);
+    expect(await store.cursors.advance("telegram.getUpdates", 7)).toBe(10);
+    const raced = await Promise.all(
+      [12, 11, 15, 14].map((v) => store.cursors.advance("telegram.getUpdates", v)),
+    );
+    expect(Math.max(...raced)).toBe(15);
+    await store.close();
+    const reopened = await open(home.dir);
+    expect(await reopened.cursors.get("telegram.getUpdates")).toBe(15);
+    await expect(reopened.cursors.advance("x", -1)).rejects.toThrow(RangeError);
+    await reopened.close();
+  });
+
+  it("a durable write runs with synchronous=FULL and leaves the connection at NORMAL after", async () => {
+    const engine = await SqliteEngine.open(storePath(home.dir));
+    const level = async (db = engine.db) =>
+      (await sql<{ synchronous: number }>`pragma synchronous`.execute(db)).rows[0]?.synchronous;
+    expect(await level()).toBe(1);
+    expect(await engine.durably((db) => level(db))).toBe(2);
+    expect(await level()).toBe(1);
+    await expect(engine.durably(async () => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
+    expect(await level()).toBe(1);
+    await engine.close();
+  });
+});
+
+describe("agent sessions", () => {
+  it("remembers which agent session a parley session was bound to, per agent", async () => {
+    const store = await open(home.dir);
+    await store.agentSessions.set("webchat:a", { agent: "claude-code", agentSessionId: "sess-1" });
+    await store.agentSessions.set("webchat:a", { agent: "claude-code", agentSessionId: "sess-2" });
+    await store.close();
+    const reopened = await open(home.dir);
+    expect(await reopened.agentSessions.get("webchat:a")).toEqual({
+      agent: "claude-code",
+      agentSessionId: "sess-2",
+    });
+    expect(await reopened.agentSessions.clear("webchat:a")).toBe(true);
+    expect(await reopened.agentSessions.clear("webchat:a")).toBe(false);
+    expect(await reopened.agentSessions.get("webchat:a")).toBeUndefined();
+    await reopened.close();
+  });
+});
+
+describe("audit rows", () => {
+  it("the sink writes one batch per tick, in order, and flush() waits for it", async () => {
+    const store = await open(home.dir);
+    const appended: number[] = [];
+    const counting: Pick<AuditStore, "append"> = {
+      append: (records) => {
+        appended.push(records.length);
+        return store.audit.append(records);
+      },
+    };
+    const sink = new StoreAuditSink(
+      counting,
+      (e) => {
+        throw e;
+      },
+      () => new Date("2026-01-02T03:04:05Z"),
+    );
+    sink.log("approval", "denied", { tool: "shell", secretish: "x".repeat(300) });
+    sink.log("inbound", "dropped", { reason: "stranger" });
+    await sink.flush();
+    sink.log("yolo", "granted");
+    await sink.flush();
+    expect(appended).toEqual([2, 1]);
+    const rows = await store.audit.recent(10);
+    expect(rows.map((r) => [r.operation, r.outcome])).toEqual([
+      ["approval", "denied"],
+      ["inbound", "dropped"],
+      ["yolo", "granted"],
+    ]);
+    expect(rows[0]?.ts).toBe("2026-01-02T03:04:05.000Z");
+    expect(String(rows[0]?.fields.secretish).length).toBeLessThan(300);
+    await store.close();
+  });
+
+  it("a failed write is reported, not swallowed, and later records still go through", async () => {
+    const errors: unknown[] = [];
+    let fail = true;
+    const written: AuditRecord[] = [];
+    const sink = new StoreAuditSink(
+      {
+        append: async (records) => {
+          if (fail) throw new Error("disk full");
+          written.push(...records);
+        },
+      },
+      (e) => errors.push(e),
+    );
+    sink.log("a", "denied");
+    await sink.flush();
+    fail = false;
+    sink.log("b", "allowed");
+    await sink.flush();
+    expect(errors.map(String)).toEqual(["Error: disk full"]);
+    expect(written.map((r) => r.operation)).toEqual(["b"]);
+  });
+});
+
+describe("retention", () => {
+  it("prunes each kind past its window and leaves unfinished work alone", async () => {
+    let now = 0;
+    const store = await open(home.dir, { now: () => now });
+    const old = await store.intake.accept({
+      channel: "t",
+      platformMessageId: "1",
+      conversationKey: "c",
+      payload: 1,
+      receivedAtMs: 0,
+    });
+    const pending = await store.intake.accept({
+      channel: "t",
+      platformMessageId: "2",
+      conversationKey: "c",
+      payload: 2,
+      receivedAtMs: 0,
+    });
+    if (old.kind !== "accepted" || pending.kind !== "accepted") throw new Error("not accepted");
+    await store.intake.complete(old.id, "answered");
+    await store.deliveries.markLanded({ turnId: "intake:1", partIndex: 0 }, "m", "d");
+    await store.transcripts.append({ sessionKey: "s", atMs: 0, entry: { kind: "agent", text: "old" } });
+    await store.transcripts.append({
+      sessionKey: "s",
+      atMs: 29 * DAY,
+      entry: { kind: "agent", text: "recent" },
+    });
+
+    now = 31 * DAY;
+    expect(await applyRetention(store, DEFAULT_RETENTION, now)).toEqual({
+      intake: 1,
+      deliveries: 1,
+      transcripts: 1,
+    });
+    expect(await store.intake.countUnfinished()).toBe(1);
+    expect((await store.transcripts.recent("s", 5)).map((l) => l.entry)).toEqual([
+      { kind: "agent", text: "recent" },
+    ]);
+    expect(
+      await applyRetention(store, { ...DEFAULT_RETENTION, transcriptsRetainDays: null }, 400 * DAY),
+    ).toMatchObject({ transcripts: 0 });
+    await expect(applyRetention(store, { ...DEFAULT_RETENTION, intakeRetainDays: -1 }, now)).rejects.toThrow(
+      RangeError,
+    );
+    await store.close();
+  });
+});
