@@ -4,6 +4,7 @@
  * source text that has passed `discordSafe` and fits DISCORD_MAX_TEXT.
  */
 import { redactForDisplay } from "../messaging/security/display-safety.js";
+import { oneLine } from "../messaging/text/clip.js";
 import { splitMarkdownSafe } from "../messaging/text/split.js";
 
 /** Discord's hard cap, in characters. */
@@ -56,7 +57,7 @@ export function splitForDelivery(text: string, limit = DISCORD_SOFT_LIMIT): stri
 
 /** Discord subtext: one low-emphasis line. Newlines would end it, so the text is flattened. */
 export function subtext(text: string): string {
-  return `-# ${text.replace(/\s+/g, " ").trim()}`;
+  return `-# ${oneLine(text, Number.MAX_SAFE_INTEGER)}`;
 }
 
 /** Append a line if it fits under the cap; a line that does not fit is dropped, never truncated. */

@@ -8,6 +8,8 @@
  * A custom_id caps at 100 characters and Discord replays old ones indefinitely, so none carries a
  * payload a stale press could act on by itself.
  */
+
+import { oneLine } from "../messaging/text/clip.js";
 import type { ActionRow, Button } from "./payload.js";
 
 export const CUSTOM_ID_MAX = 100;
@@ -22,10 +24,8 @@ export type PressTarget =
   | { kind: "model"; index: number }
   | { kind: "session"; handle: string; index: number };
 
-function clipLabel(label: string): string {
-  const cps = Array.from(label.trim() || "…");
-  return cps.length > LABEL_MAX ? `${cps.slice(0, LABEL_MAX - 1).join("")}…` : cps.join("");
-}
+/** A button label: one line, within Discord's cap (an empty one would be refused). */
+const labelOf = (label: string) => oneLine(label, LABEL_MAX) || "…";
 
 function rows(buttons: Button[]): ActionRow[] {
   const out: ActionRow[] = [];
@@ -37,7 +37,7 @@ function rows(buttons: Button[]): ActionRow[] {
 /** [OPTIONS:] choices (already capped and display-safe) as secondary buttons, opt:<index>. */
 export function optionRows(labels: readonly string[]): ActionRow[] {
   return rows(
-    labels.map((label, i) => ({ type: 2, style: 2, label: clipLabel(label), custom_id: `opt:${i}` })),
+    labels.map((label, i) => ({ type: 2, style: 2, label: labelOf(label), custom_id: `opt:${i}` })),
   );
 }
 
@@ -59,9 +59,7 @@ export function approvalRows(requestId: string, nonce: string): ActionRow[] | nu
 }
 
 export function modelRows(labels: readonly string[]): ActionRow[] {
-  return rows(
-    labels.map((label, i) => ({ type: 2, style: 2, label: clipLabel(label), custom_id: `m:${i}` })),
-  );
+  return rows(labels.map((label, i) => ({ type: 2, style: 2, label: labelOf(label), custom_id: `m:${i}` })));
 }
 
 /** Session choices: `s:<handle>:<i>`; the handle is a nonce, so the list is found without a lookup table. */
@@ -70,7 +68,7 @@ export function sessionRows(handle: string, labels: readonly string[]): ActionRo
     labels.map((label, i) => ({
       type: 2,
       style: 2,
-      label: clipLabel(label),
+      label: labelOf(label),
       custom_id: `s:${handle}:${i}`,
     })),
   );

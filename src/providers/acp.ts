@@ -21,6 +21,7 @@ import {
 import { realClock, type Timers } from "../messaging/base/clock.js";
 import { ParleyError } from "../messaging/base/errors.js";
 import type { CompactOutcome, ModelMenu } from "../messaging/session/agent-controls.js";
+import { oneLine } from "../messaging/text/clip.js";
 import type {
   AvailableCommandsEvent,
   PermissionVerdict,
@@ -155,7 +156,7 @@ export class AcpProvider implements Provider {
         return false;
       }
       const id = `steer-${++this.seq}`;
-      const summary = text.replace(/\s+/g, " ").trim().slice(0, 80);
+      const summary = oneLine(text, 80);
       this.afterDispatch(() => turn.push({ type: "steer_consumed", id, summary }));
       return true;
     } catch (err) {

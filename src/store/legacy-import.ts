@@ -21,9 +21,24 @@ import type { ResumeExpectation } from "../messaging/session/resume-expectations
 import { decodeExpectations, RESUME_TRUST_DIR } from "../messaging/session/resume-expectations.js";
 import type { SessionRow } from "../messaging/session/session-store.js";
 import { StoreCorruptError } from "../messaging/store/errors.js";
-import { CURSOR_DIR, CURSOR_FILE, parseCursor } from "../telegram/cursor.js";
 import type { SqlEngine } from "./sql/engine.js";
 import { sessionToColumns } from "./sql/session-rows.js";
+
+/** Where parley before the durable store kept Telegram's getUpdates cursor (legacy format, read-only). */
+const CURSOR_DIR = "routing";
+const CURSOR_FILE = "telegram_offset.json";
+
+/** The legacy cursor file's offset; null when it cannot be trusted (it then counted as 0). */
+function parseCursor(text: string): number | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  const offset = (value as { offset?: unknown } | null)?.offset;
+  return typeof offset === "number" && Number.isSafeInteger(offset) && offset >= 0 ? offset : null;
+}
 
 /** The cursor name Telegram's getUpdates offset lives under in the store. */
 export const TELEGRAM_CURSOR = "telegram.getUpdates";

@@ -15,6 +15,7 @@ import {
   turnStatusLine,
   typedReplyHint,
 } from "../messaging/channel/render-kit.js";
+import { oneLine } from "../messaging/text/clip.js";
 import { applyOptionsCap, splitOptionsTrailer } from "../messaging/text/options.js";
 import { StreamingSplitter } from "../messaging/text/streaming-splitter.js";
 import type { PromptOption } from "../messaging/turn/renderer.js";
@@ -84,7 +85,7 @@ export class WebChatRenderer extends Renderer {
   }
 
   async onToolCall(_toolCallId: string, title: string): Promise<void> {
-    this.setStatus(`🔧 ${title || "Working"}…`);
+    this.setStatus(`🔧 ${oneLine(title, 200) || "Working"}…`);
   }
 
   async onPromptChoice(

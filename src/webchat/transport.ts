@@ -7,6 +7,7 @@ import { defineCapabilities } from "../messaging/channel/capabilities.js";
 import type { InboundAttachment, InboundMessage, TransportOptions } from "../messaging/channel/transport.js";
 import { inboundMessage, MessagingTransport } from "../messaging/channel/transport.js";
 import { redactForDisplay } from "../messaging/security/display-safety.js";
+import { oneLine } from "../messaging/text/clip.js";
 import { renderMarkdown } from "./markdown.js";
 import type { Bubble, ServerFrame } from "./protocol.js";
 
@@ -44,9 +45,7 @@ export const WEBCHAT_CAPABILITIES = defineCapabilities({
 
 /** A user-chosen file name as a bubble shows it: one line, bounded, redacted like any text. */
 function displayFileName(name: string): string {
-  const flat = name.replace(/[\s\u0000-\u001f\u007f]+/g, " ").trim() || "file";
-  const cps = Array.from(flat);
-  return redactForDisplay(cps.length > 80 ? `${cps.slice(0, 79).join("")}…` : flat).text;
+  return redactForDisplay(oneLine(name, 80) || "file").text;
 }
 
 /** Bubbles kept per conversation; older ones fall off (the agent keeps the real transcript). */

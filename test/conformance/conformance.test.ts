@@ -8,21 +8,29 @@ import { afterAll, describe, expect, it } from "vitest";
 import { capabilitiesToJson } from "../../src/messaging/channel/capabilities.js";
 import type { ChannelHarness } from "./contract.js";
 import { CONTRACT_CHECKS, channelContract } from "./contract.js";
-import { discordHarness } from "./discord.harness.js";
-import { telegramHarness } from "./telegram.harness.js";
-import { webchatHarness } from "./webchat.harness.js";
+import { discordDispatcher, discordHarness } from "./discord.harness.js";
+import type { DispatcherHarness } from "./dispatcher-contract.js";
+import { DISPATCHER_CHECKS, dispatcherContract } from "./dispatcher-contract.js";
+import { telegramDispatcher, telegramHarness } from "./telegram.harness.js";
+import { webchatDispatcher, webchatHarness } from "./webchat.harness.js";
 
-const HARNESSES: ChannelHarness[] = [webchatHarness, telegramHarness, discordHarness];
+const HARNESSES: [ChannelHarness, DispatcherHarness][] = [
+  [webchatHarness, webchatDispatcher],
+  [telegramHarness, telegramDispatcher],
+  [discordHarness, discordDispatcher],
+];
+const CHECKS = [...CONTRACT_CHECKS, ...DISPATCHER_CHECKS];
 const results = new Map<string, Map<string, boolean>>();
 
-for (const h of HARNESSES) {
+for (const [h, d] of HARNESSES) {
   const r = new Map<string, boolean>();
   results.set(h.name, r);
-  channelContract(h, r);
+  describe(`${h.name}: transport and renderer`, () => channelContract(h, r));
+  describe(`${h.name}: the whole channel`, () => dispatcherContract(d, r));
 }
 
 function renderDoc(): string {
-  const capKeys = Object.keys(capabilitiesToJson(HARNESSES[0]?.capabilities ?? webchatHarness.capabilities));
+  const capKeys = Object.keys(capabilitiesToJson(webchatHarness.capabilities));
   const lines = [
     "# Channel conformance",
     "",
@@ -32,18 +40,17 @@ function renderDoc(): string {
     "",
     "## Contract results",
     "",
-    `| channel | ${CONTRACT_CHECKS.join(" | ")} |`,
-    `|---|${CONTRACT_CHECKS.map(() => "---").join("|")}|`,
+    `| channel | ${CHECKS.join(" | ")} |`,
+    `|---|${CHECKS.map(() => "---").join("|")}|`,
     ...HARNESSES.map(
-      (h) =>
-        `| ${h.name} | ${CONTRACT_CHECKS.map((c) => (results.get(h.name)?.get(c) ? "✓" : "✗")).join(" | ")} |`,
+      ([h]) => `| ${h.name} | ${CHECKS.map((c) => (results.get(h.name)?.get(c) ? "✓" : "✗")).join(" | ")} |`,
     ),
     "",
     "## Declared capabilities",
     "",
     `| channel | ${capKeys.join(" | ")} |`,
     `|---|${capKeys.map(() => "---").join("|")}|`,
-    ...HARNESSES.map((h) => {
+    ...HARNESSES.map(([h]) => {
       const json = capabilitiesToJson(h.capabilities);
       return `| ${h.name} | ${capKeys.map((k) => String(json[k])).join(" | ")} |`;
     }),
@@ -59,8 +66,8 @@ describe("docs/conformance.md", () => {
   });
   it("lists every channel, and every check passed", () => {
     // Runs after the contract suites above (vitest runs a file's tests in order).
-    for (const h of HARNESSES)
-      for (const c of CONTRACT_CHECKS) expect(results.get(h.name)?.get(c), `${h.name}: ${c}`).toBe(true);
+    for (const [h] of HARNESSES)
+      for (const c of CHECKS) expect(results.get(h.name)?.get(c), `${h.name}: ${c}`).toBe(true);
     const path = new URL("../../docs/conformance.md", import.meta.url);
     if (process.env.PARLEY_RECORD_GOLDEN === "1") return;
     expect(existsSync(path), "docs/conformance.md missing; run npm run golden:record").toBe(true);

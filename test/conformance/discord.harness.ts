@@ -3,8 +3,14 @@
  * the real REST client, against the loopback fake. `outbound()` reads what the fake stored, i.e. what
  * a Discord user would see: message bodies, button labels and attachment descriptions.
  */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { DiscordClient } from "../../src/discord/client.js";
+import type { DiscordSettings } from "../../src/discord/index.js";
+import { discordChannel } from "../../src/discord/index.js";
 import { DiscordRenderer } from "../../src/discord/renderer.js";
+import { start as startDiscord } from "../../src/discord/start.js";
 import { DISCORD_CAPABILITIES, DiscordTransport } from "../../src/discord/transport.js";
 import type { DiscordEnvelope } from "../../src/discord/wire.js";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
@@ -12,7 +18,9 @@ import type { MessagingTransport } from "../../src/messaging/channel/transport.j
 import type { AuditSink } from "../../src/messaging/security/audit.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import { FakeDiscord } from "../fakes/discord/server.js";
+import { testChannelContext } from "../helpers/channel-context.js";
 import type { ChannelHarness, OutboundMessage } from "./contract.js";
+import type { DispatcherHarness } from "./dispatcher-contract.js";
 
 const ALLOWED = "200000000000000001";
 const DM = "300000000000000001";
@@ -97,6 +105,55 @@ export const discordHarness: ChannelHarness = {
         await rest.close();
         await fake.close();
       },
+    };
+  },
+};
+
+/** The whole Discord channel (start()) against the fake REST + Gateway: DMs from the owner and a guest. */
+export const discordDispatcher: DispatcherHarness = {
+  name: "discord",
+  async lab() {
+    const fake = await new FakeDiscord().start();
+    const owner = "200000000000000001";
+    const guest = "200000000000000002";
+    const dms: Record<string, string> = { [owner]: "300000000000000001", [guest]: "300000000000000002" };
+    for (const id of Object.values(dms)) fake.addChannel({ id, type: 1 });
+    const address = (user: string) => ({ channelId: dms[user] ?? "", userId: user });
+    const home = mkdtempSync(join(tmpdir(), "parley-discord-dispatch-"));
+    return {
+      owner,
+      guest,
+      async start(shared) {
+        const ctx = testChannelContext<DiscordSettings>(discordChannel, {
+          section: { allowedUserIds: [owner, guest], owner, apiBase: fake.apiBase },
+          env: { DISCORD_BOT_TOKEN: fake.token },
+          home,
+          ...shared,
+        });
+        const running = await startDiscord(ctx, { throttleMs: 0 });
+        await running.registration;
+        const keyOf = (user: string) => running.hub.keyOf(address(user));
+        return {
+          say: async (user, text) =>
+            void fake.userMessage({ channelId: dms[user] ?? "", userId: user, content: text }),
+          keyOf,
+          queued: (user) => running.hub.router.receiptQueue(keyOf(user)).size,
+          stop: () => running.stop(),
+        };
+      },
+      visible: () =>
+        Object.values(dms).flatMap((dm) =>
+          fake
+            .channelMessages(dm)
+            .flatMap((m) => [
+              m.content,
+              ...((m.components ?? []) as { components: { label?: string }[] }[]).flatMap((row) =>
+                row.components.map((b) => b.label ?? ""),
+              ),
+            ]),
+        ),
+      reactions: () => fake.callsTo("PUT", /\/reactions\//).map((c) => c.path),
+      close: () => fake.close(),
     };
   },
 };

@@ -4,15 +4,25 @@
  * as sent), with what Telegram would display and every button label as the rendered forms.
  */
 
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { MessagingTransport } from "../../src/messaging/channel/transport.js";
 import type { AuditSink } from "../../src/messaging/security/audit.js";
 import { createTelegramBot, telegramOps } from "../../src/telegram/client.js";
+import type { TelegramSettings } from "../../src/telegram/index.js";
+import { telegramChannel } from "../../src/telegram/index.js";
 import { TelegramRenderer } from "../../src/telegram/renderer.js";
+import { routeOf } from "../../src/telegram/routes.js";
+import { start as startTelegram } from "../../src/telegram/start.js";
 import { TELEGRAM_CAPABILITIES, TelegramTransport } from "../../src/telegram/transport.js";
 import type { TgInlineKeyboard, TgUpdate } from "../../src/telegram/wire.js";
 import { parseTelegramHtml } from "../fakes/telegram/html.js";
 import { FakeTelegram } from "../fakes/telegram/server.js";
+import { testChannelContext } from "../helpers/channel-context.js";
+import { NO_PACE } from "../telegram/helpers.js";
 import type { ChannelHarness, OutboundMessage } from "./contract.js";
+import type { DispatcherHarness } from "./dispatcher-contract.js";
 
 const OWNER = "4242";
 let updateId = 1;
@@ -74,6 +84,40 @@ export const telegramHarness: ChannelHarness = {
               buttons: labels(c.params.reply_markup).length,
             };
           }),
+      close: () => fake.stop(),
+    };
+  },
+};
+
+/** The whole Telegram channel (start()) against the fake Bot API: DMs from the owner and a guest. */
+export const telegramDispatcher: DispatcherHarness = {
+  name: "telegram",
+  async lab() {
+    const fake = await FakeTelegram.start({ lifetimeMs: 60_000 });
+    const home = mkdtempSync(join(tmpdir(), "parley-tg-dispatch-"));
+    const owner = 4242;
+    const guest = 4343;
+    return {
+      owner: String(owner),
+      guest: String(guest),
+      async start(shared) {
+        const ctx = testChannelContext<TelegramSettings>(telegramChannel, {
+          section: { allowedUserIds: [owner, guest], owner: String(owner), pollTimeoutSeconds: 1 },
+          env: { TELEGRAM_BOT_TOKEN: fake.token, TELEGRAM_API_ROOT: fake.apiRoot },
+          home,
+          ...shared,
+        });
+        const running = await startTelegram(ctx, { pace: NO_PACE, renderer: { throttleMs: 0 } });
+        const keyOf = (user: string) => running.hub.keyOf(routeOf(user, user, undefined));
+        return {
+          say: async (user, text) => void fake.pushMessage({ id: Number(user) }, text),
+          keyOf,
+          queued: (user) => running.hub.router.receiptQueue(keyOf(user)).size,
+          stop: () => running.stop(),
+        };
+      },
+      visible: () => fake.sentMessages().flatMap((m) => [m.visible, ...labels(m.replyMarkup)]),
+      reactions: () => fake.callsOf("setMessageReaction").map((c) => JSON.stringify(c.params.reaction)),
       close: () => fake.stop(),
     };
   },

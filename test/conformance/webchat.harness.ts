@@ -1,8 +1,14 @@
 import type { MessagingTransport } from "../../src/messaging/channel/transport.js";
 import type { AuditSink } from "../../src/messaging/security/audit.js";
+import { OWNER_PRINCIPAL } from "../../src/webchat/client.js";
+import type { WebChatSettings } from "../../src/webchat/index.js";
+import { webchatChannel } from "../../src/webchat/index.js";
 import { WebChatRenderer } from "../../src/webchat/renderer.js";
+import { assembleWebChat } from "../../src/webchat/start.js";
 import { WEBCHAT_CAPABILITIES, WebChatTransport } from "../../src/webchat/transport.js";
+import { testChannelContext } from "../helpers/channel-context.js";
 import type { ChannelHarness } from "./contract.js";
+import type { DispatcherHarness } from "./dispatcher-contract.js";
 
 export const webchatHarness: ChannelHarness = {
   name: "webchat",
@@ -34,6 +40,55 @@ export const webchatHarness: ChannelHarness = {
             rendered: [b.html, b.status ?? "", ...(b.buttons ?? []).map((x) => x.label), ...(b.chips ?? [])],
             buttons: b.chips?.length ?? 0,
           })),
+      close: async () => {},
+    };
+  },
+};
+
+/** The web chat's hub and surface over its transport (the server is only the socket around them). */
+export const webchatDispatcher: DispatcherHarness = {
+  name: "webchat",
+  async lab() {
+    const transports: WebChatTransport[] = [];
+    const conversation = (user: string) => `c-${user}`;
+    return {
+      owner: OWNER_PRINCIPAL,
+      // The token holder is the only principal: nobody else is admitted to be a guest.
+      guest: undefined,
+      async start(shared) {
+        const { transport, hub, frames } = assembleWebChat(
+          testChannelContext<WebChatSettings>(webchatChannel, { section: { port: 0 }, ...shared }),
+        );
+        transport.admit(OWNER_PRINCIPAL, () => {});
+        transports.push(transport);
+        return {
+          say: async (user, text) => {
+            transport.open(conversation(user));
+            frames.handleFrame(
+              { conversationId: conversation(user), principal: user, send: () => {} },
+              { type: "message", text },
+            );
+          },
+          keyOf: (user) => hub.keyOf(conversation(user)),
+          queued: (user) => hub.router.receiptQueue(hub.keyOf(conversation(user))).size,
+          stop: () => hub.shutdown(),
+        };
+      },
+      visible: () =>
+        transports.flatMap((t) =>
+          [conversation(OWNER_PRINCIPAL)].flatMap((c) =>
+            t
+              .bubbles(c)
+              .filter((b) => b.role !== "user")
+              // One bubble reads as one message: its body with its status line.
+              .flatMap((b) => [
+                [b.text, b.status ?? ""].join("\n"),
+                ...(b.buttons ?? []).map((x) => x.label),
+                ...(b.chips ?? []),
+              ]),
+          ),
+        ),
+      reactions: () => [],
       close: async () => {},
     };
   },

@@ -6,6 +6,7 @@
  */
 import { readFile } from "node:fs/promises";
 import { pathToFileURL } from "node:url";
+import { oneLine } from "../text/clip.js";
 import type { PromptContent } from "../turn/provider-events.js";
 import type { IngestedAttachment, IngestRefusal, IngestResult } from "./ingest.js";
 
@@ -16,9 +17,7 @@ export interface AgentPromptCapabilities {
 
 /** A user-supplied name on one line, bounded: it is shown in a chat and quoted to the agent. */
 function displayName(name: string): string {
-  const flat = name.replace(/[\s\u0000-\u001f\u007f]+/g, " ").trim() || "attachment";
-  const cps = Array.from(flat);
-  return cps.length > 80 ? `${cps.slice(0, 79).join("")}…` : flat;
+  return oneLine(name, 80) || "attachment";
 }
 
 /** One short line per refused file (name + reason), for the user. Empty when nothing was refused. */

@@ -5,6 +5,7 @@
  */
 import { appendFile, mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
+import { clip } from "../text/clip.js";
 
 export type AuditOutcome =
   | "allowed"
@@ -39,10 +40,7 @@ export function sanitizeAuditFields(fields: AuditFields = {}): AuditRecord["fiel
   const out: AuditRecord["fields"] = {};
   for (const [key, value] of Object.entries(fields)) {
     if (value === undefined) continue;
-    out[key] =
-      typeof value === "string" && value.length > MAX_FIELD_CHARS
-        ? `${value.slice(0, MAX_FIELD_CHARS)}…`
-        : value;
+    out[key] = typeof value === "string" ? clip(value, MAX_FIELD_CHARS + 1) : value;
   }
   return out;
 }

@@ -12,6 +12,7 @@ import type { Logger } from "../base/logger.js";
 import { silentLogger } from "../base/logger.js";
 import type { AuditSink } from "../security/audit.js";
 import { redactAll } from "../security/index.js";
+import { clip } from "../text/clip.js";
 import type { PostTurnStep } from "../turn/pipeline.js";
 import type { SessionStore } from "./session-store.js";
 
@@ -66,18 +67,13 @@ export class TitleClaims {
 /** The one tracker every channel shares. */
 export const sharedTitleClaims = new TitleClaims();
 
-function clip(text: string, max: number): string {
-  const points = Array.from(text.trim());
-  return points.length <= max ? points.join("") : `${points.slice(0, max).join("")}…`;
-}
-
 export function buildTitlePrompt(userText: string, assistantText: string): string {
   return [
     "Name this conversation in at most six words. Reply with the title only: no quotes, no",
     `punctuation at the end, no tools. If there is nothing to name yet, reply ${TITLE_SKIP}.`,
     "",
-    `User: ${clip(userText, TITLE_INPUT_CHARS)}`,
-    `Assistant: ${clip(assistantText, TITLE_INPUT_CHARS)}`,
+    `User: ${clip(userText.trim(), TITLE_INPUT_CHARS)}`,
+    `Assistant: ${clip(assistantText.trim(), TITLE_INPUT_CHARS)}`,
   ].join("\n");
 }
 

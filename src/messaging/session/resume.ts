@@ -18,6 +18,7 @@ import { Mutex } from "../base/mutex.js";
 import { PICK_REFUSAL_TEXT, PickerRegistry } from "../channel/picker.js";
 import type { AuditSink } from "../security/audit.js";
 import { redactForDisplay } from "../security/display-safety.js";
+import { oneLine } from "../text/clip.js";
 import type { ChannelLink } from "./keys.js";
 import { canonicalKey, channelNamespaceOf, parseSessionKey, sameLocation } from "./keys.js";
 import type { ResumeExpectation, ResumeExpectations } from "./resume-expectations.js";
@@ -103,17 +104,8 @@ function untitledName(key: string): string {
  * can end a string exactly where a credential pattern starts to match.
  */
 export function displayTitle(raw: string | undefined, key: string, redact: Redact = defaultRedact): string {
-  const oneLine = (raw ?? "").replace(/[\p{Cc}\s]+/gu, " ").trim();
-  if (oneLine === "") return untitledName(key);
-  const chars = [...oneLine];
-  const clipped =
-    chars.length > RESUME_TITLE_MAX_CHARS
-      ? `${chars
-          .slice(0, RESUME_TITLE_MAX_CHARS - 1)
-          .join("")
-          .trimEnd()}…`
-      : oneLine;
-  return redact(clipped);
+  const line = oneLine(raw ?? "", RESUME_TITLE_MAX_CHARS);
+  return line === "" ? untitledName(key) : redact(line);
 }
 
 export interface OfferableOptions {

@@ -12,7 +12,7 @@ export function clip(text: string, max: number): string {
   return max <= 0 ? "" : `${chars.slice(0, max - 1).join("")}…`;
 }
 
-/** Text for a single line of chat UI: whitespace runs collapsed, trimmed, then clipped. */
+/** Text for a single line of chat UI: whitespace and control runs collapsed, trimmed, then clipped. */
 export function oneLine(text: string, max: number): string {
-  return clip(text.replace(/\s+/g, " ").trim(), max);
+  return clip(text.replace(/[\s\p{Cc}]+/gu, " ").trim(), max);
 }
