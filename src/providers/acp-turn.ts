@@ -6,6 +6,20 @@ import type { PermissionVerdict, ProviderEvent } from "../messaging/turn/provide
 
 type Settle = (verdict: PermissionVerdict) => void;
 
+/** What counts as the agent answering (usage and command lists do not). */
+const CONTENT_EVENTS: ReadonlySet<ProviderEvent["type"]> = new Set([
+  "text",
+  "thinking",
+  "tool_call",
+  "tool_call_update",
+  "tool_result",
+  "permission_request",
+  "plan",
+  "compaction",
+  "steer_consumed",
+  "subagent_activity",
+]);
+
 export class Turn {
   /** session/prompt has resolved or rejected: hasActiveTurn() is false from here on. */
   requestSettled = false;
@@ -15,6 +29,15 @@ export class Turn {
   /** parley ended the turn itself (cancel budget spent, or close()); the agent is being killed. */
   hardStopped = false;
   cancelPromise: Promise<boolean> | undefined;
+  /** session/prompt was sent (false while the turn still waits for an agent slot). */
+  sent = false;
+  /** When the prompt was (last) sent, and when the agent last produced an event for it. */
+  sentAt = 0;
+  lastActivityAt = 0;
+  /** The agent produced content for it (text, thinking, a tool, a permission request, a plan). */
+  contentSeen = false;
+  /** The post-cancel recovery already ran for this turn: it never runs twice. */
+  recovered = false;
   /** Resolves when the turn finishes, however it finishes. */
   readonly done: Promise<void>;
   private readonly permissions = new Map<string, Settle>();
@@ -23,16 +46,30 @@ export class Turn {
   private wake: (() => void) | undefined;
   private resolveDone!: () => void;
 
-  constructor() {
+  constructor(private readonly now: () => number = Date.now) {
     this.done = new Promise<void>((resolve) => {
       this.resolveDone = resolve;
     });
   }
 
+  /** An event from the agent: it counts as activity (silence resets) and maybe as content. */
   push(event: ProviderEvent): void {
+    if (this.finished) return;
+    this.lastActivityAt = this.now();
+    if (CONTENT_EVENTS.has(event.type)) this.contentSeen = true;
+    this.queue.push(event);
+    this.notify();
+  }
+
+  /** An event parley adds itself (a wait, a resume, a silence notice): not the agent's activity. */
+  notice(event: ProviderEvent): void {
     if (this.finished) return;
     this.queue.push(event);
     this.notify();
+  }
+
+  get permissionsOpen(): boolean {
+    return this.permissions.size > 0;
   }
 
   /** Ends the turn with its `complete` event. Idempotent: the first ending wins. */
