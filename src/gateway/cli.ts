@@ -4,6 +4,7 @@
  */
 import { parseArgs } from "node:util";
 import { ParleyError } from "../messaging/base/errors.js";
+import { AGENT_POOL_DEFAULTS } from "../providers/agent-pool.js";
 import type { GrantControl } from "./channel.js";
 import type { ParleyConfig } from "./config.js";
 import { loadConfig, parseAgentCommand } from "./config.js";
@@ -127,5 +128,17 @@ function applyOverrides(config: ParleyConfig, values: ReturnType<typeof parse>["
     config.webchat.port = port;
   }
   if (values["allow-remote"]) config.webchat.allowRemote = true;
-  if (values.agent) config.agent = { ...parseAgentCommand(values.agent), env: {} };
+  if (values.agent) {
+    // The command line names the agent; how many processes and how long they idle stay configured.
+    const { maxProcesses, maxSessionsPerProcess, idleTimeoutSeconds, silenceNoticeSeconds } =
+      config.agent ?? AGENT_POOL_DEFAULTS;
+    config.agent = {
+      ...parseAgentCommand(values.agent),
+      env: {},
+      maxProcesses,
+      maxSessionsPerProcess,
+      idleTimeoutSeconds,
+      silenceNoticeSeconds,
+    };
+  }
 }

@@ -4,7 +4,7 @@
  * quiescently: stop intake and settle turns per channel, then close agent processes.
  */
 import { mkdir } from "node:fs/promises";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { runYoloCommand, SafetyOverride, YOLO_PHRASING_MARKDOWN } from "../messaging/approval/grant.js";
 import type { Logger } from "../messaging/base/logger.js";
 import { JsonlAuditSink } from "../messaging/security/audit.js";
@@ -12,6 +12,7 @@ import { FileSessionStore } from "../messaging/session/file-session-store.js";
 import { SessionManager } from "../messaging/session/session-manager.js";
 import type { PipelineProvider } from "../messaging/turn/pipeline.js";
 import { AcpProvider } from "../providers/acp.js";
+import { AGENT_POOL_DEFAULTS, AgentPool } from "../providers/agent-pool.js";
 import { demoAgentCommand } from "../providers/demo-command.js";
 import type { ChannelEntry, GatewayContext, GrantControl, RunningChannel } from "./channel.js";
 import type { AgentConfig, Env, ParleyConfig } from "./config.js";
@@ -44,11 +45,11 @@ export interface ChannelFailure {
   error: string;
 }
 
-/** The agent to run: the configured one, else the bundled demo agent. */
+/** The agent to run: the configured one, else the bundled demo agent (with the pool defaults). */
 export function resolveAgent(config: ParleyConfig): AgentConfig {
   if (config.agent) return config.agent;
   const demo = demoAgentCommand();
-  return { command: demo.command, args: demo.args, env: {} };
+  return { command: demo.command, args: demo.args, env: {}, ...AGENT_POOL_DEFAULTS };
 }
 
 /** Prefixes of parley's own channel secrets: an agent never needs them, so it never sees them. */
@@ -88,6 +89,7 @@ export class Gateway {
     private readonly audit: JsonlAuditSink,
     private readonly store: FileSessionStore,
     private readonly lock: HomeLock,
+    private readonly pool: AgentPool,
   ) {}
 
   static async start(o: GatewayOptions): Promise<Gateway> {
@@ -111,18 +113,33 @@ export class Gateway {
     // A corrupt store refuses to start with a repair hint rather than silently resetting state.
     const store = await FileSessionStore.openIn(o.home, { logger: o.logger });
     const agent = resolveAgent(o.config);
+    // One pool for every conversation: sessions share a bounded set of agent processes.
+    const pool = new AgentPool({
+      agent: {
+        command: agent.command,
+        args: agent.args,
+        env: agent.env,
+        baseEnv: agentBaseEnv(o.env),
+        cwd: resolve(agent.cwd ?? process.cwd()),
+      },
+      maxProcesses: agent.maxProcesses,
+      maxSessionsPerProcess: agent.maxSessionsPerProcess,
+      logger: o.logger,
+    });
     const sessions = new SessionManager<PipelineProvider>({
       softStopBudgetMs: o.config.softStopBudgetSeconds * 1000,
       logger: o.logger,
       audit,
-      createProvider: () =>
+      createProvider: (_key, seed) =>
         new AcpProvider({
           command: agent.command,
-          args: agent.args,
-          env: agent.env,
-          baseEnv: agentBaseEnv(o.env),
           ...(agent.cwd ? { cwd: agent.cwd } : {}),
           logger: o.logger,
+          pool,
+          ...(seed.resumeSessionId !== undefined && { resumeSessionId: seed.resumeSessionId }),
+          onSessionId: seed.onAgentSessionId,
+          idleTimeoutMs: agent.idleTimeoutSeconds * 1000,
+          silenceNoticeMs: agent.silenceNoticeSeconds * 1000,
         }),
     });
     const ctx: GatewayContext = {
@@ -137,7 +154,7 @@ export class Gateway {
       store,
       announce: o.announce,
     };
-    const gateway = new Gateway(ctx, audit, store, lock);
+    const gateway = new Gateway(ctx, audit, store, lock, pool);
     for (const entry of o.channels ?? CHANNELS) await gateway.startChannel(entry);
     return gateway;
   }
@@ -174,6 +191,7 @@ export class Gateway {
         }
       }
       await this.ctx.sessions.closeAll();
+      await this.pool.close();
       try {
         await this.store.close();
       } catch (error) {

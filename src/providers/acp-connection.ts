@@ -216,11 +216,12 @@ export class AgentConnection {
       });
       return caps;
     } catch (err) {
-      // A closed connection is a symptom; wait briefly for the exit or spawn error that caused it.
-      if (!(err instanceof ParleyError)) await withTimeout(proc.exited, 500);
+      // A closed connection is a symptom; wait briefly for the exit or spawn error that caused it
+      // (which also gives a dying agent a moment to finish its last words on stderr).
+      if (!this.lostError && (this.conn.signal.aborted || !(err instanceof ParleyError))) {
+        await withTimeout(proc.exited, 500);
+      }
       const cause = this.lostError ?? asParleyError(err, "agent handshake failed");
-      // Give a dying agent a moment to finish its last words on stderr.
-      await withTimeout(proc.exited, 200);
       const error = withStderr(cause, proc.stderrHead);
       this.lostError ??= error;
       this.opts.logger("error", "agent failed to start", {

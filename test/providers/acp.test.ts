@@ -50,7 +50,10 @@ describe("AcpProvider with broken agents", () => {
     expect(seen).toEqual([]);
     expectParleyError(error, "PROVIDER_SPAWN_FAILED", /parley-no-such-agent.*ENOENT/);
     // Every attempt tries again (the binary may have been installed since), and says why it failed.
-    await expect(p.start()).rejects.toMatchObject({ code: "PROVIDER_SPAWN_FAILED", message: error.message });
+    await expect(p.start()).rejects.toMatchObject({
+      code: "PROVIDER_SPAWN_FAILED",
+      message: (error as Error).message,
+    });
     expect(p.pid).toBeUndefined();
     expect(p.hasActiveTurn()).toBe(false);
   });
