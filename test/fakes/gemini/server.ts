@@ -38,7 +38,7 @@ export interface GeminiModelRequest {
   model: string;
   body: Json;
   contents: { role: string; parts: Json[] }[];
-  /** The text of the last user content that has text (what the user typed), else "". */
+  /** What the user typed: the last text part of the last user content that has text, else "". */
   lastUserText: string;
   /** functionResponse parts of the last content, in order. */
   functionResponses: { name: string; response: unknown }[];
@@ -52,9 +52,26 @@ export interface FakeGeminiOptions {
   maxRequests?: number;
 }
 
-/** The default script: "ECHO: <last user text>"; a JSON request gets an empty object. */
+/**
+ * The default script: "ECHO: <last user text>"; "TOOL <cmd>" calls the CLI's shell tool with <cmd>
+ * and answers its result with "TOOL DONE: …"; a JSON request (the CLI's own model router) gets {}.
+ */
 export function echoGemini(request: GeminiModelRequest): GeminiReply {
   if (request.wantsJson) return { parts: [{ text: "{}" }] };
+  const tool = /^TOOL (.+)$/.exec(request.lastUserText.trim());
+  if (tool?.[1] && request.functionResponses.length === 0) {
+    return {
+      parts: [
+        { text: "Running it." },
+        {
+          functionCall: {
+            name: "run_shell_command",
+            args: { command: tool[1], description: "Run the command" },
+          },
+        },
+      ],
+    };
+  }
   if (request.functionResponses.length > 0) {
     return {
       parts: [{ text: `TOOL DONE: ${JSON.stringify(request.functionResponses[0]?.response).slice(0, 80)}` }],
@@ -159,11 +176,12 @@ function parsePath(path: string): { model: string; action: string } | undefined 
 
 function toModelRequest(action: string, model: string, body: Json): GeminiModelRequest {
   const contents = Array.isArray(body.contents) ? (body.contents as GeminiModelRequest["contents"]) : [];
+  // The last text part, without the session context the CLI prepends to a session's first prompt.
   const textOf = (c: { parts: Json[] } | undefined): string =>
-    (c?.parts ?? [])
-      .filter((p) => typeof p.text === "string")
-      .map((p) => String(p.text))
-      .join("");
+    String((c?.parts ?? []).filter((p) => typeof p.text === "string").at(-1)?.text ?? "").replace(
+      /^<session_context>[\s\S]*?<\/session_context>\s*/,
+      "",
+    );
   const lastUser = [...contents].reverse().find((c) => c.role === "user" && textOf(c) !== "");
   const last = contents.at(-1);
   const functionResponses = (last?.parts ?? [])
