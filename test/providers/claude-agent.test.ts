@@ -8,7 +8,7 @@ import { rmSync } from "node:fs";
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import type { ProviderEvent } from "../../src/messaging/turn/provider-events.js";
 import { AgentPool } from "../../src/providers/agent-pool.js";
-import { AcpProvider, type AcpProviderOptions } from "../../src/providers/index.js";
+import { AcpProvider, type AcpProviderOptions, probeAgent } from "../../src/providers/index.js";
 import { FakeAnthropic } from "../fakes/anthropic/server.js";
 import { captureLogs, collect, collectError, textOf, zombieChildren } from "./helpers.js";
 import { claudeAgentEntry, claudeEnv, processGroup, scratchHome } from "./real-agent-helpers.js";
@@ -76,6 +76,21 @@ const userTexts = (): string[] =>
   );
 
 describe("claude-agent-acp against a fake Messages API", () => {
+  it("doctor's handshake reports it: name, version, loadSession, models, commands", async () => {
+    const result = await probeAgent(
+      { command: process.execPath, args: [claudeAgentEntry()], baseEnv: claudeEnv(home, fake.baseUrl), cwd: home },
+      { timeoutMs: 30_000 },
+    );
+    expect(result).toMatchObject({
+      ok: true,
+      agent: { name: "@zed-industries/claude-agent-acp", version: "0.23.1" },
+      capabilities: { loadSession: true, resumeSession: true, closeSession: true, image: true },
+    });
+    if (!result.ok) return;
+    expect(result.commands).toContain("compact");
+    expect(result.models.length).toBeGreaterThan(1);
+  });
+
   it("answers, and a tool call arrives retitled with its command; the tool result reaches the model", async () => {
     const p = claude(claudePool());
     expect(textOf(await collect(p.prompt("hello there")))).toBe("ECHO: hello there");

@@ -7,7 +7,8 @@
 //   anything else answers "answer <n>: <text> | history: <earlier prompts>".
 // argv: "no-load" (no loadSession), "no-close" (no session/close), "bug551" (after a cancel the
 // next prompt ends at once, empty, and its answer comes with the prompt after it, as
-// claude-agent-acp#551 does), "stderr" (writes a secret-bearing line to stderr and exits at start).
+// claude-agent-acp#551 does), "stderr" (writes a secret-bearing line to stderr and exits at start),
+// "auth" (every session/new fails with Authentication required).
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { NO_REPLY, rpcError, say, serve, update } from "./lib.mjs";
@@ -61,6 +62,7 @@ serve({
     authMethods: [],
   }),
   "session/new": async () => {
+    if (flags.has("auth")) return rpcError(-32000, "Authentication required");
     const s = open(`multi-${process.pid}-${++next}`, []);
     save(s);
     return { sessionId: s.id };
