@@ -126,6 +126,11 @@ export class Gateway {
       maxSessionsPerProcess: agent.maxSessionsPerProcess,
       logger: o.logger,
     });
+    // Agents started before the first message: their cold start is most of a first answer's wait.
+    // Unused ones exit after the idle timeout; a failure is only logged (the first message retries).
+    pool
+      .prewarm(pool.maxProcesses, agent.idleTimeoutSeconds * 1000)
+      .catch((error: unknown) => o.logger.warn("agent prewarm failed", { error: String(error) }));
     const sessions = new SessionManager<PipelineProvider>({
       softStopBudgetMs: o.config.softStopBudgetSeconds * 1000,
       logger: o.logger,

@@ -200,6 +200,25 @@ export class AgentPool {
     }
   }
 
+  /**
+   * Starts up to `count` processes now (never past maxProcesses) so the first conversations skip
+   * the agent's cold start. A warm process that gets no session within `unusedMs` (> 0) exits, like
+   * any process that holds none. Resolves when they answered `initialize`; a start failure is thrown.
+   */
+  async prewarm(count: number, unusedMs: number): Promise<void> {
+    const started: Entry[] = [];
+    while (started.length < count && this.entries.length < this.maxProcesses && !this.closed) {
+      const entry = this.spawn();
+      started.push(entry);
+      if (unusedMs > 0) {
+        this.timers.setTimeout(() => {
+          if (!entry.gone && entry.leases.size === 0) this.retire(entry, "warm but unused");
+        }, unusedMs);
+      }
+    }
+    await Promise.all(started.map((e) => e.ready));
+  }
+
   /** Stops every process and refuses further acquires; waiting conversations are rejected. */
   async close(): Promise<void> {
     this.closed = true;

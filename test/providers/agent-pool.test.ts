@@ -89,6 +89,18 @@ describe("sessions share a bounded pool of agent processes", () => {
     expect(new Set(all.map((p) => p.pid)).size).toBe(2);
   });
 
+  it("prewarm starts agents before any session; an unused warm agent exits", async () => {
+    const shared = pool({ maxProcesses: 2, maxSessionsPerProcess: 2 });
+    await shared.prewarm(5, 400); // never past maxProcesses
+    expect(shared.stats()).toMatchObject({ processes: 2, sessions: 0 });
+    const p = session(shared);
+    await collect(p.prompt("warm"));
+    // The one that got a session stays; the unused one exits after 400 ms.
+    await vi.waitFor(() => expect(shared.stats()).toMatchObject({ processes: 1, sessions: 1 }), {
+      timeout: 3_000,
+    });
+  });
+
   it("a conversation beyond capacity waits visibly (agent_wait) and is answered when a slot frees", async () => {
     const shared = pool({ maxProcesses: 1, maxSessionsPerProcess: 1 });
     const first = session(shared);

@@ -78,7 +78,12 @@ const userTexts = (): string[] =>
 describe("claude-agent-acp against a fake Messages API", () => {
   it("doctor's handshake reports it: name, version, loadSession, models, commands", async () => {
     const result = await probeAgent(
-      { command: process.execPath, args: [claudeAgentEntry()], baseEnv: claudeEnv(home, fake.baseUrl), cwd: home },
+      {
+        command: process.execPath,
+        args: [claudeAgentEntry()],
+        baseEnv: claudeEnv(home, fake.baseUrl),
+        cwd: home,
+      },
       { timeoutMs: 30_000 },
     );
     expect(result).toMatchObject({
