@@ -2,6 +2,7 @@
  * One prompt turn of AcpProvider: the ordered event queue the prompt iterable drains, the pending
  * permission requests, and the flags that decide how the turn ends. Layer: providers (no I/O).
  */
+import type { Timers } from "../messaging/base/clock.js";
 import type { PermissionVerdict, ProviderEvent } from "../messaging/turn/provider-events.js";
 
 type Settle = (verdict: PermissionVerdict) => void;
@@ -135,4 +136,31 @@ export class Turn {
     this.wake = undefined;
     wake?.();
   }
+}
+
+/**
+ * Emits `silence` (a notice, not activity) at each multiple of `every` ms without agent output
+ * while the turn's prompt is in flight. A permission request waiting on the user is not the
+ * agent's silence: the clock restarts while one is open. `every` 0 = never.
+ */
+export function watchSilence(turn: Turn, every: number, timers: Timers, now: () => number): void {
+  if (every <= 0) return;
+  let reported = 0;
+  const check = (): void => {
+    if (turn.finished || turn.requestSettled) return;
+    if (turn.permissionsOpen) {
+      turn.lastActivityAt = now();
+      reported = 0;
+    }
+    const quiet = now() - turn.lastActivityAt;
+    const multiple = Math.floor(quiet / every);
+    if (multiple > reported) {
+      reported = multiple;
+      turn.notice({ type: "silence", seconds: Math.floor(quiet / 1000) });
+    } else if (multiple === 0) {
+      reported = 0;
+    }
+    timers.setTimeout(check, Math.max(50, every * (multiple + 1) - quiet));
+  };
+  timers.setTimeout(check, every);
 }

@@ -8,7 +8,6 @@
  * Layer: providers (SDK client side; processes via agent-pool.ts / acp-connection.ts).
  */
 import { randomBytes } from "node:crypto";
-import { stat } from "node:fs/promises";
 import { resolve as resolvePath } from "node:path";
 import {
   type ContentBlock,
@@ -18,27 +17,19 @@ import {
   type SessionConfigOption,
   type SessionNotification,
 } from "@agentclientprotocol/sdk";
-import { realClock, type TimerHandle, type Timers } from "../messaging/base/clock.js";
+import { realClock, type Timers } from "../messaging/base/clock.js";
 import { ParleyError } from "../messaging/base/errors.js";
 import type { CompactOutcome, ModelMenu } from "../messaging/session/agent-controls.js";
 import type {
   AvailableCommandsEvent,
   PermissionVerdict,
   ProviderEvent,
-  SessionResumeCause,
 } from "../messaging/turn/provider-events.js";
-import type { AgentConnection, SessionSink } from "./acp-connection.js";
-import {
-  type AgentCapabilities,
-  agentReason,
-  asParleyError,
-  errorText,
-  loadSession,
-  newSession,
-  type OpenedSession,
-} from "./acp-handshake.js";
+import type { AgentConnection } from "./acp-connection.js";
+import { type AgentCapabilities, agentReason, asParleyError, errorText } from "./acp-handshake.js";
 import { chooseOutcome, modelMenuOf, toPermissionOptions, UpdateMapper } from "./acp-mapping.js";
-import { Turn } from "./acp-turn.js";
+import { PooledSession } from "./acp-session.js";
+import { Turn, watchSilence } from "./acp-turn.js";
 import {
   type AcpProviderOptions,
   DEFAULTS,
@@ -47,15 +38,13 @@ import {
   toLogFunction,
   withTimeout,
 } from "./acp-types.js";
-import { type AgentLease, AgentPool, type LeaseHolder } from "./agent-pool.js";
+import { AgentPool } from "./agent-pool.js";
 import type { PromptContent, Provider } from "./provider.js";
 
 /** ACP has no compaction request: an agent offers it as this advertised slash command. */
 export const COMPACT_COMMAND = "compact";
 /** How long session/set_config_option may take before setModel gives up waiting. */
 export const SET_CONFIG_TIMEOUT_MS = 30_000;
-/** How long session/close may take; the slot is given back either way. */
-const CLOSE_TIMEOUT_MS = 5_000;
 /**
  * claude-agent-acp#551: after session/cancel the next session/prompt answers end_turn at once,
  * empty, and its real answer comes with the prompt after it. An empty end_turn this soon after a
@@ -63,15 +52,8 @@ const CLOSE_TIMEOUT_MS = 5_000;
  */
 export const POST_CANCEL_EMPTY_MS = 1_500;
 
-type Attached = {
-  lease: AgentLease;
-  sessionId: string;
-  sink: SessionSink;
-};
-
-export class AcpProvider implements Provider, LeaseHolder {
+export class AcpProvider implements Provider {
   readonly cwd: string;
-  private readonly opts: AcpProviderOptions;
   private readonly log: ProviderLogger;
   private readonly timers: Timers;
   private readonly now: () => number;
@@ -83,24 +65,14 @@ export class AcpProvider implements Provider, LeaseHolder {
   private readonly pool: AgentPool;
   /** The pool is this provider's own (no shared pool given): close() stops its process. */
   private readonly ownsPool: boolean;
-  private attached: Attached | undefined;
-  private attaching: Promise<void> | undefined;
-  /** The agent session to resume when the next one is opened (kept across closes). */
-  private knownSessionId: string | undefined;
-  /** Why the session was last closed: what a resume notice says. */
-  private closedBecause: SessionResumeCause | undefined;
-  /** session/load in flight for this id: its replayed history is state, never turn output. */
-  private loadingId: string | undefined;
+  private readonly session: PooledSession;
   private closed = false;
-  private cwdChecked = false;
   private turn: Turn | undefined;
   /** True while compact() drains its hidden turn: nobody reads it, so nothing may be steered into it. */
   private compacting = false;
   private settingModel = false;
   private readonly mapper = new UpdateMapper();
   private idleCommands: AvailableCommandsEvent | undefined;
-  /** Resume notices waiting for the next turn to carry them. */
-  private notices: ProviderEvent[] = [];
   /** The agent's latest session config options (session/new, then config_option_update). */
   private configOptions: SessionConfigOption[] = [];
   /** Names of the commands the agent last advertised; kept across turns (compaction is one). */
@@ -109,13 +81,9 @@ export class AcpProvider implements Provider, LeaseHolder {
   private chosenModel: string | undefined;
   /** The last turn on this session was cancelled: the next empty end_turn may be the upstream bug. */
   private afterCancel = false;
-  private lastActive: number;
-  private lastPid: number | undefined;
-  private idleTimer: TimerHandle | undefined;
   private seq = 0;
 
   constructor(opts: AcpProviderOptions) {
-    this.opts = opts;
     this.cwd = resolvePath(opts.cwd ?? process.cwd());
     this.log = toLogFunction(opts.logger);
     this.timers = opts.timers ?? realClock;
@@ -125,9 +93,6 @@ export class AcpProvider implements Provider, LeaseHolder {
     this.startTimeoutMs = opts.startTimeoutMs ?? DEFAULTS.startTimeoutMs;
     this.killGraceMs = opts.killGraceMs ?? DEFAULTS.killGraceMs;
     this.silenceMs = opts.silenceNoticeMs ?? DEFAULTS.silenceNoticeMs;
-    this.knownSessionId = opts.resumeSessionId;
-    if (opts.resumeSessionId) this.closedBecause = "replaced";
-    this.lastActive = this.now();
     this.ownsPool = opts.pool === undefined;
     this.pool =
       opts.pool ??
@@ -147,25 +112,49 @@ export class AcpProvider implements Provider, LeaseHolder {
         killGraceMs: this.killGraceMs,
         ...(opts.clientInfo ? { clientInfo: opts.clientInfo } : {}),
       });
+    this.session = new PooledSession({
+      pool: this.pool,
+      cwd: this.cwd,
+      log: this.log,
+      timers: this.timers,
+      now: this.now,
+      startTimeoutMs: this.startTimeoutMs,
+      idleTimeoutMs: opts.idleTimeoutMs ?? 0,
+      resumeSessionId: opts.resumeSessionId,
+      onSessionId: opts.onSessionId,
+      handlers: {
+        onUpdate: (params, replay) => this.applyUpdate(params, replay),
+        onPermission: (params, signal) => this.onPermission(params, signal),
+        onLost: (error) => {
+          const turn = this.turn;
+          if (turn && !turn.finished) this.endTurnOnError(turn, error);
+        },
+        onOpened: async (configOptions) => {
+          this.configOptions = configOptions;
+          await this.reapplyModel();
+        },
+        busy: () => (this.turn !== undefined && !this.turn.finished) || this.compacting || this.settingModel,
+      },
+    });
   }
 
   /** The pid of the agent process this session is (or was last) on. */
   get pid(): number | undefined {
-    return this.attached?.lease.connection.pid ?? this.lastPid;
+    return this.session.pid;
   }
 
   /** The agent session id: the current one, else the one the next turn resumes. */
   get agentSessionId(): string | undefined {
-    return this.attached?.sessionId ?? this.knownSessionId;
+    return this.session.agentSessionId;
   }
 
   /** True while the session holds a slot on an agent process. */
   get isAttached(): boolean {
-    return this.attached !== undefined;
+    return this.session.isAttached;
   }
 
   private get caps(): AgentCapabilities | undefined {
-    return this.attached?.lease.connection.capabilities ?? this.pool.capabilities;
+    return this.session.capabilities;
   }
 
   get supportsSteer(): boolean {
@@ -193,7 +182,8 @@ export class AcpProvider implements Provider, LeaseHolder {
    * (`agent_wait`) instead of the caller waiting invisibly here.
    */
   async start(): Promise<void> {
-    await this.ensureAttached(false);
+    if (this.closed) throw new ParleyError("PROVIDER_EXITED", "provider is closed");
+    await this.session.ensure(false);
   }
 
   prompt(content: PromptContent[] | string): AsyncIterable<ProviderEvent> {
@@ -215,14 +205,16 @@ export class AcpProvider implements Provider, LeaseHolder {
 
   async steer(text: string): Promise<boolean> {
     const turn = this.turn;
-    const at = this.attached;
+    const connection = this.session.connection;
+    const sessionId = this.session.sessionId;
     // The idle guard: a steer outside a running turn could start an orphan turn nobody reads.
-    if (!this.supportsSteer || !at || !turn || !this.hasActiveTurn() || turn.cancelRequested) return false;
+    if (!this.supportsSteer || !connection || !turn || !this.hasActiveTurn() || turn.cancelRequested)
+      return false;
     // A message folded into a compaction would vanish into a turn nobody sees: it queues instead.
     if (this.compacting) return false;
     try {
-      const res = await at.lease.connection.client.agent.request<unknown>(STEERING_METHOD, {
-        sessionId: at.sessionId,
+      const res = await connection.client.agent.request<unknown>(STEERING_METHOD, {
+        sessionId,
         prompt: [{ type: "text", text }],
         _meta: { steering: { idleBehavior: "promptRequired" } },
       });
@@ -245,39 +237,28 @@ export class AcpProvider implements Provider, LeaseHolder {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.timers.clearTimeout(this.idleTimer);
+    this.session.markClosed();
     const turn = this.turn;
     if (turn && !turn.finished) {
       turn.hardStopped = true;
       this.log("info", "provider closed mid-turn; ending the turn as cancelled");
+      const connection = this.session.connection;
+      // A shared process lives on: the agent must stop the turn too (session/close may not exist).
+      if (connection?.alive && turn.sent && !turn.requestSettled) {
+        connection.client.agent
+          .notify(methods.agent.session.cancel, { sessionId: this.session.sessionId as string })
+          .catch((err: unknown) =>
+            this.log("debug", "session/cancel at close failed", { error: errorText(err) }),
+          );
+      }
       turn.complete("cancelled");
     }
     if (this.ownsPool) {
-      this.forget();
+      this.session.forget();
       await this.pool.close();
     } else {
-      await this.detach("closed");
+      await this.session.detach("closed");
     }
-  }
-
-  // ---- LeaseHolder: what the pool asks of a session ---------------------------------------------
-
-  isIdle(): boolean {
-    return (
-      this.attached !== undefined &&
-      this.attaching === undefined &&
-      (this.turn === undefined || this.turn.finished) &&
-      !this.compacting &&
-      !this.settingModel
-    );
-  }
-
-  lastActiveAt(): number {
-    return this.lastActive;
-  }
-
-  async reclaim(): Promise<void> {
-    await this.detach("capacity");
   }
 
   // ---- agent controls: model selector and compaction -------------------------------------------
@@ -291,28 +272,30 @@ export class AcpProvider implements Provider, LeaseHolder {
   async setModel(optionId: string): Promise<ModelMenu> {
     this.settingModel = true;
     try {
-      await this.ensureAttached(true);
+      if (this.closed) throw new ParleyError("PROVIDER_EXITED", "provider is closed");
+      await this.session.ensure(true);
       const menu = await this.applyModel(optionId);
       this.chosenModel = optionId;
       return menu;
     } finally {
       this.settingModel = false;
-      this.touch();
+      this.session.touch();
     }
   }
 
   private async applyModel(optionId: string): Promise<ModelMenu> {
-    const at = this.attached;
-    if (this.closed || !at) throw new ParleyError("PROVIDER_EXITED", "provider is closed");
+    const connection = this.session.connection;
+    const sessionId = this.session.sessionId;
+    if (this.closed || !connection || !sessionId)
+      throw new ParleyError("PROVIDER_EXITED", "provider is closed");
     const menu = this.modelMenu();
     if (!menu) throw new ParleyError("REFUSED", "the agent does not offer a model selector");
     if (!menu.options.some((o) => o.id === optionId)) {
       throw new ParleyError("REFUSED", "that model is not one the agent offers");
     }
-    const connection = at.lease.connection;
     const answered = connection.client.agent
       .request(methods.agent.session.setConfigOption, {
-        sessionId: at.sessionId,
+        sessionId,
         configId: menu.configId,
         value: optionId,
       })
@@ -385,7 +368,7 @@ export class AcpProvider implements Provider, LeaseHolder {
         // Nobody can answer here either: a tool the compaction wants to run is refused at once.
         else if (event.type === "permission_request") this.answerPermission(event.requestId, "deny");
         // A resume notice belongs to the next turn the user sees.
-        else if (event.type === "session_resume") this.notices.push(event);
+        else if (event.type === "session_resume") this.session.keepNotice(event);
       }
     } catch (err) {
       if (err instanceof ParleyError && err.code === "REFUSED") throw err;
@@ -409,120 +392,6 @@ export class AcpProvider implements Provider, LeaseHolder {
     return pct === undefined ? { ok: true } : { ok: true, contextUsagePct: pct };
   }
 
-  // ---- the session on a borrowed process ---------------------------------------------------------
-
-  /** Single flight: a lease plus an open session. `wait` false returns without one when the pool is full. */
-  private async ensureAttached(wait: boolean, onWait?: (position: number) => void): Promise<void> {
-    for (;;) {
-      if (this.closed) throw new ParleyError("PROVIDER_EXITED", "provider is closed");
-      if (this.attached?.lease.connection.alive) return;
-      if (this.attached) this.forget(); // its process died while nobody was looking
-      if (!this.attaching) {
-        const attempt = this.attach(wait, onWait);
-        this.attaching = attempt.finally(() => {
-          if (this.attaching === guarded) this.attaching = undefined;
-        });
-        const guarded = this.attaching;
-        await guarded;
-        if (!wait || this.attached) return;
-        continue;
-      }
-      await this.attaching;
-      if (!wait) return;
-    }
-  }
-
-  private async attach(wait: boolean, onWait?: (position: number) => void): Promise<void> {
-    await this.checkCwd();
-    const lease = wait
-      ? await this.pool.acquire(this, onWait ? { onWait } : {})
-      : await this.pool.tryAcquire(this);
-    if (!lease) {
-      this.log("info", "no free agent now; the first prompt waits for one");
-      return;
-    }
-    if (this.closed) {
-      lease.release();
-      throw new ParleyError("PROVIDER_EXITED", "provider is closed");
-    }
-    this.lastPid = lease.connection.pid;
-    try {
-      await this.open(lease);
-    } catch (err) {
-      lease.release();
-      throw err;
-    }
-  }
-
-  /** session/load of the known session when the agent can, else session/new (and a notice saying so). */
-  private async open(lease: AgentLease): Promise<void> {
-    const connection = lease.connection;
-    const caps = connection.capabilities as AgentCapabilities;
-    const sink = this.sinkFor();
-    const resumeId = this.knownSessionId;
-    const cause = this.closedBecause ?? "replaced";
-    let opened: OpenedSession | undefined;
-    let fresh: string | undefined;
-    if (resumeId !== undefined && caps.loadSession) {
-      this.loadingId = resumeId;
-      connection.attach(resumeId, sink);
-      try {
-        opened = await this.bounded(
-          loadSession(connection.client, resumeId, this.cwd),
-          "session/load",
-          lease,
-        );
-      } catch (err) {
-        connection.detach(resumeId, sink);
-        if (!connection.alive) throw connection.lost ?? err;
-        this.log("warn", "the agent could not load the session; starting a fresh one", {
-          error: errorText(err),
-        });
-        fresh = `the agent could not restore the earlier session (${agentReason(err)})`;
-      } finally {
-        // After every replayed update has been applied (they arrive before the answer).
-        await new Promise<void>((resolve) =>
-          connection.afterDispatch(() => {
-            this.loadingId = undefined;
-            resolve();
-          }),
-        );
-      }
-    } else if (resumeId !== undefined) {
-      fresh = "this agent cannot restore an earlier session";
-    }
-    if (!opened) {
-      opened = await this.bounded(newSession(connection.client, this.cwd), "session/new", lease);
-      connection.attach(opened.sessionId, sink);
-    }
-    this.attached = { lease, sessionId: opened.sessionId, sink };
-    this.configOptions = opened.configOptions;
-    this.closedBecause = undefined;
-    if (resumeId !== undefined) {
-      this.notices.push(
-        fresh === undefined
-          ? {
-              type: "session_resume",
-              outcome: "restored",
-              cause,
-              reason: "the earlier conversation was restored",
-            }
-          : { type: "session_resume", outcome: "fresh", cause, reason: fresh },
-      );
-    }
-    if (opened.sessionId !== this.knownSessionId) {
-      this.knownSessionId = opened.sessionId;
-      this.opts.onSessionId?.(opened.sessionId);
-    }
-    this.log("info", resumeId && !fresh ? "agent session restored" : "agent session started", {
-      pid: connection.pid,
-      agent: caps.agentName,
-      steering: caps.steering,
-    });
-    await this.reapplyModel();
-    this.touch();
-  }
-
   /** A model chosen earlier is given again to a reopened session that came back on another one. */
   private async reapplyModel(): Promise<void> {
     const chosen = this.chosenModel;
@@ -534,103 +403,6 @@ export class AcpProvider implements Provider, LeaseHolder {
     }
   }
 
-  /** A session request bounded by the start timeout, failing with the process's own error if it died. */
-  private async bounded<T>(request: Promise<T>, what: string, lease: AgentLease): Promise<T> {
-    request.catch(() => {}); // the race below reports it; a late failure has nobody to tell
-    const result = await withTimeout(
-      request.then((value) => ({ value })),
-      this.startTimeoutMs,
-      this.timers,
-    ).catch((err: unknown) => {
-      throw lease.connection.lost ?? err;
-    });
-    if (!result) {
-      throw new ParleyError(
-        "PROVIDER_TIMEOUT",
-        `agent did not answer ${what} within ${this.startTimeoutMs} ms`,
-      );
-    }
-    return result.value;
-  }
-
-  /** Closes the session (session/close when offered) and gives the slot back; it resumes later. */
-  private async detach(because: SessionResumeCause | "closed"): Promise<void> {
-    const at = this.attached;
-    if (!at) return;
-    this.forget();
-    if (because !== "closed") this.closedBecause = because;
-    const connection = at.lease.connection;
-    try {
-      if (connection.alive && connection.capabilities?.closeSession) {
-        const closing = connection.client.agent.request(methods.agent.session.close, {
-          sessionId: at.sessionId,
-        });
-        closing.catch(() => {});
-        await withTimeout(closing, CLOSE_TIMEOUT_MS, this.timers);
-      }
-    } catch (err) {
-      this.log("debug", "session/close failed", { error: errorText(err) });
-    } finally {
-      connection.detach(at.sessionId, at.sink);
-      at.lease.release();
-    }
-    this.log("info", "agent session closed", { reason: because, pid: connection.pid });
-  }
-
-  /** Drops the lease bookkeeping without talking to the agent (it is gone, or close() stops it). */
-  private forget(): void {
-    const at = this.attached;
-    this.attached = undefined;
-    this.timers.clearTimeout(this.idleTimer);
-    if (!at) return;
-    at.lease.connection.detach(at.sessionId, at.sink);
-    at.lease.release();
-  }
-
-  private sinkFor(): SessionSink {
-    const sink: SessionSink = {
-      onUpdate: (params) => this.applyUpdate(sink, params),
-      onPermission: (params, signal) => this.onPermission(sink, params, signal),
-      onConnectionLost: (error) => this.onConnectionLost(sink, error),
-    };
-    return sink;
-  }
-
-  private onConnectionLost(sink: SessionSink, error: ParleyError): void {
-    if (this.attached?.sink !== sink) return;
-    this.forget();
-    this.closedBecause = "agent_exited";
-    const turn = this.turn;
-    if (turn && !turn.finished) this.endTurnOnError(turn, error);
-  }
-
-  private async checkCwd(): Promise<void> {
-    if (this.cwdChecked) return;
-    // Checked first: a missing cwd makes spawn report ENOENT, which reads as "command not found".
-    const isDir = await stat(this.cwd).then(
-      (s) => s.isDirectory(),
-      () => false,
-    );
-    if (!isDir) {
-      throw new ParleyError("PROVIDER_SPAWN_FAILED", `agent working directory does not exist: ${this.cwd}`);
-    }
-    this.cwdChecked = true;
-  }
-
-  private touch(): void {
-    this.lastActive = this.now();
-    this.armIdle();
-  }
-
-  private armIdle(): void {
-    this.timers.clearTimeout(this.idleTimer);
-    const ms = this.opts.idleTimeoutMs ?? 0;
-    if (ms <= 0 || !this.attached) return;
-    this.idleTimer = this.timers.setTimeout(() => {
-      if (this.isIdle()) void this.detach("idle");
-    }, ms);
-  }
-
   // ---- turns -----------------------------------------------------------------------------------
 
   private async *runTurn(content: PromptContent[] | string): AsyncGenerator<ProviderEvent> {
@@ -640,13 +412,12 @@ export class AcpProvider implements Provider, LeaseHolder {
     }
     const turn = new Turn(this.now);
     this.turn = turn;
-    this.timers.clearTimeout(this.idleTimer);
+    this.session.pauseIdle();
     this.mapper.newTurn();
     void turn.done.then(() => {
       if (this.turn === turn) this.turn = undefined;
       this.afterCancel = turn.cancelRequested;
-      this.touch();
-      this.attached?.lease.idle();
+      this.session.turnEnded();
     });
     void this.beginTurn(turn, toBlocks(content));
     try {
@@ -663,13 +434,13 @@ export class AcpProvider implements Provider, LeaseHolder {
   /** Inside the turn: waiting for a slot and reopening the session are visible to its reader. */
   private async beginTurn(turn: Turn, blocks: ContentBlock[]): Promise<void> {
     try {
-      await this.ensureAttached(true, (position) => turn.notice({ type: "agent_wait", position }));
+      await this.session.ensure(true, (position) => turn.notice({ type: "agent_wait", position }));
     } catch (err) {
       turn.fail(asParleyError(err, "agent failed to start"));
       return;
     }
     if (turn.finished) return; // cancelled or closed while it waited
-    for (const notice of this.notices.splice(0)) turn.notice(notice);
+    for (const notice of this.session.takeNotices()) turn.notice(notice);
     // Commands the agent announced while idle (typically right after session/new).
     if (this.idleCommands) turn.push(this.idleCommands);
     this.idleCommands = undefined;
@@ -677,8 +448,9 @@ export class AcpProvider implements Provider, LeaseHolder {
   }
 
   private sendPrompt(turn: Turn, blocks: ContentBlock[]): void {
-    const at = this.attached;
-    if (!at) {
+    const connection = this.session.connection;
+    const sessionId = this.session.sessionId;
+    if (!connection || !sessionId) {
       turn.fail(new ParleyError("PROVIDER_EXITED", "the agent session closed before the prompt"));
       return;
     }
@@ -686,20 +458,17 @@ export class AcpProvider implements Provider, LeaseHolder {
     turn.requestSettled = false;
     turn.sentAt = this.now();
     turn.lastActivityAt = turn.sentAt;
-    this.watchSilence(turn);
-    const connection = at.lease.connection;
-    connection.client.agent
-      .request(methods.agent.session.prompt, { sessionId: at.sessionId, prompt: blocks })
-      .then(
-        (res) => {
-          turn.requestSettled = true;
-          connection.afterDispatch(() => this.onPromptAnswered(turn, res.stopReason, blocks));
-        },
-        (err: unknown) => {
-          turn.requestSettled = true;
-          void this.onPromptFailed(turn, err, connection);
-        },
-      );
+    watchSilence(turn, this.silenceMs, this.timers, this.now);
+    connection.client.agent.request(methods.agent.session.prompt, { sessionId, prompt: blocks }).then(
+      (res) => {
+        turn.requestSettled = true;
+        connection.afterDispatch(() => this.onPromptAnswered(turn, res.stopReason, blocks));
+      },
+      (err: unknown) => {
+        turn.requestSettled = true;
+        void this.onPromptFailed(turn, err, connection);
+      },
+    );
   }
 
   private onPromptAnswered(turn: Turn, stopReason: string, blocks: ContentBlock[]): void {
@@ -729,17 +498,18 @@ export class AcpProvider implements Provider, LeaseHolder {
     turn.requestSettled = false;
     this.afterCancel = false;
     this.log("warn", "empty end_turn right after a cancel (claude-agent-acp#551); reopening the session", {
-      sessionId: this.attached?.sessionId,
+      sessionId: this.session.sessionId,
     });
     try {
-      const at = this.attached;
-      if (!at) throw new ParleyError("PROVIDER_EXITED", "the agent session closed during recovery");
-      await this.detach("post_cancel");
-      await this.ensureAttached(true);
+      if (!this.session.isAttached)
+        throw new ParleyError("PROVIDER_EXITED", "the agent session closed during recovery");
+      await this.session.detach("post_cancel");
+      await this.session.ensure(true);
       if (turn.finished) return;
-      // The reopened session is this turn's own business; its notice is not news to the user.
-      this.notices = this.notices.filter((n) => n.type !== "session_resume" || n.outcome === "fresh");
-      for (const notice of this.notices.splice(0)) turn.notice(notice);
+      // The reopened session is this turn's own business: only a fresh start is news to the user.
+      for (const notice of this.session.takeNotices()) {
+        if (notice.type !== "session_resume" || notice.outcome === "fresh") turn.notice(notice);
+      }
       this.sendPrompt(turn, blocks);
     } catch (err) {
       this.endTurnOnError(turn, asParleyError(err, "could not recover the session after a cancel"));
@@ -772,30 +542,6 @@ export class AcpProvider implements Provider, LeaseHolder {
     turn.fail(error);
   }
 
-  /** Emits `silence` at each multiple of silenceMs without agent output, except while a permission waits on the user. */
-  private watchSilence(turn: Turn): void {
-    const every = this.silenceMs;
-    if (every <= 0) return;
-    let reported = 0;
-    const check = (): void => {
-      if (turn.finished || turn.requestSettled) return;
-      const quiet = this.now() - turn.lastActivityAt;
-      if (turn.permissionsOpen) {
-        turn.lastActivityAt = this.now(); // the wait is the user's, not the agent's
-        reported = 0;
-      } else if (quiet >= every && Math.floor(quiet / every) > reported) {
-        reported = Math.floor(quiet / every);
-        turn.notice({ type: "silence", seconds: Math.floor(quiet / 1000) });
-      } else if (quiet < every) {
-        reported = 0;
-      }
-      const sinceQuiet = this.now() - turn.lastActivityAt;
-      const next = every * (Math.floor(sinceQuiet / every) + 1) - sinceQuiet;
-      this.timers.setTimeout(check, Math.max(50, next));
-    };
-    this.timers.setTimeout(check, every);
-  }
-
   private async doCancel(turn: Turn, waitAckTimeout: number): Promise<boolean> {
     turn.cancelRequested = true;
     if (!turn.sent) {
@@ -803,11 +549,11 @@ export class AcpProvider implements Provider, LeaseHolder {
       turn.complete("cancelled");
       return true;
     }
-    const at = this.attached;
-    if (at && !turn.requestSettled) {
+    const connection = this.session.connection;
+    if (connection && !turn.requestSettled) {
       // Not awaited: an agent that stopped reading stdin must not stall the cancel budget.
-      at.lease.connection.client.agent
-        .notify(methods.agent.session.cancel, { sessionId: at.sessionId })
+      connection.client.agent
+        .notify(methods.agent.session.cancel, { sessionId: this.session.sessionId as string })
         .catch((err: unknown) =>
           this.log("warn", "session/cancel could not be sent", { error: errorText(err) }),
         );
@@ -824,35 +570,27 @@ export class AcpProvider implements Provider, LeaseHolder {
     const reason = `agent did not end the turn within ${waitAckTimeout} ms of session/cancel`;
     turn.hardStopped = true;
     turn.complete("cancelled");
-    const now = this.attached;
-    if (now && (this.ownsPool || now.lease.sessionsOnProcess() <= 1)) {
+    const pid = this.session.pid;
+    if (!this.session.isAttached) return false;
+    if (this.ownsPool || this.session.sessionsOnProcess() <= 1) {
       // Its own process: stopping it harms nobody else, and the next turn gets a fresh one.
-      this.log("warn", `${reason}; hard-stopping it`, { pid: now.lease.connection.pid });
-      this.forget();
-      this.closedBecause = "agent_exited";
-      await now.lease.connection.terminate();
-    } else if (now) {
+      this.log("warn", `${reason}; hard-stopping it`, { pid });
+      await this.session.kill();
+    } else {
       // Co-tenants share the process: only this session is abandoned (closed), the process lives.
-      this.log("warn", `${reason}; abandoning the session, its process serves others`, {
-        pid: now.lease.connection.pid,
-      });
-      await this.detach("agent_exited");
+      this.log("warn", `${reason}; abandoning the session, its process serves others`, { pid });
+      await this.session.detach("agent_exited");
     }
     return false;
   }
 
   // ---- inbound from the agent ------------------------------------------------------------------
 
-  private applyUpdate(sink: SessionSink, params: SessionNotification): void {
+  private applyUpdate(params: SessionNotification, replay: boolean): void {
     const mapped = this.mapper.map(params.update);
     if (mapped.contextUsagePct !== undefined) this.usagePct = mapped.contextUsagePct;
     if (mapped.configOptions) this.configOptions = mapped.configOptions;
     if (mapped.ignored) this.log("debug", "session update ignored", { kind: mapped.ignored });
-    const replay = params.sessionId === this.loadingId;
-    if (!replay && this.attached?.sink !== sink) {
-      this.log("debug", "update for a closed session dropped", { sessionId: params.sessionId });
-      return;
-    }
     const turn = this.turn;
     for (const event of mapped.events) {
       // Remembered for supportsCompaction(), whether or not a turn is there to forward the list to.
@@ -866,12 +604,11 @@ export class AcpProvider implements Provider, LeaseHolder {
   }
 
   private async onPermission(
-    sink: SessionSink,
     params: RequestPermissionRequest,
     signal: AbortSignal,
   ): Promise<RequestPermissionResponse> {
     const turn = this.turn;
-    if (this.attached?.sink !== sink || !turn || turn.finished || turn.cancelRequested) {
+    if (!turn || turn.finished || turn.cancelRequested) {
       return { outcome: { outcome: "cancelled" } };
     }
     const requestId = `perm-${++this.seq}-${randomBytes(3).toString("hex")}`;
@@ -919,7 +656,7 @@ export class AcpProvider implements Provider, LeaseHolder {
   }
 
   private afterDispatch(step: () => void): void {
-    const connection = this.attached?.lease.connection;
+    const connection = this.session.connection;
     if (connection) connection.afterDispatch(step);
     else setImmediate(step);
   }

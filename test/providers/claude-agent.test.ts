@@ -66,8 +66,9 @@ function claude(pool: AgentPool, extra: Partial<AcpProviderOptions> = {}): AcpPr
   return p;
 }
 
-const userTexts = (): string[] =>
-  (fake.messageRequests.at(-1)?.messages ?? []).flatMap((m) =>
+/** The user texts of the (last) model request that answered `prompt`: what the model saw. */
+const userTexts = (prompt: string): string[] =>
+  (fake.messageRequests.filter((r) => r.lastUserText === prompt).at(-1)?.messages ?? []).flatMap((m) =>
     m.role !== "user" || !Array.isArray(m.content)
       ? []
       : (m.content as { type: string; text?: string }[]).flatMap((b) =>
@@ -146,7 +147,9 @@ describe("claude-agent-acp against a fake Messages API", () => {
       cause: "idle",
     });
     expect(textOf(next)).toBe("ECHO: what is my name?");
-    expect(userTexts()).toEqual(expect.arrayContaining(["my name is Ada", "what is my name?"]));
+    expect(userTexts("what is my name?")).toEqual(
+      expect.arrayContaining(["my name is Ada", "what is my name?"]),
+    );
     expect(p.pid).not.toBe(pid);
   }, 45_000);
 
@@ -155,11 +158,13 @@ describe("claude-agent-acp against a fake Messages API", () => {
     const p = claude(pool);
     await collect(p.prompt("remember 42"));
     const pid = p.pid as number;
+    // Idle, as a user would leave it: Claude Code writes its transcript just after the answer.
+    await new Promise((r) => setTimeout(r, 1_000));
     process.kill(-pid, "SIGKILL");
     await vi.waitFor(() => expect(pool.stats().processes).toBe(0), { timeout: 5_000 });
     const next = await collect(p.prompt("what did I ask you to remember?"));
     expect(textOf(next)).toBe("ECHO: what did I ask you to remember?");
-    expect(userTexts()).toEqual(expect.arrayContaining(["remember 42"]));
+    expect(userTexts("what did I ask you to remember?")).toEqual(expect.arrayContaining(["remember 42"]));
   }, 45_000);
 
   it("after /stop, the next two messages each get their own answer (claude-agent-acp#551)", async () => {
