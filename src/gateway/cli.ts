@@ -131,6 +131,7 @@ function commandLineSettings(values: ReturnType<typeof parse>["values"]): Record
   if (values["allow-remote"]) webchat.allowRemote = true;
   return {
     ...(Object.keys(webchat).length > 0 ? { webchat } : {}),
-    ...(values.agent ? { agent: { ...parseAgentCommand(values.agent), env: {} } } : {}),
+    // The command line names the agent; its pool settings (processes, idle time) stay configured.
+    ...(values.agent ? { agent: parseAgentCommand(values.agent) } : {}),
   };
 }

@@ -10,13 +10,22 @@ import { join, resolve } from "node:path";
 import { z } from "zod";
 import { ParleyError } from "../messaging/base/errors.js";
 import type { ChannelEntry, ChannelSettings, Env } from "../messaging/channel/contract.js";
+import { AGENT_POOL_DEFAULTS } from "../providers/agent-pool.js";
 import { CHANNELS } from "./registry.js";
 
 const agentSchema = z.strictObject({
-  command: z.string().min(1),
+  /** Unset: the bundled demo agent (the pool settings below still apply to it). */
+  command: z.string().min(1).optional(),
   args: z.array(z.string()).default([]),
   env: z.record(z.string(), z.string()).default({}),
   cwd: z.string().optional(),
+  // The pool of agent processes; defaults and their reasons: AGENT_POOL_DEFAULTS (agent-pool.ts).
+  maxProcesses: z.number().int().min(1).max(64).default(AGENT_POOL_DEFAULTS.maxProcesses),
+  maxSessionsPerProcess: z.number().int().min(1).max(1024).default(AGENT_POOL_DEFAULTS.maxSessionsPerProcess),
+  /** An idle conversation's agent session is closed after this long (resumed on its next message); 0 = never. */
+  idleTimeoutSeconds: z.number().min(0).default(AGENT_POOL_DEFAULTS.idleTimeoutSeconds),
+  /** A turn with no agent output for this long gets a "no output for N s; /stop ends it" notice; 0 = never. */
+  silenceNoticeSeconds: z.number().min(0).default(AGENT_POOL_DEFAULTS.silenceNoticeSeconds),
 });
 
 /** The gateway-wide keys; every channel's section is composed in from the registry. */

@@ -23,9 +23,9 @@ export function doctor(loaded: LoadedConfig, channels: readonly ChannelEntry[] =
   lines.push(`data home: ${loaded.home}`);
   const agent = resolveAgent(loaded.config);
   lines.push(
-    `agent: ${loaded.config.agent ? [agent.command, ...agent.args].join(" ") : "bundled demo agent"}`,
+    `agent: ${loaded.config.agent?.command ? [agent.command, ...agent.args].join(" ") : "bundled demo agent"}`,
   );
-  if (loaded.config.agent) {
+  if (loaded.config.agent?.command) {
     // Otherwise the first message would be the one to find out, as "agent failed to start".
     const found = findExecutable(agent.command, loaded.env.PATH ?? "", agent.cwd ?? process.cwd());
     if (!found) {

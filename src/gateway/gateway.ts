@@ -4,7 +4,7 @@
  * quiescently: stop intake and settle turns per channel, then close agent processes.
  */
 import { mkdir } from "node:fs/promises";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { AutoApproveGrant } from "../messaging/approval/grant.js";
 import { realClock } from "../messaging/base/clock.js";
 import type { Logger } from "../messaging/base/logger.js";
@@ -21,6 +21,7 @@ import { FileSessionStore } from "../messaging/session/file-session-store.js";
 import { SessionManager } from "../messaging/session/session-manager.js";
 import type { PipelineProvider } from "../messaging/turn/pipeline.js";
 import { AcpProvider } from "../providers/acp.js";
+import { AGENT_POOL_DEFAULTS, AgentPool } from "../providers/agent-pool.js";
 import { demoAgentCommand } from "../providers/demo-command.js";
 import type { AgentConfig, ParleyConfig } from "./config.js";
 import type { HomeLock } from "./home-lock.js";
@@ -45,11 +46,12 @@ export interface ChannelFailure {
   error: string;
 }
 
-/** The agent to run: the configured one, else the bundled demo agent. */
-export function resolveAgent(config: ParleyConfig): AgentConfig {
-  if (config.agent) return config.agent;
+/** The agent to run: the configured one, else the bundled demo agent (with the pool defaults). */
+export function resolveAgent(config: ParleyConfig): AgentConfig & { command: string } {
+  const pool = { ...AGENT_POOL_DEFAULTS, args: [], env: {}, ...config.agent };
+  if (config.agent?.command) return { ...pool, command: config.agent.command };
   const demo = demoAgentCommand();
-  return { command: demo.command, args: demo.args, env: {} };
+  return { ...pool, command: demo.command, args: demo.args, env: {} };
 }
 
 /**
@@ -98,6 +100,7 @@ export class Gateway {
     private readonly audit: JsonlAuditSink,
     private readonly store: FileSessionStore,
     private readonly lock: HomeLock,
+    private readonly pool: AgentPool,
   ) {}
 
   static async start(o: GatewayOptions): Promise<Gateway> {
@@ -122,18 +125,38 @@ export class Gateway {
     const store = await FileSessionStore.openIn(o.home, { logger: o.logger });
     const agent = resolveAgent(o.config);
     const channels = o.channels ?? CHANNELS;
+    // One pool for every conversation: sessions share a bounded set of agent processes.
+    const pool = new AgentPool({
+      agent: {
+        command: agent.command,
+        args: agent.args,
+        env: agent.env,
+        baseEnv: agentBaseEnv(o.env, channels),
+        cwd: resolve(agent.cwd ?? process.cwd()),
+      },
+      maxProcesses: agent.maxProcesses,
+      maxSessionsPerProcess: agent.maxSessionsPerProcess,
+      logger: o.logger,
+    });
+    // Agents started before the first message: their cold start is most of a first answer's wait.
+    // Unused ones exit after the idle timeout; a failure is only logged (the first message retries).
+    pool
+      .prewarm(pool.maxProcesses, agent.idleTimeoutSeconds * 1000)
+      .catch((error: unknown) => o.logger.warn("agent prewarm failed", { error: String(error) }));
     const sessions = new SessionManager<PipelineProvider>({
       softStopBudgetMs: o.config.softStopBudgetSeconds * 1000,
       logger: o.logger,
       audit,
-      createProvider: () =>
+      createProvider: (_key, seed) =>
         new AcpProvider({
           command: agent.command,
-          args: agent.args,
-          env: agent.env,
-          baseEnv: agentBaseEnv(o.env, channels),
           ...(agent.cwd ? { cwd: agent.cwd } : {}),
           logger: o.logger,
+          pool,
+          ...(seed.resumeSessionId !== undefined && { resumeSessionId: seed.resumeSessionId }),
+          onSessionId: seed.onAgentSessionId,
+          idleTimeoutMs: agent.idleTimeoutSeconds * 1000,
+          silenceNoticeMs: agent.silenceNoticeSeconds * 1000,
         }),
     });
     const shared: SharedContext = {
@@ -153,7 +176,7 @@ export class Gateway {
       grant: o.grant ?? new AutoApproveGrant({ audit, logger: o.logger }),
       announce: o.announce,
     };
-    const gateway = new Gateway(shared, o, audit, store, lock);
+    const gateway = new Gateway(shared, o, audit, store, lock, pool);
     for (const entry of channels) await gateway.startChannel(entry);
     return gateway;
   }
@@ -194,6 +217,7 @@ export class Gateway {
         }
       }
       await this.shared.sessions.closeAll();
+      await this.pool.close();
       try {
         await this.store.close();
       } catch (error) {

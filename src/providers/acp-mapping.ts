@@ -132,10 +132,31 @@ export class UpdateMapper {
 
   private toolCallUpdate(update: ToolCallUpdate): MappedUpdate {
     const known = this.tools.get(update.toolCallId);
-    if (known && update.title) known.title = update.title;
+    const title = update.title ?? undefined;
+    const kind = update.kind ?? undefined;
     const status = update.status ?? undefined;
+    // Only what changed: a retitle ("Terminal" -> "ls -la"), a new kind, a status.
+    const newTitle = title !== undefined && title !== known?.title ? title : undefined;
+    const newKind = kind !== undefined && kind !== known?.kind ? kind : undefined;
+    if (known) {
+      if (newTitle !== undefined) known.title = newTitle;
+      if (newKind !== undefined) known.kind = newKind;
+    } else if (title !== undefined) {
+      this.tools.set(update.toolCallId, { title, kind: kind ?? "other" });
+    }
+    const events: ProviderEvent[] = [];
+    if (newTitle !== undefined || newKind !== undefined || status !== undefined) {
+      events.push({
+        type: "tool_call_update",
+        toolCallId: update.toolCallId,
+        ...(newTitle !== undefined && { title: newTitle }),
+        ...(newKind !== undefined && { kind: newKind }),
+        ...(status !== undefined && { status }),
+      });
+    }
     return {
       events: [
+        ...events,
         {
           type: "tool_result",
           toolCallId: update.toolCallId,

@@ -28,6 +28,9 @@ export interface AgentProcessOptions {
 }
 
 const NEWLINE = 0x0a;
+/** How many of the agent's first stderr lines are kept to explain a failed start. */
+export const STDERR_HEAD_LINES = 5;
+const STDERR_LINE_CHARS = 300;
 /** Bounded wait after SIGKILL: a process stuck in uninterruptible sleep must not hang close(). */
 const AFTER_KILL_WAIT_MS = 2_000;
 
@@ -42,6 +45,8 @@ export class AgentProcess {
   private readonly child: ChildProcess;
   private readonly opts: AgentProcessOptions;
   private terminating: Promise<AgentExit> | undefined;
+  /** The first STDERR_HEAD_LINES non-empty stderr lines (each bounded): why a start failed. */
+  readonly stderrHead: string[] = [];
 
   constructor(opts: AgentProcessOptions) {
     this.opts = opts;
@@ -85,7 +90,9 @@ export class AgentProcess {
     stdin.on("error", (err) => opts.logger("debug", "agent stdin error", { error: err.message }));
     this.stdin = webWritable(stdin);
     this.stdout = NodeReadable.toWeb(stdout).pipeThrough(this.lineValidator()) as ReadableStream<Uint8Array>;
-    drainStderr(stderr, opts.logger);
+    drainStderr(stderr, opts.logger, (line) => {
+      if (this.stderrHead.length < STDERR_HEAD_LINES) this.stderrHead.push(line.slice(0, STDERR_LINE_CHARS));
+    });
   }
 
   get hasExited(): boolean {
@@ -238,7 +245,7 @@ function webWritable(stdin: Writable): WritableStream<Uint8Array> {
 }
 
 /** stderr is the agent's log: drained so a chatty agent never blocks on a full pipe, never parsed. */
-function drainStderr(stderr: Readable, logger: ProviderLogger): void {
+function drainStderr(stderr: Readable, logger: ProviderLogger, onLine: (line: string) => void): void {
   let partial = "";
   stderr.setEncoding("utf8");
   stderr.on("data", (chunk: string) => {
@@ -248,10 +255,16 @@ function drainStderr(stderr: Readable, logger: ProviderLogger): void {
       lines.push(partial);
       partial = "";
     }
-    for (const line of lines) if (line.trim() !== "") logger("debug", "agent stderr", { line });
+    for (const line of lines) {
+      if (line.trim() === "") continue;
+      logger("debug", "agent stderr", { line });
+      onLine(line);
+    }
   });
   stderr.on("end", () => {
-    if (partial.trim() !== "") logger("debug", "agent stderr", { line: partial });
+    if (partial.trim() === "") return;
+    logger("debug", "agent stderr", { line: partial });
+    onLine(partial);
   });
   stderr.on("error", (err) => logger("debug", "agent stderr error", { error: err.message }));
 }

@@ -1,6 +1,7 @@
 /** Options, defaults and small shared helpers of AcpProvider. Layer: providers (messaging types). */
 import { realClock, type Timers } from "../messaging/base/clock.js";
 import type { Logger } from "../messaging/base/logger.js";
+import type { AgentPool } from "./agent-pool.js";
 
 export type LogLevel = "debug" | "info" | "warn" | "error";
 export type ProviderLogger = (level: LogLevel, msg: string, fields?: Record<string, unknown>) => void;
@@ -26,11 +27,26 @@ export interface AcpProviderOptions {
   cancelGraceMs?: number;
   /** SIGTERM -> SIGKILL window of a hard stop. Default 2000. */
   killGraceMs?: number;
-  /** initialize + session/new must finish within this. Default 60000 (agents launched via npx are slow). */
+  /** initialize, and then session/new or session/load, must each finish within this. Default 60000 (npx is slow). */
   startTimeoutMs?: number;
   clientInfo?: { name: string; version: string; title?: string };
-  /** Timers for the permission, cancel and startup deadlines (default: real, unref'd). */
+  /** Timers for the permission, cancel, startup, idle and silence deadlines (default: real, unref'd). */
   timers?: Timers;
+  /** Milliseconds now (default Date.now): when the session was last active. */
+  now?: () => number;
+  /**
+   * The pool of agent processes this session borrows a slot from (shared by every session of the
+   * same agent). Absent: a private pool of one process for this provider alone, which close() stops.
+   */
+  pool?: AgentPool;
+  /** An agent session id to resume (session/load) instead of starting a new one. */
+  resumeSessionId?: string;
+  /** Told each new agent session id (to persist it with the conversation). */
+  onSessionId?: (sessionId: string) => void;
+  /** Close the agent session after this long without a turn (it resumes on the next). 0 = never (default). */
+  idleTimeoutMs?: number;
+  /** Emit a `silence` event after this long without agent output during a turn. 0 = never. Default 30000. */
+  silenceNoticeMs?: number;
 }
 
 export const DEFAULTS = {
@@ -38,6 +54,7 @@ export const DEFAULTS = {
   cancelGraceMs: 5_000,
   killGraceMs: 2_000,
   startTimeoutMs: 60_000,
+  silenceNoticeMs: 30_000,
 } as const;
 
 /** The ACP version parley speaks; v2 changes session/prompt semantics, so only 1 is accepted. */

@@ -1,18 +1,17 @@
 /**
- * AcpProvider: one ACP agent subprocess bound to one session (agent-protocols.md). It starts the
- * agent and its session, maps session/update to ProviderEvents in arrival order, relays permission requests,
- * and turns every failure (spawn, garbage, exit, ignored cancel) into an ended turn, never a hang.
- * Layer: providers (SDK client side + node:child_process via acp-process.ts).
+ * AcpProvider: one conversation's agent session, on a process borrowed from an AgentPool
+ * (agent-protocols.md). It opens the session (session/new, or session/load to resume one), maps
+ * session/update to ProviderEvents in arrival order, relays permission requests, and turns every
+ * failure (spawn, garbage, exit, ignored cancel) into an ended turn with a short reason, never a
+ * hang. Its session is closed when idle and when the pool needs the slot, and reopened on the next
+ * turn (restored with session/load when the agent offers it, else fresh, and it says which).
+ * Layer: providers (SDK client side; processes via agent-pool.ts / acp-connection.ts).
  */
 import { randomBytes } from "node:crypto";
-import { stat } from "node:fs/promises";
 import { resolve as resolvePath } from "node:path";
 import {
-  type ClientConnection,
   type ContentBlock,
-  client,
   methods,
-  ndJsonStream,
   type RequestPermissionRequest,
   type RequestPermissionResponse,
   type SessionConfigOption,
@@ -27,10 +26,11 @@ import type {
   PermissionVerdict,
   ProviderEvent,
 } from "../messaging/turn/provider-events.js";
-import { asParleyError, errorText, type HandshakeResult, handshake } from "./acp-handshake.js";
+import type { AgentConnection } from "./acp-connection.js";
+import { type AgentCapabilities, agentReason, asParleyError, errorText } from "./acp-handshake.js";
 import { chooseOutcome, modelMenuOf, toPermissionOptions, UpdateMapper } from "./acp-mapping.js";
-import { AgentProcess } from "./acp-process.js";
-import { Turn } from "./acp-turn.js";
+import { PooledSession } from "./acp-session.js";
+import { Turn, watchSilence } from "./acp-turn.js";
 import {
   type AcpProviderOptions,
   DEFAULTS,
@@ -39,85 +39,152 @@ import {
   toLogFunction,
   withTimeout,
 } from "./acp-types.js";
+import { AgentPool } from "./agent-pool.js";
 import type { PromptContent, Provider } from "./provider.js";
 
 /** ACP has no compaction request: an agent offers it as this advertised slash command. */
 export const COMPACT_COMMAND = "compact";
 /** How long session/set_config_option may take before setModel gives up waiting. */
 export const SET_CONFIG_TIMEOUT_MS = 30_000;
+/**
+ * claude-agent-acp#551: after session/cancel the next session/prompt answers end_turn at once,
+ * empty, and its real answer comes with the prompt after it. An empty end_turn this soon after a
+ * prompt that follows a cancel is taken for that bug (a model call takes longer than this).
+ */
+export const POST_CANCEL_EMPTY_MS = 1_500;
 
 export class AcpProvider implements Provider {
   readonly cwd: string;
-  private readonly opts: AcpProviderOptions;
   private readonly log: ProviderLogger;
   private readonly timers: Timers;
+  private readonly now: () => number;
   private readonly permissionTimeoutMs: number;
   private readonly cancelGraceMs: number;
+  private readonly startTimeoutMs: number;
   private readonly killGraceMs: number;
-  private proc: AgentProcess | undefined;
-  private conn: ClientConnection | undefined;
-  private sessionId: string | undefined;
-  private starting: Promise<void> | undefined;
-  private closing: Promise<void> | undefined;
-  /** First fatal condition; once set the provider is unusable (a new one must be spawned). */
-  private fatal: ParleyError | undefined;
-  private failStart: ((error: ParleyError) => void) | undefined;
+  private readonly silenceMs: number;
+  private readonly pool: AgentPool;
+  /** The pool is this provider's own (no shared pool given): close() stops its process. */
+  private readonly ownsPool: boolean;
+  private readonly session: PooledSession;
+  private closed = false;
   private turn: Turn | undefined;
   /** True while compact() drains its hidden turn: nobody reads it, so nothing may be steered into it. */
   private compacting = false;
+  private settingModel = false;
   private readonly mapper = new UpdateMapper();
-  /** The SDK runs notification handlers concurrently; this chain applies them in arrival order. */
-  private updateChain: Promise<void> = Promise.resolve();
   private idleCommands: AvailableCommandsEvent | undefined;
   /** The agent's latest session config options (session/new, then config_option_update). */
   private configOptions: SessionConfigOption[] = [];
   /** Names of the commands the agent last advertised; kept across turns (compaction is one). */
   private commandNames: ReadonlySet<string> = new Set();
-  private steering = false;
-  private promptCaps: HandshakeResult["promptCapabilities"] = {
-    image: false,
-    audio: false,
-    embeddedContext: false,
-  };
-  private usagePct: number | undefined;
+  /** The model the user chose: given again to a reopened session that came back on another. */
+  private chosenModel: string | undefined;
+  /** The last turn on this session was cancelled: the next empty end_turn may be the upstream bug. */
+  private afterCancel = false;
   private seq = 0;
 
   constructor(opts: AcpProviderOptions) {
-    this.opts = opts;
     this.cwd = resolvePath(opts.cwd ?? process.cwd());
     this.log = toLogFunction(opts.logger);
     this.timers = opts.timers ?? realClock;
+    this.now = opts.now ?? Date.now;
     this.permissionTimeoutMs = opts.permissionTimeoutMs ?? DEFAULTS.permissionTimeoutMs;
     this.cancelGraceMs = opts.cancelGraceMs ?? DEFAULTS.cancelGraceMs;
+    this.startTimeoutMs = opts.startTimeoutMs ?? DEFAULTS.startTimeoutMs;
     this.killGraceMs = opts.killGraceMs ?? DEFAULTS.killGraceMs;
+    this.silenceMs = opts.silenceNoticeMs ?? DEFAULTS.silenceNoticeMs;
+    this.ownsPool = opts.pool === undefined;
+    this.pool =
+      opts.pool ??
+      new AgentPool({
+        agent: {
+          command: opts.command,
+          args: opts.args ?? [],
+          ...(opts.env ? { env: opts.env } : {}),
+          ...(opts.baseEnv ? { baseEnv: opts.baseEnv } : {}),
+          cwd: this.cwd,
+        },
+        maxProcesses: 1,
+        maxSessionsPerProcess: 1,
+        logger: this.log,
+        timers: this.timers,
+        startTimeoutMs: this.startTimeoutMs,
+        killGraceMs: this.killGraceMs,
+        ...(opts.clientInfo ? { clientInfo: opts.clientInfo } : {}),
+      });
+    this.session = new PooledSession({
+      pool: this.pool,
+      cwd: this.cwd,
+      log: this.log,
+      timers: this.timers,
+      now: this.now,
+      startTimeoutMs: this.startTimeoutMs,
+      idleTimeoutMs: opts.idleTimeoutMs ?? 0,
+      resumeSessionId: opts.resumeSessionId,
+      onSessionId: opts.onSessionId,
+      handlers: {
+        onUpdate: (params, replay) => this.applyUpdate(params, replay),
+        onPermission: (params, signal) => this.onPermission(params, signal),
+        onLost: (error) => {
+          const turn = this.turn;
+          if (turn && !turn.finished) this.endTurnOnError(turn, error);
+        },
+        onOpened: async (configOptions) => {
+          this.configOptions = configOptions;
+          await this.reapplyModel();
+        },
+        busy: () => (this.turn !== undefined && !this.turn.finished) || this.compacting || this.settingModel,
+      },
+    });
   }
 
-  /** The agent's pid once spawned (for supervision and zombie checks). */
+  /** The pid of the agent process this session is (or was last) on. */
   get pid(): number | undefined {
-    return this.proc?.pid;
+    return this.session.pid;
+  }
+
+  /** The agent session id: the current one, else the one the next turn resumes. */
+  get agentSessionId(): string | undefined {
+    return this.session.agentSessionId;
+  }
+
+  /** True while the session holds a slot on an agent process. */
+  get isAttached(): boolean {
+    return this.session.isAttached;
+  }
+
+  private get caps(): AgentCapabilities | undefined {
+    return this.session.capabilities;
   }
 
   get supportsSteer(): boolean {
-    return this.steering;
+    return this.caps?.steering ?? false;
   }
 
-  /** What the agent declared its prompts may carry (all false until the handshake finished). */
-  get promptCapabilities(): Readonly<HandshakeResult["promptCapabilities"]> {
-    return this.promptCaps;
+  /** What the agent declared its prompts may carry (all false until an agent process started). */
+  get promptCapabilities(): Readonly<AgentCapabilities["promptCapabilities"]> {
+    return this.caps?.promptCapabilities ?? { image: false, audio: false, embeddedContext: false };
   }
 
   get contextUsagePct(): number | undefined {
     return this.usagePct;
   }
+  private usagePct: number | undefined;
 
   hasActiveTurn(): boolean {
     const turn = this.turn;
     return turn !== undefined && !turn.requestSettled && !turn.finished;
   }
 
-  start(): Promise<void> {
-    this.starting ??= this.doStart();
-    return this.starting;
+  /**
+   * Opens the agent session now when a slot is free (or an idle one can be reclaimed). When every
+   * slot is busy mid-turn it returns without one: the first prompt then waits in line visibly
+   * (`agent_wait`) instead of the caller waiting invisibly here.
+   */
+  async start(): Promise<void> {
+    if (this.closed) throw new ParleyError("PROVIDER_EXITED", "provider is closed");
+    await this.session.ensure(false);
   }
 
   prompt(content: PromptContent[] | string): AsyncIterable<ProviderEvent> {
@@ -139,14 +206,16 @@ export class AcpProvider implements Provider {
 
   async steer(text: string): Promise<boolean> {
     const turn = this.turn;
-    const conn = this.conn;
+    const connection = this.session.connection;
+    const sessionId = this.session.sessionId;
     // The idle guard: a steer outside a running turn could start an orphan turn nobody reads.
-    if (!this.steering || !conn || !turn || !this.hasActiveTurn() || turn.cancelRequested) return false;
+    if (!this.supportsSteer || !connection || !turn || !this.hasActiveTurn() || turn.cancelRequested)
+      return false;
     // A message folded into a compaction would vanish into a turn nobody sees: it queues instead.
     if (this.compacting) return false;
     try {
-      const res = await conn.agent.request<unknown>(STEERING_METHOD, {
-        sessionId: this.sessionId,
+      const res = await connection.client.agent.request<unknown>(STEERING_METHOD, {
+        sessionId,
         prompt: [{ type: "text", text }],
         _meta: { steering: { idleBehavior: "promptRequired" } },
       });
@@ -165,9 +234,32 @@ export class AcpProvider implements Provider {
     }
   }
 
-  close(): Promise<void> {
-    this.closing ??= this.doClose();
-    return this.closing;
+  /** Ends a running turn as cancelled and closes the session; a private pool's process is stopped. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.session.markClosed();
+    const turn = this.turn;
+    if (turn && !turn.finished) {
+      turn.hardStopped = true;
+      this.log("info", "provider closed mid-turn; ending the turn as cancelled");
+      const connection = this.session.connection;
+      // A shared process lives on: the agent must stop the turn too (session/close may not exist).
+      if (connection?.alive && turn.sent && !turn.requestSettled) {
+        connection.client.agent
+          .notify(methods.agent.session.cancel, { sessionId: this.session.sessionId as string })
+          .catch((err: unknown) =>
+            this.log("debug", "session/cancel at close failed", { error: errorText(err) }),
+          );
+      }
+      turn.complete("cancelled");
+    }
+    if (this.ownsPool) {
+      this.session.forget();
+      await this.pool.close();
+    } else {
+      await this.session.detach("closed");
+    }
   }
 
   // ---- agent controls: model selector and compaction -------------------------------------------
@@ -179,18 +271,35 @@ export class AcpProvider implements Provider {
 
   /** Sets the model via session/set_config_option; resolves with the menu as the agent answered it. */
   async setModel(optionId: string): Promise<ModelMenu> {
-    await this.start();
-    const conn = this.conn;
-    const sessionId = this.sessionId;
-    if (this.fatal) throw this.fatal;
-    if (this.closing || !conn || !sessionId) throw new ParleyError("PROVIDER_EXITED", "provider is closed");
+    this.settingModel = true;
+    try {
+      if (this.closed) throw new ParleyError("PROVIDER_EXITED", "provider is closed");
+      await this.session.ensure(true);
+      const menu = await this.applyModel(optionId);
+      this.chosenModel = optionId;
+      return menu;
+    } finally {
+      this.settingModel = false;
+      this.session.touch();
+    }
+  }
+
+  private async applyModel(optionId: string): Promise<ModelMenu> {
+    const connection = this.session.connection;
+    const sessionId = this.session.sessionId;
+    if (this.closed || !connection || !sessionId)
+      throw new ParleyError("PROVIDER_EXITED", "provider is closed");
     const menu = this.modelMenu();
     if (!menu) throw new ParleyError("REFUSED", "the agent does not offer a model selector");
     if (!menu.options.some((o) => o.id === optionId)) {
       throw new ParleyError("REFUSED", "that model is not one the agent offers");
     }
-    const answered = conn.agent
-      .request(methods.agent.session.setConfigOption, { sessionId, configId: menu.configId, value: optionId })
+    const answered = connection.client.agent
+      .request(methods.agent.session.setConfigOption, {
+        sessionId,
+        configId: menu.configId,
+        value: optionId,
+      })
       .then(
         (res) => {
           const options: unknown = res?.configOptions;
@@ -202,14 +311,14 @@ export class AcpProvider implements Provider {
           }
           // On the ordered chain, after every update received before this answer: the answer is newest.
           return new Promise<ModelMenu | undefined>((resolve) =>
-            this.afterDispatch(() => {
+            connection.afterDispatch(() => {
               this.configOptions = options as SessionConfigOption[];
               resolve(this.modelMenu());
             }),
           );
         },
         (err: unknown) => {
-          throw this.fatal ?? asParleyError(err, "agent rejected the model change");
+          throw connection.lost ?? asParleyError(err, "agent rejected the model change");
         },
       );
     // A late answer is still applied above (the agent's state is the truth); only the wait is bounded.
@@ -243,8 +352,7 @@ export class AcpProvider implements Provider {
    * (REFUSED) while a turn runs or when the agent offers none; resolves ok only on end_turn.
    */
   async compact(): Promise<CompactOutcome> {
-    if (this.fatal) throw this.fatal;
-    if (this.closing) throw new ParleyError("PROVIDER_EXITED", "provider is closed");
+    if (this.closed) throw new ParleyError("PROVIDER_EXITED", "provider is closed");
     if (this.turn && !this.turn.finished) {
       throw new ParleyError("REFUSED", "a turn is already running on this agent session");
     }
@@ -260,11 +368,13 @@ export class AcpProvider implements Provider {
         else if (event.type === "available_commands") this.idleCommands = event;
         // Nobody can answer here either: a tool the compaction wants to run is refused at once.
         else if (event.type === "permission_request") this.answerPermission(event.requestId, "deny");
+        // A resume notice belongs to the next turn the user sees.
+        else if (event.type === "session_resume") this.session.keepNotice(event);
       }
     } catch (err) {
       if (err instanceof ParleyError && err.code === "REFUSED") throw err;
       // The agent died under the compaction: thrown, so the caller replaces it.
-      if (this.fatal) throw this.fatal;
+      if (err instanceof ParleyError && err.code === "PROVIDER_EXITED") throw err;
       return { ok: false, error: asParleyError(err, "compaction failed").message };
     } finally {
       this.compacting = false;
@@ -283,147 +393,34 @@ export class AcpProvider implements Provider {
     return pct === undefined ? { ok: true } : { ok: true, contextUsagePct: pct };
   }
 
-  // ---- lifecycle -------------------------------------------------------------------------------
-
-  private async doStart(): Promise<void> {
-    if (this.closing) throw new ParleyError("PROVIDER_EXITED", "provider is closed");
-    // Checked first: a missing cwd makes spawn report ENOENT, which reads as "command not found".
-    const isDir = await stat(this.cwd).then(
-      (s) => s.isDirectory(),
-      () => false,
-    );
-    if (!isDir) {
-      this.fatal = new ParleyError(
-        "PROVIDER_SPAWN_FAILED",
-        `agent working directory does not exist: ${this.cwd}`,
-      );
-      throw this.fatal;
-    }
-    if (this.closing) throw new ParleyError("PROVIDER_EXITED", "provider closed during startup");
-    let proc: AgentProcess;
+  /** A model chosen earlier is given again to a reopened session that came back on another one. */
+  private async reapplyModel(): Promise<void> {
+    const chosen = this.chosenModel;
+    if (chosen === undefined || this.modelMenu()?.current === chosen) return;
     try {
-      proc = new AgentProcess({
-        command: this.opts.command,
-        args: this.opts.args ?? [],
-        env: this.opts.env,
-        ...(this.opts.baseEnv ? { baseEnv: this.opts.baseEnv } : {}),
-        cwd: this.cwd,
-        logger: this.log,
-        onFatal: (error) => this.onFatal(error),
-      });
+      await this.applyModel(chosen);
     } catch (err) {
-      // spawn throws synchronously for invalid arguments (e.g. a NUL byte in an arg).
-      this.fatal = new ParleyError("PROVIDER_SPAWN_FAILED", `could not start agent "${this.opts.command}"`, {
-        cause: err,
-      });
-      throw this.fatal;
+      this.log("warn", "could not give the reopened session its model again", { error: errorText(err) });
     }
-    this.proc = proc;
-    this.conn = client({ name: "parley" })
-      .onRequest(methods.client.session.requestPermission, ({ params, signal }) =>
-        this.onPermission(params, signal),
-      )
-      .onNotification(methods.client.session.update, ({ params }) => this.onUpdate(params))
-      .connect(ndJsonStream(proc.stdin, proc.stdout));
-    const guard = new Promise<never>((_, reject) => {
-      this.failStart = reject;
-      if (this.fatal) reject(this.fatal);
-    });
-    const startTimeoutMs = this.opts.startTimeoutMs ?? DEFAULTS.startTimeoutMs;
-    const timer = this.timers.setTimeout(
-      () =>
-        this.failStart?.(
-          new ParleyError("PROVIDER_TIMEOUT", `agent did not finish its handshake in ${startTimeoutMs} ms`),
-        ),
-      startTimeoutMs,
-    );
-    try {
-      const clientInfo = this.opts.clientInfo ?? { name: "parley", version: "0.1.0" };
-      const session = await Promise.race([handshake(this.conn, this.cwd, clientInfo), guard]);
-      this.sessionId = session.sessionId;
-      this.steering = session.steering;
-      this.promptCaps = session.promptCapabilities;
-      // Set together with sessionId: from here on config_option_update (on the chain) supersedes it.
-      this.configOptions = session.configOptions;
-      this.log("info", "agent session started", {
-        pid: proc.pid,
-        agent: session.agentName,
-        steering: this.steering,
-      });
-    } catch (err) {
-      // A closed connection is a symptom; wait briefly for the exit or spawn error that caused it.
-      if (!(err instanceof ParleyError)) await withTimeout(proc.exited, 500);
-      const error = this.fatal ?? asParleyError(err, "agent handshake failed");
-      this.fatal ??= error;
-      this.log("error", "agent failed to start", { command: this.opts.command, error: error.message });
-      this.conn.close();
-      await proc.terminate(this.killGraceMs);
-      throw error;
-    } finally {
-      this.timers.clearTimeout(timer);
-      this.failStart = undefined;
-    }
-  }
-
-  private async doClose(): Promise<void> {
-    const turn = this.turn;
-    if (turn && !turn.finished) {
-      turn.hardStopped = true;
-      this.log("info", "provider closed mid-turn; ending the turn as cancelled");
-      turn.complete("cancelled");
-    }
-    this.failStart?.(new ParleyError("PROVIDER_EXITED", "provider closed during startup"));
-    this.conn?.close();
-    await this.proc?.terminate(this.killGraceMs);
-  }
-
-  /** Spawn failure, non-JSON stdout or process exit: the provider is unusable from here on. */
-  private onFatal(error: ParleyError): void {
-    if (this.closing || this.fatal) {
-      this.log("debug", "agent stopped", { reason: error.message });
-      return;
-    }
-    this.fatal = error;
-    this.log("error", "agent failed", { code: error.code, error: error.message });
-    this.failStart?.(error);
-    const turn = this.turn;
-    if (error.code !== "PROVIDER_EXITED") void this.proc?.terminate(this.killGraceMs);
-    if (!turn || turn.finished) return;
-    // Let output the agent wrote before dying reach the turn first (stdout may lag the exit event).
-    const flushed = error.code === "PROVIDER_EXITED" && this.conn ? this.conn.closed : Promise.resolve();
-    void withTimeout(flushed, 1_000).then(() => this.afterDispatch(() => this.endTurnOnError(turn, error)));
   }
 
   // ---- turns -----------------------------------------------------------------------------------
 
   private async *runTurn(content: PromptContent[] | string): AsyncGenerator<ProviderEvent> {
-    await this.start();
-    const conn = this.conn;
-    const sessionId = this.sessionId;
-    if (this.fatal) throw this.fatal;
-    if (this.closing || !conn || !sessionId) throw new ParleyError("PROVIDER_EXITED", "provider is closed");
+    if (this.closed) throw new ParleyError("PROVIDER_EXITED", "provider is closed");
     if (this.turn && !this.turn.finished) {
       throw new ParleyError("REFUSED", "a turn is already running on this agent session");
     }
-    const turn = new Turn();
+    const turn = new Turn(this.now);
     this.turn = turn;
+    this.session.pauseIdle();
     this.mapper.newTurn();
-    // Commands the agent announced while idle (typically right after session/new).
-    if (this.idleCommands) turn.push(this.idleCommands);
-    this.idleCommands = undefined;
     void turn.done.then(() => {
       if (this.turn === turn) this.turn = undefined;
+      this.afterCancel = turn.cancelRequested;
+      this.session.turnEnded();
     });
-    conn.agent.request(methods.agent.session.prompt, { sessionId, prompt: toBlocks(content) }).then(
-      (res) => {
-        turn.requestSettled = true;
-        this.afterDispatch(() => turn.complete(res.stopReason));
-      },
-      (err: unknown) => {
-        turn.requestSettled = true;
-        void this.onPromptFailed(turn, err);
-      },
-    );
+    void this.beginTurn(turn, toBlocks(content));
     try {
       yield* turn.drain();
     } finally {
@@ -435,17 +432,104 @@ export class AcpProvider implements Provider {
     }
   }
 
-  private async onPromptFailed(turn: Turn, err: unknown): Promise<void> {
-    if (!turn.cancelRequested && !turn.hardStopped && this.conn?.signal.aborted && this.proc) {
-      // The connection dropped: the exit handler reports why; wait for it rather than guess.
-      await withTimeout(this.proc.exited, this.killGraceMs);
+  /** Inside the turn: waiting for a slot and reopening the session are visible to its reader. */
+  private async beginTurn(turn: Turn, blocks: ContentBlock[]): Promise<void> {
+    try {
+      await this.session.ensure(true, (position) => turn.notice({ type: "agent_wait", position }));
+    } catch (err) {
+      turn.fail(asParleyError(err, "agent failed to start"));
+      return;
     }
+    if (turn.finished) return; // cancelled or closed while it waited
+    for (const notice of this.session.takeNotices()) turn.notice(notice);
+    // Commands the agent announced while idle (typically right after session/new).
+    if (this.idleCommands) turn.push(this.idleCommands);
+    this.idleCommands = undefined;
+    this.sendPrompt(turn, blocks);
+  }
+
+  private sendPrompt(turn: Turn, blocks: ContentBlock[]): void {
+    const connection = this.session.connection;
+    const sessionId = this.session.sessionId;
+    if (!connection || !sessionId) {
+      turn.fail(new ParleyError("PROVIDER_EXITED", "the agent session closed before the prompt"));
+      return;
+    }
+    turn.sent = true;
+    turn.requestSettled = false;
+    turn.sentAt = this.now();
+    turn.lastActivityAt = turn.sentAt;
+    watchSilence(turn, this.silenceMs, this.timers, this.now);
+    connection.client.agent.request(methods.agent.session.prompt, { sessionId, prompt: blocks }).then(
+      (res) => {
+        turn.requestSettled = true;
+        connection.afterDispatch(() => this.onPromptAnswered(turn, res.stopReason, blocks));
+      },
+      (err: unknown) => {
+        turn.requestSettled = true;
+        void this.onPromptFailed(turn, err, connection);
+      },
+    );
+  }
+
+  private onPromptAnswered(turn: Turn, stopReason: string, blocks: ContentBlock[]): void {
+    if (turn.finished) return;
+    const bug =
+      this.afterCancel &&
+      stopReason === "end_turn" &&
+      !turn.contentSeen &&
+      !turn.cancelRequested &&
+      !turn.recovered &&
+      this.now() - turn.sentAt < POST_CANCEL_EMPTY_MS;
+    if (bug) {
+      void this.recoverAfterCancel(turn, blocks);
+      return;
+    }
+    turn.complete(stopReason);
+  }
+
+  /**
+   * The upstream post-cancel bug: the prompt's real answer is still inside the agent and would come
+   * out as the answer to the NEXT prompt. Re-sending the prompt would only shift it again, so the
+   * session is reopened (session/close, then session/load: the agent rebuilds it from its own
+   * transcript, with nothing stale queued) and the prompt is sent once more on the clean session.
+   */
+  private async recoverAfterCancel(turn: Turn, blocks: ContentBlock[]): Promise<void> {
+    turn.recovered = true;
+    turn.requestSettled = false;
+    this.afterCancel = false;
+    this.log("warn", "empty end_turn right after a cancel (claude-agent-acp#551); reopening the session", {
+      sessionId: this.session.sessionId,
+    });
+    try {
+      if (!this.session.isAttached)
+        throw new ParleyError("PROVIDER_EXITED", "the agent session closed during recovery");
+      await this.session.detach("post_cancel");
+      await this.session.ensure(true);
+      if (turn.finished) return;
+      // The reopened session is this turn's own business: only a fresh start is news to the user.
+      for (const notice of this.session.takeNotices()) {
+        if (notice.type !== "session_resume" || notice.outcome === "fresh") turn.notice(notice);
+      }
+      this.sendPrompt(turn, blocks);
+    } catch (err) {
+      this.endTurnOnError(turn, asParleyError(err, "could not recover the session after a cancel"));
+    }
+  }
+
+  private async onPromptFailed(turn: Turn, err: unknown, connection: AgentConnection): Promise<void> {
+    // The connection dropped: the exit handler reports why; wait for it rather than guess.
+    const lost =
+      turn.cancelRequested || turn.hardStopped
+        ? connection.lost
+        : await connection.lossCause(this.killGraceMs);
     const error =
-      this.fatal ??
-      (this.conn?.signal.aborted
-        ? new ParleyError("PROVIDER_EXITED", "agent closed its output mid-turn", { cause: err })
-        : asParleyError(err, "agent failed the turn"));
-    this.afterDispatch(() => this.endTurnOnError(turn, error));
+      lost ??
+      (err instanceof ParleyError
+        ? err
+        : new ParleyError("PROVIDER_PROTOCOL", `agent failed the turn: ${agentReason(err)}`, { cause: err }));
+    this.log("info", "prompt failed", { error: errorText(err) });
+    connection.afterDispatch(() => this.endTurnOnError(turn, error));
   }
 
   private endTurnOnError(turn: Turn, error: ParleyError): void {
@@ -461,10 +545,16 @@ export class AcpProvider implements Provider {
 
   private async doCancel(turn: Turn, waitAckTimeout: number): Promise<boolean> {
     turn.cancelRequested = true;
-    if (this.conn && this.sessionId && !turn.requestSettled) {
+    if (!turn.sent) {
+      // Still waiting for an agent: nothing reached one, so there is nothing to stop.
+      turn.complete("cancelled");
+      return true;
+    }
+    const connection = this.session.connection;
+    if (connection && !turn.requestSettled) {
       // Not awaited: an agent that stopped reading stdin must not stall the cancel budget.
-      this.conn.agent
-        .notify(methods.agent.session.cancel, { sessionId: this.sessionId })
+      connection.client.agent
+        .notify(methods.agent.session.cancel, { sessionId: this.session.sessionId as string })
         .catch((err: unknown) =>
           this.log("warn", "session/cancel could not be sent", { error: errorText(err) }),
         );
@@ -479,26 +569,25 @@ export class AcpProvider implements Provider {
     )
       return true;
     const reason = `agent did not end the turn within ${waitAckTimeout} ms of session/cancel`;
-    this.log("warn", `${reason}; hard-stopping it`, { pid: this.proc?.pid });
-    this.fatal ??= new ParleyError("PROVIDER_EXITED", `agent was stopped: ${reason}`);
     turn.hardStopped = true;
     turn.complete("cancelled");
-    this.conn?.close();
-    await this.proc?.terminate(this.killGraceMs);
+    const pid = this.session.pid;
+    if (!this.session.isAttached) return false;
+    if (this.ownsPool || this.session.sessionsOnProcess() <= 1) {
+      // Its own process: stopping it harms nobody else, and the next turn gets a fresh one.
+      this.log("warn", `${reason}; hard-stopping it`, { pid });
+      await this.session.kill();
+    } else {
+      // Co-tenants share the process: only this session is abandoned (closed), the process lives.
+      this.log("warn", `${reason}; abandoning the session, its process serves others`, { pid });
+      await this.session.detach("agent_exited");
+    }
     return false;
   }
 
   // ---- inbound from the agent ------------------------------------------------------------------
 
-  private onUpdate(params: SessionNotification): void {
-    this.enqueue(() => this.applyUpdate(params));
-  }
-
-  private applyUpdate(params: SessionNotification): void {
-    if (params.sessionId !== this.sessionId) {
-      this.log("debug", "update for another session dropped", { sessionId: params.sessionId });
-      return;
-    }
+  private applyUpdate(params: SessionNotification, replay: boolean): void {
     const mapped = this.mapper.map(params.update);
     if (mapped.contextUsagePct !== undefined) this.usagePct = mapped.contextUsagePct;
     if (mapped.configOptions) this.configOptions = mapped.configOptions;
@@ -507,7 +596,9 @@ export class AcpProvider implements Provider {
     for (const event of mapped.events) {
       // Remembered for supportsCompaction(), whether or not a turn is there to forward the list to.
       if (event.type === "available_commands") this.commandNames = new Set(event.commands.map((c) => c.name));
-      if (turn && !turn.finished) turn.push(event);
+      // session/load replays the history: state above, never output of the turn now running.
+      if (replay) continue;
+      if (turn?.sent && !turn.finished) turn.push(event);
       else if (event.type === "available_commands") this.idleCommands = event;
       else this.log("debug", "update outside a turn dropped", { type: event.type });
     }
@@ -518,7 +609,7 @@ export class AcpProvider implements Provider {
     signal: AbortSignal,
   ): Promise<RequestPermissionResponse> {
     const turn = this.turn;
-    if (params.sessionId !== this.sessionId || !turn || turn.finished || turn.cancelRequested) {
+    if (!turn || turn.finished || turn.cancelRequested) {
       return { outcome: { outcome: "cancelled" } };
     }
     const requestId = `perm-${++this.seq}-${randomBytes(3).toString("hex")}`;
@@ -565,21 +656,10 @@ export class AcpProvider implements Provider {
     return { outcome };
   }
 
-  // ---- ordering helpers ------------------------------------------------------------------------
-
-  private enqueue(step: () => void): void {
-    this.updateChain = this.updateChain.then(step).catch((err: unknown) => {
-      this.log("error", "applying an agent update failed", { error: errorText(err) });
-    });
-  }
-
-  /**
-   * Runs `step` after every message already received has been applied. The SDK dispatches each
-   * message through a chain of async handlers, so a response can overtake the notifications sent
-   * before it by a few microtasks; one macrotask lets all of those land on the update chain first.
-   */
   private afterDispatch(step: () => void): void {
-    setImmediate(() => this.enqueue(step));
+    const connection = this.session.connection;
+    if (connection) connection.afterDispatch(step);
+    else setImmediate(step);
   }
 }
 

@@ -1,7 +1,8 @@
 /**
  * parley's demo agent: a deterministic ACP agent (no network) run as a subprocess, built on the
  * SDK's agent side over stdio. Scenarios are picked by words in the prompt (demo-agent-script.ts).
- * It advertises and implements `_session/steering`, and honours session/cancel. It offers a model
+ * It advertises and implements `_session/steering`, honours session/cancel, and serves any number
+ * of sessions on one process (session/close frees one). It offers a model
  * selector (a session config option of category "model", set with session/set_config_option; the
  * `model` scenario names the selected one) and a `/compact` command that lowers the reported usage.
  * Run: `node dist/providers/demo-agent.js` or, in dev, `node --import tsx src/providers/demo-agent.ts`.
@@ -104,7 +105,9 @@ export function runDemoAgent(stream: Stream, opts: DemoAgentOptions = {}): Promi
       return {
         // Only v1 exists here; a client asking for another version gets 1 and decides for itself.
         protocolVersion: 1,
-        agentCapabilities: { loadSession: false, promptCapabilities: {} },
+        // session/close, so a pooled process frees an idle conversation's state; no session/load
+        // (its sessions live in memory only: after a restart there is nothing to restore).
+        agentCapabilities: { loadSession: false, promptCapabilities: {}, sessionCapabilities: { close: {} } },
         agentInfo: { name: "parley-demo-agent", title: "parley demo agent", version: "0.1.0" },
         authMethods: [],
         _meta: { steering: { supported: true } },
@@ -146,6 +149,12 @@ export function runDemoAgent(stream: Stream, opts: DemoAgentOptions = {}): Promi
     .onRequest(methods.agent.session.prompt, ({ params, client }) =>
       runTurn(client, session(params.sessionId), params.prompt, speedMs, compactionUpdates),
     )
+    .onRequest(methods.agent.session.close, ({ params }) => {
+      const s = session(params.sessionId);
+      s.turn?.abort.abort();
+      sessions.delete(s.id);
+      return {};
+    })
     .onNotification(methods.agent.session.cancel, ({ params }) => {
       sessions.get(params.sessionId)?.turn?.abort.abort();
     })

@@ -1,6 +1,7 @@
 /**
- * SessionManager: per-session semaphore, the provider pool keyed by session key, steer, and the
- * cooperative-then-fatal stop. Cancel is cooperative first because on a shared runtime a hard kill
+ * SessionManager: per-session semaphore, the provider pool keyed by session key, steer, the
+ * cooperative-then-fatal stop, and the agent session each key resumes (a replacement provider after
+ * a failed turn, a crash or a hard stop is seeded with its predecessor's agent session id). Cancel is cooperative first because on a shared runtime a hard kill
  * can take a co-tenant down; escalation happens only after the soft-stop budget passes unacked.
  */
 
@@ -20,8 +21,20 @@ export interface ManagedProvider {
   close(): Promise<void>;
 }
 
+/**
+ * What a new provider is given: the agent session to resume (the previous provider's, after a
+ * failed turn, a crash or a hard stop; or one the caller persisted across a restart), and the
+ * callback it reports each new agent session id to.
+ */
+export interface ProviderSeed {
+  resumeSessionId?: string;
+  onAgentSessionId: (agentSessionId: string) => void;
+}
+
 export interface SessionManagerOptions<P extends ManagedProvider> {
-  createProvider: (sessionKey: string) => P;
+  createProvider: (sessionKey: string, seed: ProviderSeed) => P;
+  /** Told every agent session id a session's provider opens, to persist with the conversation. */
+  onAgentSessionId?: (sessionKey: string, agentSessionId: string) => void;
   /** Soft-stop budget in ms (default 10 s, clamped to [0.5 s, 60 s]). */
   softStopBudgetMs?: number;
   logger?: Logger;
@@ -42,6 +55,8 @@ export class SessionManager<P extends ManagedProvider = ManagedProvider> {
   private readonly providers = new Map<string, Promise<P>>();
   // Per session: settings the user chose that a replacement agent must be given again.
   private readonly carried = new Map<string, Map<string, CarriedSetting<P>>>();
+  // Per session: the agent session a replacement provider resumes (kept across hard stops).
+  private readonly agentSessions = new Map<string, string>();
   private readonly opts: SessionManagerOptions<P>;
   private readonly log: Logger;
   readonly softStopBudgetMs: number;
@@ -78,7 +93,11 @@ export class SessionManager<P extends ManagedProvider = ManagedProvider> {
   provider(key: string): Promise<P> {
     let p = this.providers.get(key);
     if (!p) {
-      const created = this.opts.createProvider(key);
+      const resumeSessionId = this.agentSessions.get(key);
+      const created = this.opts.createProvider(key, {
+        ...(resumeSessionId !== undefined && { resumeSessionId }),
+        onAgentSessionId: (id) => this.noteAgentSession(key, id),
+      });
       p = created
         .start()
         .then(() => this.restore(key, created))
@@ -89,6 +108,29 @@ export class SessionManager<P extends ManagedProvider = ManagedProvider> {
       });
     }
     return p;
+  }
+
+  /** The agent session id this session's agent has (or will resume); undefined when none yet. */
+  agentSessionId(key: string): string | undefined {
+    return this.agentSessions.get(key);
+  }
+
+  /**
+   * Resume this agent session the next time a provider is created for `key` (e.g. the id persisted
+   * with the conversation, after a restart). Has no effect on a provider already running.
+   */
+  resumeFrom(key: string, agentSessionId: string): void {
+    this.agentSessions.set(key, agentSessionId);
+  }
+
+  private noteAgentSession(key: string, agentSessionId: string): void {
+    if (this.agentSessions.get(key) === agentSessionId) return;
+    this.agentSessions.set(key, agentSessionId);
+    try {
+      this.opts.onAgentSessionId?.(key, agentSessionId);
+    } catch (error) {
+      this.log.warn("persisting the agent session id failed", { session: key, error: String(error) });
+    }
   }
 
   /**
@@ -184,10 +226,11 @@ export class SessionManager<P extends ManagedProvider = ManagedProvider> {
     );
   }
 
-  /** Drop a session's provider without respawning (e.g. /new, idle eviction). */
+  /** Drop a session's provider without respawning (e.g. /new): its agent session is not resumed. */
   async evict(key: string, opts: { carryTo?: string } = {}): Promise<void> {
     const provider = await this.existingProvider(key);
     this.providers.delete(key);
+    this.agentSessions.delete(key);
     // A fresh conversation (/new) keeps what the user chose for the agent (its model), not its context.
     const settings = this.carried.get(key);
     if (settings && opts.carryTo !== undefined && opts.carryTo !== key)
@@ -200,8 +243,15 @@ export class SessionManager<P extends ManagedProvider = ManagedProvider> {
     return [...this.providers.keys()];
   }
 
+  /** Shutdown: every provider closed; agent session ids are kept (a restart resumes them). */
   async closeAll(): Promise<void> {
     const all = [...this.providers.keys()];
-    await Promise.allSettled(all.map((k) => this.evict(k)));
+    await Promise.allSettled(
+      all.map(async (key) => {
+        const provider = await this.existingProvider(key);
+        this.providers.delete(key);
+        await provider?.close();
+      }),
+    );
   }
 }

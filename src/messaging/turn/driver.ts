@@ -216,6 +216,12 @@ export class TurnDriver {
       case "plan":
       case "available_commands":
         return;
+      // Issue 15's lifecycle notices: carried to the renderer by the channel work; inert until then.
+      case "tool_call_update":
+      case "agent_wait":
+      case "session_resume":
+      case "silence":
+        return;
     }
   }
 

@@ -50,6 +50,14 @@ export function isProviderEvent(value: unknown): value is ProviderEvent {
       return Array.isArray(e.entries);
     case "available_commands":
       return Array.isArray(e.commands);
+    case "tool_call_update":
+      return str(e.toolCallId) && optStr(e.title) && optStr(e.kind) && optStr(e.status);
+    case "agent_wait":
+      return typeof e.position === "number";
+    case "session_resume":
+      return (e.outcome === "restored" || e.outcome === "fresh") && str(e.cause) && str(e.reason);
+    case "silence":
+      return typeof e.seconds === "number";
     default:
       return false;
   }

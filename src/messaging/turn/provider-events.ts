@@ -92,6 +92,44 @@ export interface AvailableCommandsEvent {
   commands: { name: string; description: string }[];
 }
 
+/**
+ * The agent changed a tool call it announced (ACP tool_call_update): only the fields it changed.
+ * Real agents announce "Terminal" and then retitle it with the command ("ls -la").
+ */
+export interface ToolCallUpdateEvent {
+  type: "tool_call_update";
+  toolCallId: string;
+  title?: string;
+  kind?: ToolKind | string;
+  status?: "pending" | "in_progress" | "completed" | "failed";
+}
+/**
+ * Every agent slot is busy mid-turn: this conversation waits in line for a free agent (1 = next).
+ * Emitted when the wait begins and when the place changes; the answer's own events follow.
+ */
+export interface AgentWaitEvent {
+  type: "agent_wait";
+  position: number;
+}
+/** Why a conversation's agent session had been closed before this turn. */
+export type SessionResumeCause = "idle" | "capacity" | "agent_exited" | "post_cancel" | "replaced";
+/**
+ * The conversation's agent session had been closed (idle, crash, a failed turn, a restart) and was
+ * reopened for this turn: "restored" = session/load brought the earlier turns back; "fresh" = a new
+ * session, the earlier context is gone (the chat should say so). `reason` is a short sentence.
+ */
+export interface SessionResumeEvent {
+  type: "session_resume";
+  outcome: "restored" | "fresh";
+  cause: SessionResumeCause;
+  reason: string;
+}
+/** The agent has sent nothing for `seconds` while its turn runs (repeated at each multiple). */
+export interface SilenceEvent {
+  type: "silence";
+  seconds: number;
+}
+
 export type ProviderEvent =
   | TextChunkEvent
   | ThinkingChunkEvent
@@ -104,7 +142,11 @@ export type ProviderEvent =
   | SubagentActivityEvent
   | UsageEvent
   | PlanEvent
-  | AvailableCommandsEvent;
+  | AvailableCommandsEvent
+  | ToolCallUpdateEvent
+  | AgentWaitEvent
+  | SessionResumeEvent
+  | SilenceEvent;
 
 export type ProviderEventType = ProviderEvent["type"];
 

@@ -100,10 +100,11 @@ describe("cleanTitle", () => {
     expect(Array.from(title)).toHaveLength(TITLE_MAX_CHARS);
   });
 
-  it("bounds each side of the prompt", () => {
+  it("bounds each side of the prompt (the one clip: at most TITLE_INPUT_CHARS code points, ellipsis included)", () => {
     const prompt = buildTitlePrompt("u".repeat(1000), "a".repeat(1000));
-    expect(prompt).toContain(`User: ${"u".repeat(TITLE_INPUT_CHARS)}…`);
-    expect(prompt).not.toContain("u".repeat(TITLE_INPUT_CHARS + 1));
+    expect(prompt).toContain(`User: ${"u".repeat(TITLE_INPUT_CHARS - 1)}…\n`);
+    expect(prompt).toContain(`Assistant: ${"a".repeat(TITLE_INPUT_CHARS - 1)}…`);
+    expect(prompt).not.toContain("u".repeat(TITLE_INPUT_CHARS));
   });
 });
 
