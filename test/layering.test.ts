@@ -136,6 +136,7 @@ describe("every channel has the kit's shape", () => {
       ["transport.ts", new RegExp(`export class ${P}Transport extends MessagingTransport<`)],
       ["renderer.ts", new RegExp(`export class ${P}Renderer extends Renderer`)],
       ["surface.ts", new RegExp(`export class ${P}Surface implements ChannelSurface<`)],
+      ["intake.ts", /ConversationHub</],
       ["commands.ts", new RegExp(`export const ${channel.toUpperCase()}_COMMANDS = commandTable\\(`)],
       ["start.ts", /export async function start\(\s*ctx: ChannelContext</],
     ];

@@ -19,10 +19,11 @@ import { DiscordClient, intentsFor } from "./client.js";
 import { applicationCommandPayload, DISCORD_HELP_FOOTER, discordCommands } from "./commands.js";
 import type { DiscordSettings } from "./index.js";
 import { DISCORD_API_BASE } from "./index.js";
+import { DiscordEvents } from "./intake.js";
 import type { ListSurface } from "./session-picker.js";
 import { DISCORD_RESUME_COPY, DiscordSessionPicker } from "./session-picker.js";
 import type { DiscordAddress, DiscordExtra } from "./surface.js";
-import { DiscordEvents, DiscordSurface } from "./surface.js";
+import { DiscordSurface } from "./surface.js";
 import { DiscordTransport } from "./transport.js";
 import type { DiscordEnvelope } from "./wire.js";
 import {

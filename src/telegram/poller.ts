@@ -10,7 +10,7 @@ import { sleep } from "../messaging/base/clock.js";
 import type { Logger } from "../messaging/base/logger.js";
 import type { UpdateCursor } from "./cursor.js";
 import { apiErrorOf } from "./errors.js";
-import type { UpdateHandling } from "./surface.js";
+import type { UpdateHandling } from "./intake.js";
 import type { TelegramOps, TgUpdate } from "./wire.js";
 
 export const ALLOWED_UPDATES = ["message", "callback_query"] as const;

@@ -18,11 +18,12 @@ import { UpdateCursor } from "./cursor.js";
 import { apiErrorOf } from "./errors.js";
 import type { BotIdentity } from "./gate.js";
 import type { TelegramSettings } from "./index.js";
+import { TelegramUpdates, topicAdmits } from "./intake.js";
 import { UpdatePoller } from "./poller.js";
 import type { TelegramRendererOptions } from "./renderer.js";
 import type { Route } from "./routes.js";
 import type { TelegramExtra } from "./surface.js";
-import { TelegramSurface, TelegramUpdates, topicAdmits } from "./surface.js";
+import { TelegramSurface } from "./surface.js";
 import { TelegramTransport } from "./transport.js";
 import type { TelegramOps, TgUser } from "./wire.js";
 

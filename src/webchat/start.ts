@@ -10,9 +10,10 @@ import { ConversationHub } from "../messaging/channel/hub.js";
 import { OWNER_PRINCIPAL, WebChatServer } from "./client.js";
 import { WEBCHAT_HELP_FOOTER, webchatCommands } from "./commands.js";
 import type { WebChatSettings } from "./index.js";
+import { WebChatFrames } from "./intake.js";
 import { renderPage } from "./page.js";
 import type { WebChatExtra } from "./surface.js";
-import { WebChatFrames, WebChatSurface } from "./surface.js";
+import { WebChatSurface } from "./surface.js";
 import { WebChatTransport } from "./transport.js";
 
 const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);

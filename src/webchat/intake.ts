@@ -1,0 +1,110 @@
+/**
+ * The web chat's intake: frames from the page through the transport's audited gate into the hub.
+ * A bad frame is refused visibly and audited; files wait with the queued message as bytes.
+ */
+import type { ChannelContext } from "../messaging/channel/contract.js";
+import type { ConversationHub } from "../messaging/channel/hub.js";
+import type { Connection } from "./client.js";
+import type { ClientFrame, FrameRefusal, Upload } from "./protocol.js";
+import type { WebChatExtra, WebChatSurface } from "./surface.js";
+import type { WebChatTransport } from "./transport.js";
+/** Frames from the page, through the transport's gate into the hub. */
+export class WebChatFrames {
+  constructor(
+    private readonly transport: WebChatTransport,
+    private readonly surface: WebChatSurface,
+    private readonly hub: ConversationHub<string, WebChatExtra>,
+    private readonly ctx: Pick<ChannelContext, "audit" | "logger">,
+  ) {}
+
+  /** Turns run in the background; the socket is never blocked on one. */
+  handleFrame(conn: Connection, frame: ClientFrame): void {
+    void this.hub.track(
+      this.route(conn, frame).catch((error: unknown) => {
+        this.ctx.logger.error("webchat dispatch failed", { error: String(error) });
+        conn.send({ type: "error", message: "Something went wrong handling that message." });
+      }),
+    );
+  }
+
+  /** A refused frame: audited as a drop, and the page is told why. The connection stays up. */
+  handleBadFrame(conn: Connection, refusal: FrameRefusal): void {
+    this.ctx.audit.log("inbound", "dropped", {
+      channel: "webchat",
+      reason: refusal.kind,
+      conversation: conn.conversationId,
+    });
+    const message =
+      refusal.kind === "bad_frame" ? `Bad frame: ${refusal.reason}` : `Not sent: ${refusal.reason}.`;
+    conn.send({ type: "error", message });
+  }
+
+  private async route(conn: Connection, frame: ClientFrame): Promise<void> {
+    const t = this.transport;
+    const id = conn.conversationId;
+    if (frame.type === "press") {
+      const outcome = await this.hub.press(id, frame);
+      if (!outcome.ok) t.post(id, { role: "system", text: outcome.text, final: true });
+      return;
+    }
+    const uploads: Upload[] = frame.type === "message" ? (frame.files ?? []) : [];
+    const outcome = await t.receive({
+      principal: conn.principal,
+      conversationId: id,
+      text: frame.text,
+      author: "user",
+      ...(uploads.length > 0
+        ? {
+            attachments: uploads.map((u, i) => ({
+              name: u.name,
+              ...(u.mime ? { mimeType: u.mime } : {}),
+              size: u.data.length,
+              ref: `inline:${i}`,
+            })),
+          }
+        : {}),
+    });
+    if (outcome.status === "denied") conn.send({ type: "error", message: "Not authorized." });
+    if (outcome.status !== "dispatched") return;
+    const message = outcome.message;
+    t.post(id, {
+      role: "user",
+      text: message.text,
+      final: true,
+      ...(uploads.length > 0 ? { files: uploads.map((u) => u.name) } : {}),
+    });
+    let extra: WebChatExtra | undefined;
+    if (uploads.length > 0) {
+      const key = this.hub.keyOf(id);
+      extra = this.surface.hold(key, uploads) ?? undefined;
+      if (!extra) {
+        this.ctx.audit.log("inbound", "dropped", {
+          channel: "webchat",
+          reason: "uploads_held",
+          conversation: id,
+        });
+        t.post(id, {
+          role: "system",
+          text: "⚠️ Not sent: too many files are already waiting for the running turn. Send this again when it has finished.",
+          final: true,
+        });
+        return;
+      }
+    }
+    try {
+      await this.hub.handle({
+        address: id,
+        userId: message.userId,
+        text: message.text,
+        attachments: message.attachments,
+        ...(extra ? { extra } : {}),
+        // A pressed chip is the model's own label: content, never a command.
+        interpretCommands: frame.type === "message",
+      });
+    } catch (error) {
+      // Never taken by a turn: stop counting it.
+      if (extra) this.surface.release(extra.held);
+      throw error;
+    }
+  }
+}
