@@ -12,8 +12,7 @@ export type ParleyErrorCode =
   | "STORE_CORRUPT"
   | "STORE_TOO_NEW"
   | "DELIVERY_FAILED"
-  | "REFUSED"
-  | "CHANNEL_API";
+  | "REFUSED";
 
 export class ParleyError extends Error {
   readonly code: ParleyErrorCode;
@@ -21,27 +20,5 @@ export class ParleyError extends Error {
     super(message, options);
     this.name = "ParleyError";
     this.code = code;
-  }
-}
-
-/** A platform API call failed; `retryAfter` is seconds when the platform said so. */
-export class ChannelApiError extends ParleyError {
-  readonly channel: string;
-  readonly method: string;
-  readonly status: number;
-  readonly retryAfter: number | undefined;
-  constructor(
-    channel: string,
-    method: string,
-    status: number,
-    message: string,
-    options?: { retryAfter?: number; cause?: unknown },
-  ) {
-    super("CHANNEL_API", `${channel}.${method} failed (${status}): ${message}`, options);
-    this.name = "ChannelApiError";
-    this.channel = channel;
-    this.method = method;
-    this.status = status;
-    this.retryAfter = options?.retryAfter;
   }
 }

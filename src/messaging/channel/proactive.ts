@@ -3,6 +3,9 @@
  * conversation a session belongs to. It fails CLOSED at every gate, and every refusal is audited AND
  * returned as a typed result, never absorbed: a notice that silently went nowhere looks exactly like
  * an idle agent. The destination comes from the store, never from the caller. Layer: messaging.
+ *
+ * Kept ahead of its producer on purpose: issue 20 (agent-initiated messages, mirror delivery,
+ * scheduled prompts) wires it; today only its tests run it.
  */
 import type { AuditSink } from "../security/audit.js";
 import { CHAT_TYPE_DIRECT, parseSessionKey } from "../session/keys.js";

@@ -37,19 +37,6 @@ export function inboundMessage(
   return { attachments: [], isMention: false, ...fields };
 }
 
-/** JSON form (snake_case keys, like the original's to_dict). */
-export function inboundMessageToJson(message: InboundMessage): Record<string, unknown> {
-  return {
-    channel_type: message.channelType,
-    user_id: message.userId,
-    conversation_id: message.conversationId,
-    text: message.text,
-    thread_id: message.threadId ?? null,
-    attachments: message.attachments,
-    is_mention: message.isMention,
-  };
-}
-
 /**
  * A destination an operator configured, addressed by an OPAQUE id: a raw conversation id would let
  * a caller (possibly the model) name any destination, and a narrowed config must take effect.

@@ -88,52 +88,6 @@ export function channelNamespaceOf(key: string): ChannelNamespace | "" {
   return CHANNEL_SESSION_NAMESPACES.find((ns) => inNamespace(key, ns)) ?? "";
 }
 
-/** Gate on this, never on `startsWith("slack:")`: a narrower test silently skips every other channel. */
-export function isChannelSessionKey(key: string): boolean {
-  return channelNamespaceOf(key) !== "";
-}
-
-// Non-channel namespaces with a label of their own; order matters (`wf-*` before `wf`).
-const TELEMETRY_LOCAL_PREFIXES: ReadonlyArray<readonly [string, string]> = [
-  ["dashboard", "dashboard"],
-  ["cron", "cron"],
-  ["subagent", "subagent"],
-  ["taskrunner", "taskrunner"],
-  ["secretary", "secretary"],
-  ["side", "side"],
-  ["thread", "thread"],
-  ["wf-pool", "workflow_pool"],
-  ["wf-author", "workflow_author"],
-  ["wf", "workflow"],
-  ["channel", "channel"],
-];
-const TELEMETRY_EXACT_KEYS: ReadonlyMap<string, string> = new Map([
-  ["_bg", "background"],
-  ["_hb", "heartbeat"],
-  ["cli_chat", "cli"],
-]);
-// A bare dashboard slot key carries no namespace; anchored so "chat…" prose is not absorbed.
-const CHAT_SLOT_RE = /^chat-[0-9]+-[0-9]+$/;
-
-/**
- * A bounded metric label for where a conversation came from. Never returns the key itself: a raw key
- * as a label would mint one time series per conversation.
- */
-export function telemetryChannelOf(key: string | null | undefined): string {
-  if (!key) return "unknown";
-  const exact = TELEMETRY_EXACT_KEYS.get(key);
-  if (exact !== undefined) return exact;
-  const ns = channelNamespaceOf(key);
-  if (ns) return ns;
-  for (const [prefix, label] of TELEMETRY_LOCAL_PREFIXES) {
-    if (inNamespace(key, prefix)) return label;
-  }
-  if (CHAT_SLOT_RE.test(key)) return "dashboard";
-  // canonicalKey already treats a bare ts as Slack; labelling it "other" would contradict it.
-  if (isLegacySlackKey(key)) return SLACK_NAMESPACE;
-  return "other";
-}
-
 export interface ParsedSessionKey {
   surface: ChannelNamespace;
   agent: string;

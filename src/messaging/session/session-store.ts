@@ -28,7 +28,7 @@ export interface SessionRow {
   titleKind?: TitleKind;
   cwd?: string;
   muted: { origin?: boolean; mirror?: boolean };
-  /** "" / absent = the configured default; "auto" = the session-trust grant's policy half. */
+  /** "" / absent = the configured default (kept in the schema; nothing sets another value today). */
   approvalPolicy?: string;
   lastActiveMs?: number;
 }

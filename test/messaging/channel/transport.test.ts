@@ -8,7 +8,6 @@ import {
 import type { InboundMessage } from "../../../src/messaging/channel/transport.js";
 import {
   inboundMessage,
-  inboundMessageToJson,
   MessagingTransport,
 } from "../../../src/messaging/channel/transport.js";
 import { MemoryAuditSink } from "../../../src/messaging/security/audit.js";
@@ -115,24 +114,5 @@ describe("TransportCapabilities", () => {
     expect(deliveryConfirmed(withIds, "")).toBe(false);
     expect(deliveryConfirmed(withIds, null)).toBe(false);
     expect(deliveryConfirmed(idless, "")).toBe(true);
-  });
-
-  it("InboundMessage has a JSON form", () => {
-    const m = inboundMessage({
-      channelType: "x",
-      userId: "u",
-      conversationId: "c",
-      text: "t",
-      threadId: "th",
-    });
-    expect(inboundMessageToJson(m)).toEqual({
-      channel_type: "x",
-      user_id: "u",
-      conversation_id: "c",
-      text: "t",
-      thread_id: "th",
-      attachments: [],
-      is_mention: false,
-    });
   });
 });

@@ -13,7 +13,6 @@ import {
   sameLocation,
   shouldRotateGeneration,
   splitDmSessionKey,
-  telemetryChannelOf,
 } from "../../../src/messaging/session/keys.js";
 
 class OwnershipConflict extends Error {}
@@ -267,22 +266,11 @@ describe("legacy Slack keys (no positive case in the fixture)", () => {
     expect(isLegacySlackKey("1785370133.085469")).toBe(true);
     expect(canonicalKey("1785370133.085469")).toBe("slack:1785370133.085469");
     expect(legacyKey("slack:1785370133.085469")).toBe("1785370133.085469");
-    expect(telemetryChannelOf("1785370133.085469")).toBe("slack");
   });
 
   it("bounds both digit runs", () => {
     expect(isLegacySlackKey(`${"1".repeat(21)}.1`)).toBe(false);
     expect(isLegacySlackKey("1.2\n")).toBe(false);
-  });
-
-  it("labels the singleton sessions", () => {
-    expect(["_bg", "_hb", "cli_chat", "wf-pool:1", "thread:a:b"].map(telemetryChannelOf)).toEqual([
-      "background",
-      "heartbeat",
-      "cli",
-      "workflow_pool",
-      "thread",
-    ]);
   });
 });
 
