@@ -17,6 +17,7 @@ import type {
 } from "../messaging/channel/contract.js";
 import { probeChannel } from "../messaging/channel/contract.js";
 import { JsonlAuditSink } from "../messaging/security/audit.js";
+import { agentTitleGenerator } from "../messaging/session/auto-title.js";
 import { FileSessionStore } from "../messaging/session/file-session-store.js";
 import { SessionManager } from "../messaging/session/session-manager.js";
 import type { PipelineProvider } from "../messaging/turn/pipeline.js";
@@ -174,6 +175,7 @@ export class Gateway {
       store,
       pipeline: { sessions, audit, logger: o.logger, store },
       grant: o.grant ?? new AutoApproveGrant({ audit, logger: o.logger }),
+      titles: agentTitleGenerator(sessions, { audit, logger: o.logger }),
       announce: o.announce,
     };
     const gateway = new Gateway(shared, o, audit, store, lock, pool);

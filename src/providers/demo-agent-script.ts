@@ -15,6 +15,17 @@ export const SCENARIO_WORDS: readonly Exclude<ScenarioName, "hello">[] = [
   "model",
 ];
 
+/**
+ * parley's naming turn (auto-title) asks for a title and quotes the exchange after "User:". The
+ * demo names it from the user's first words, as a model would in spirit; null for any other prompt.
+ */
+export function demoTitle(prompt: string): string | null {
+  if (!prompt.startsWith("Name this conversation")) return null;
+  const user = /^User: (.*)$/m.exec(prompt)?.[1] ?? "";
+  const words = user.match(/[\p{L}\p{N}]+/gu) ?? [];
+  return words.length === 0 ? "SKIP" : `About ${words.slice(0, 5).join(" ")}`;
+}
+
 /** The first scenario word in the prompt (in prompt order) wins; anything else gets the greeting. */
 export function pickScenario(prompt: string): ScenarioName {
   for (const word of prompt.toLowerCase().match(/[a-z]+/g) ?? []) {

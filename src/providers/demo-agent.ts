@@ -32,6 +32,7 @@ import {
   DEFAULT_DEMO_MODEL,
   DEMO_MODEL_CONFIG_ID,
   DEMO_MODELS,
+  demoTitle,
   GREETING,
   isCompactCommand,
   longAnswer,
@@ -206,6 +207,11 @@ async function runTurn(
   const text = prompt.map((b) => (b.type === "text" ? b.text : "")).join("\n");
   const scenario = pickScenario(text);
   try {
+    const title = demoTitle(text);
+    if (title !== null) {
+      await out.stream("agent_message_chunk", [title], speedMs, CHUNK_SIZES);
+      return { stopReason: "end_turn" };
+    }
     if (isCompactCommand(text)) {
       await compact(client, out, s, speedMs, compactionUpdates);
       return { stopReason: "end_turn" };

@@ -50,7 +50,7 @@ export function renderPage(nonce: string): string {
 </style>
 </head>
 <body>
-<header><b>parley</b><span>web chat</span><span id="conn" data-testid="connection">connecting…</span></header>
+<header><b>parley</b><span id="title" data-testid="title">web chat</span><span id="conn" data-testid="connection">connecting…</span></header>
 <main id="log" data-testid="log" aria-live="polite"></main>
 <div id="pending" data-testid="pending-files" hidden></div>
 <form id="composer"><input type="file" id="file-input" data-testid="file-input" multiple hidden><button type="button" id="attach" data-testid="attach" title="Attach files (or drop them here)" aria-label="Attach files">📎</button><textarea id="input" data-testid="input" rows="2" placeholder="Message the agent (/help for commands)"></textarea><button type="submit" data-testid="send">Send</button></form>
@@ -147,14 +147,24 @@ export function renderPage(nonce: string): string {
     log.scrollTop = log.scrollHeight;
   }
 
+  // The conversation's name (auto-title or /title), as text: never markup.
+  function showTitle(title) {
+    document.getElementById("title").textContent = title;
+    document.title = title + " · parley";
+  }
+
   function connect() {
     const scheme = location.protocol === "https:" ? "wss" : "ws";
     ws = new WebSocket(scheme + "://" + location.host + "/ws?token=" + encodeURIComponent(token) + "&c=" + encodeURIComponent(conversation));
     ws.onopen = () => { conn.textContent = "connected"; backoff = 250; };
     ws.onmessage = (ev) => {
       const frame = JSON.parse(ev.data);
-      if (frame.type === "snapshot") { log.replaceChildren(); nodes.clear(); frame.bubbles.forEach(render); }
+      if (frame.type === "snapshot") {
+        log.replaceChildren(); nodes.clear(); frame.bubbles.forEach(render);
+        if (frame.title) showTitle(frame.title);
+      }
       else if (frame.type === "upsert") render(frame.bubble);
+      else if (frame.type === "title") showTitle(frame.title);
       else if (frame.type === "error") showError(frame.message);
     };
     ws.onclose = (ev) => {

@@ -134,7 +134,9 @@ export interface Bubble {
 }
 
 export type ServerFrame =
-  | { type: "snapshot"; conversationId: string; bubbles: Bubble[] }
+  | { type: "snapshot"; conversationId: string; bubbles: Bubble[]; title?: string }
+  /** The conversation was named (auto-title or /title). */
+  | { type: "title"; title: string }
   | { type: "upsert"; bubble: Bubble }
   | { type: "error"; message: string };
 

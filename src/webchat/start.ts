@@ -7,6 +7,8 @@ import { ParleyError } from "../messaging/base/errors.js";
 import { SHARED_HANDLERS } from "../messaging/channel/command-handlers.js";
 import type { ChannelContext, RunningChannel } from "../messaging/channel/contract.js";
 import { ConversationHub } from "../messaging/channel/hub.js";
+import { redactForDisplay } from "../messaging/security/display-safety.js";
+import { oneLine } from "../messaging/text/clip.js";
 import { OWNER_PRINCIPAL, WebChatServer } from "./client.js";
 import { WEBCHAT_HELP_FOOTER, webchatCommands } from "./commands.js";
 import type { WebChatSettings } from "./index.js";
@@ -63,18 +65,23 @@ export async function start(
   }
   const token = randomBytes(18).toString("base64url");
   const { transport, hub, frames } = assembleWebChat(ctx, options);
+  const titleOf = (conversationId: string) => ctx.store.titleOf(hub.keyOf(conversationId))?.title;
   const server = new WebChatServer({
     host,
     port,
     token,
     logger: ctx.logger,
     page: renderPage,
-    onConnect: (conn) =>
+    onConnect: (conn) => {
+      const title = titleOf(conn.conversationId);
       conn.send({
         type: "snapshot",
         conversationId: conn.conversationId,
         bubbles: [...transport.open(conn.conversationId)],
-      }),
+        // Redacted like any text the page shows.
+        ...(title ? { title: redactForDisplay(oneLine(title, 80)).text } : {}),
+      });
+    },
     onFrame: (conn, frame) => frames.handleFrame(conn, frame),
     onBadFrame: (conn, refusal) => frames.handleBadFrame(conn, refusal),
   });

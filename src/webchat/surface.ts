@@ -58,6 +58,10 @@ export class WebChatSurface implements ChannelSurface<string, WebChatExtra> {
     return true;
   }
 
+  async retitle(conversationId: string, title: string): Promise<void> {
+    this.o.transport.retitle(conversationId, title);
+  }
+
   receipts(conversationId: string): ReceiptSurface {
     const t = this.o.transport;
     return {

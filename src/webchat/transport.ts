@@ -151,6 +151,13 @@ export class WebChatTransport extends MessagingTransport<WebChatEnvelope> {
     return true;
   }
 
+  /** Show a conversation's name on its pages: one line, bounded, redacted like any text. */
+  retitle(conversationId: string, title: string): string {
+    const shown = redactForDisplay(oneLine(title, 80)).text;
+    this.push(conversationId, { type: "title", title: shown });
+    return shown;
+  }
+
   bubbles(conversationId: string): readonly Bubble[] {
     return this.logs.get(conversationId) ?? [];
   }

@@ -19,6 +19,7 @@ import type {
   GrantControl,
 } from "../../src/messaging/channel/contract.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
+import type { TitleGenerator } from "../../src/messaging/session/auto-title.js";
 import type { SessionManager } from "../../src/messaging/session/session-manager.js";
 import type { SessionStore } from "../../src/messaging/session/session-store.js";
 import { MemorySessionStore } from "../../src/messaging/session/session-store.js";
@@ -39,6 +40,8 @@ export interface TestContextOptions {
   queueMode?: "steer" | "queue";
   approvalMode?: ApprovalMode;
   announce?: (line: string) => void;
+  /** Auto-titles: absent, conversations are not named. */
+  titles?: TitleGenerator;
   /** Pipeline settings beyond the shared machinery (the ingest's temp root). */
   pipeline?: Partial<TurnPipelineDeps>;
 }
@@ -69,5 +72,6 @@ export function testChannelContext<S extends ChannelSettings>(
     pipeline: { ...o.pipeline, sessions: o.sessions, audit, logger, store, clock },
     grant: o.grant ?? new AutoApproveGrant({ audit, clock, logger }),
     announce: o.announce ?? (() => {}),
+    ...(o.titles ? { titles: o.titles } : {}),
   };
 }

@@ -76,6 +76,9 @@ describe("web chat in Chromium", () => {
       .toBeGreaterThan(0);
     const status = await lastAssistant(page).getByTestId("status").textContent();
     expect(status).toMatch(/^Finished in /);
+    // The first good exchange named the conversation (a real naming turn on the demo agent).
+    await expect.poll(() => page.getByTestId("title").textContent(), { timeout: 15_000 }).toBe("About hello");
+    expect(await page.title()).toBe("About hello · parley");
     await page.close();
   }, 40_000);
 

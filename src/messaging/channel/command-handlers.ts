@@ -61,6 +61,8 @@ export interface CommandCall<X = unknown> {
   pickers: PickerSurface | undefined;
   /** Delivers a later notice into this conversation (the grant's lapse). */
   notify(text: string): Promise<void>;
+  /** Shows the conversation's new name where the platform has one. */
+  retitle(title: string): Promise<void>;
   /** What the channel attached to the message (e.g. the slash interaction a reply belongs to). */
   extra: X | undefined;
 }
@@ -174,13 +176,14 @@ export const SHARED_HANDLERS: Readonly<Record<string, CommandHandler>> = {
     return released?.detached ? released.text : own.text;
   },
 
-  title: async ({ hub, key, arg, spec }) => {
+  title: async ({ hub, key, arg, spec, retitle }) => {
     const name = oneLine(arg, 80);
     if (!name) return hub.commands.usage(spec);
     // A restricted conversation persists nothing, a title included.
     if (hub.privacy?.isRestricted(key))
       return "This conversation is temporary or incognito, so its title is not saved.";
     recordManualTitle(hub.store, key, name);
+    await retitle(name);
     return `✏️ Title set: ${name}`;
   },
 

@@ -10,6 +10,7 @@ import type { Clock } from "../base/clock.js";
 import type { Logger } from "../base/logger.js";
 import type { QueueMode } from "../queue/mid-turn-router.js";
 import type { AuditSink } from "../security/audit.js";
+import type { TitleGenerator } from "../session/auto-title.js";
 import type { SessionManager } from "../session/session-manager.js";
 import type { SessionStore } from "../session/session-store.js";
 import type { ApprovalMode } from "../turn/driver.js";
@@ -87,6 +88,8 @@ export interface ChannelContext<S extends ChannelSettings = ChannelSettings> {
   store: SessionStore;
   pipeline: TurnPipelineDeps;
   grant: GrantControl;
+  /** Names conversations after their first good exchange (absent: no auto-titles). */
+  titles?: TitleGenerator;
   /** One line for the operator on stdout (the web chat URL). */
   announce: (line: string) => void;
 }

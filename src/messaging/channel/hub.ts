@@ -15,6 +15,7 @@ import { MidTurnRouter } from "../queue/mid-turn-router.js";
 import type { QueuedItem, ReceiptSurface } from "../queue/receipt.js";
 import { stopRunningTurn } from "../queue/stop.js";
 import type { AuditSink } from "../security/audit.js";
+import { autoTitleStep } from "../session/auto-title.js";
 import { ConversationState } from "../session/generations.js";
 import { channelNamespaceOf } from "../session/keys.js";
 import { PrivacyModes } from "../session/privacy-mode.js";
@@ -23,7 +24,7 @@ import type { SessionManager } from "../session/session-manager.js";
 import type { SessionStore } from "../session/session-store.js";
 import { uploadsRestricted } from "../session/upload-gate.js";
 import type { ApprovalMode } from "../turn/driver.js";
-import type { PipelineProvider, TurnPipelineDeps } from "../turn/pipeline.js";
+import type { PipelineProvider, TurnPipelineDeps, TurnResult } from "../turn/pipeline.js";
 import { deliveryIsMuted, runTurnPipeline } from "../turn/pipeline.js";
 import type { Renderer } from "../turn/renderer.js";
 import type { CommandCall, CommandHandler, HubServices } from "./command-handlers.js";
@@ -51,7 +52,16 @@ export interface HubOptions<A, P> {
   commands: CommandKit;
   ctx: Pick<
     ChannelContext,
-    "name" | "sessions" | "store" | "pipeline" | "audit" | "logger" | "clock" | "grant" | "defaults"
+    | "name"
+    | "sessions"
+    | "store"
+    | "pipeline"
+    | "audit"
+    | "logger"
+    | "clock"
+    | "grant"
+    | "defaults"
+    | "titles"
   >;
   /** Whether this sender is the channel's configured owner (/yolo, listings). */
   isOwner(userId: string): boolean;
@@ -376,6 +386,9 @@ export class ConversationHub<A, P = undefined> {
       advance: () => this.advance(message.address),
       pickers: this.o.surface.pickers?.(message.address),
       notify: async (text) => void (await this.o.surface.reply(message.address, text)),
+      retitle: async (title) => {
+        await this.o.surface.retitle?.(message.address, title);
+      },
       extra: message.extra,
     };
     // Off the intake path: a command may wait on the agent (/compact, /model), which must not hold
@@ -501,7 +514,7 @@ export class ConversationHub<A, P = undefined> {
         : [];
     this.active.set(key, renderer);
     try {
-      await runTurnPipeline(this.pipeline, {
+      const result = await runTurnPipeline(this.pipeline, {
         sessionKey: key,
         channelType: this.channel,
         text,
@@ -523,9 +536,33 @@ export class ConversationHub<A, P = undefined> {
             }
           : {}),
       });
+      this.nameConversation(result, address);
     } finally {
       if (this.active.get(key) === renderer) this.active.delete(key);
       this.approvals.registry.denyAll(key);
     }
   }
+
+  /** After a good exchange, one background naming turn per conversation (a person's title wins). */
+  private nameConversation(result: TurnResult, address: A): void {
+    const generate = this.o.ctx.titles;
+    if (!generate) return;
+    const retitle = this.o.surface.retitle?.bind(this.o.surface);
+    autoTitleStep({
+      generate,
+      store: this.store,
+      audit: this.audit,
+      logger: this.logger,
+      source: this.channel,
+      timers: this.clock,
+      // A restricted conversation persists nothing, a title included.
+      isRestricted: (key) => this.privacy?.isRestricted(key) ?? restrictedByFlags(this.store, key),
+      ...(retitle ? { setChannelTitle: (title: string) => retitle(address, title) } : {}),
+    }).run(result);
+  }
+}
+
+/** The durable privacy flags, for a channel without the privacy commands. */
+function restrictedByFlags(store: SessionStore, key: string): boolean {
+  return store.flag(key, "temporary") || store.flag(key, "incognito");
 }

@@ -88,6 +88,8 @@ export interface ChannelSurface<A, P = undefined> {
    * costs no message). Absent where the platform has no reactions.
    */
   acknowledgeSteer?(address: A, messageId: string): Promise<void>;
+  /** The conversation was named (auto-title): show it where the platform has a title. */
+  retitle?(address: A, title: string): Promise<void>;
   /** Button lists; absent: lists are numbered text answered with a command argument. */
   pickers?(address: A): PickerSurface;
 }

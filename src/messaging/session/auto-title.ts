@@ -13,7 +13,10 @@ import { silentLogger } from "../base/logger.js";
 import type { AuditSink } from "../security/audit.js";
 import { redactAll } from "../security/index.js";
 import { clip } from "../text/clip.js";
-import type { PostTurnStep } from "../turn/pipeline.js";
+import { TurnDriver } from "../turn/driver.js";
+import type { PipelineProvider, PostTurnStep } from "../turn/pipeline.js";
+import { SilentRenderer } from "../turn/renderer.js";
+import type { SessionManager } from "./session-manager.js";
 import type { SessionStore } from "./session-store.js";
 
 export const TITLE_LRU_MAX = 10_000;
@@ -235,5 +238,43 @@ export function autoTitleStep(options: AutoTitleStepOptions): PostTurnStep {
         log.error("auto-title failed", { session: result.sessionKey, error: String(error) });
       });
     },
+  };
+}
+
+/**
+ * The naming turn on the conversation's own agent, as a SEPARATE, fresh, tool-free session: a fresh
+ * one each time, because one titling session shared across conversations would carry one user's
+ * words into another's title. Serialized on its key; the session is dropped when the title is back.
+ */
+export function agentTitleGenerator(
+  sessions: SessionManager<PipelineProvider>,
+  o: { audit: AuditSink; logger?: Logger; key?: string },
+): TitleGenerator {
+  const key = o.key ?? "titles:default";
+  return async (prompt, { signal }) => {
+    const release = await sessions.acquire(key);
+    try {
+      const provider = await sessions.provider(key);
+      const driver = new TurnDriver({
+        provider,
+        renderer: new SilentRenderer(),
+        sessionKey: key,
+        // A title needs no tool: every request is refused without asking anyone.
+        policy: { denyAllTools: true },
+        audit: o.audit,
+        logger: o.logger ?? silentLogger,
+        signal,
+      });
+      return await driver.run(prompt);
+    } finally {
+      release();
+      await sessions
+        .evict(key)
+        .catch((error: unknown) =>
+          (o.logger ?? silentLogger).warn("auto-title: dropping the naming session failed", {
+            error: String(error),
+          }),
+        );
+    }
   };
 }

@@ -6,10 +6,7 @@ import {
   deliveryConfirmed,
 } from "../../../src/messaging/channel/capabilities.js";
 import type { InboundMessage } from "../../../src/messaging/channel/transport.js";
-import {
-  inboundMessage,
-  MessagingTransport,
-} from "../../../src/messaging/channel/transport.js";
+import { inboundMessage, MessagingTransport } from "../../../src/messaging/channel/transport.js";
 import { MemoryAuditSink } from "../../../src/messaging/security/audit.js";
 
 interface Raw {
