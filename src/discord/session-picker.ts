@@ -18,7 +18,7 @@ import { sessionRows } from "./widgets.js";
 export const DISCORD_RESUME_COPY = { sessions: "`!sessions`", new: "`!new`", unlink: "`!unlink`" } as const;
 
 export const SESSIONS_OWNER_ONLY =
-  "Only the bot's owner can list sessions: set exactly one id in discord.allowedUserIds to name one.";
+  "Only the bot's owner can list sessions: name one with discord.owner (or allow-list exactly one id).";
 export const SESSIONS_THREAD_USE_SLASH =
   "The session list shows every web chat on this install, so it is not posted where others can read it: " +
   "in a thread, use the `/sessions` command: its list is shown only to you.";
