@@ -8,7 +8,8 @@ import type { GrantControl } from "../messaging/channel/contract.js";
 import { loadConfig, parseAgentCommand } from "./config.js";
 import { doctor } from "./doctor.js";
 import { Gateway } from "./gateway.js";
-import { createLogger } from "./logging.js";
+import { createLogger, logScrubber } from "./logging.js";
+import { CHANNELS } from "./registry.js";
 
 export const HELP = `parley: make an AI agent reachable from the chat apps people already use
 
@@ -75,7 +76,10 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     for (const line of report.lines) io.out(line);
     return report.healthy ? 0 : 1;
   }
-  const logger = createLogger(loaded.config.logLevel);
+  // The secret values parley holds are cut out of every log line verbatim, whatever their shape.
+  const secrets = CHANNELS.flatMap((c) => c.secretEnv).flatMap((name) => loaded.env[name] ?? []);
+  const logger = createLogger(loaded.config.logLevel, process.stderr, { secrets });
+  const scrub = logScrubber(secrets);
   let gateway: Gateway;
   try {
     gateway = await Gateway.start({
@@ -88,7 +92,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
       ...(io.grant ? { grant: io.grant } : {}),
     });
   } catch (error) {
-    io.err(`parley: failed to start: ${String(error)}`);
+    io.err(`parley: failed to start: ${scrub(String(error))}`);
     return 1;
   }
   if (gateway.running.length === 0) {
