@@ -57,7 +57,9 @@ export function renderPage(nonce: string): string {
 <script nonce="${nonce}">
 (() => {
   const params = new URLSearchParams(location.search);
-  const token = params.get("token") || "";
+  // The token authenticated this load; the server gave the page a cookie for the rest, so the token
+  // leaves the address bar (and the history, and what a screenshot or a shoulder shows).
+  if (params.has("token")) history.replaceState(null, "", location.pathname + (params.get("c") ? "?c=" + encodeURIComponent(params.get("c")) : ""));
   let conversation = params.get("c") || localStorage.getItem("parley.conversation");
   if (!conversation || !/^[A-Za-z0-9_-]{1,64}$/.test(conversation)) {
     conversation = Array.from(crypto.getRandomValues(new Uint8Array(12)), (b) => b.toString(16).padStart(2, "0")).join("");
@@ -155,7 +157,7 @@ export function renderPage(nonce: string): string {
 
   function connect() {
     const scheme = location.protocol === "https:" ? "wss" : "ws";
-    ws = new WebSocket(scheme + "://" + location.host + "/ws?token=" + encodeURIComponent(token) + "&c=" + encodeURIComponent(conversation));
+    ws = new WebSocket(scheme + "://" + location.host + "/ws?c=" + encodeURIComponent(conversation));
     ws.onopen = () => { conn.textContent = "connected"; backoff = 250; };
     ws.onmessage = (ev) => {
       const frame = JSON.parse(ev.data);

@@ -27,7 +27,7 @@ export interface WebChatStartOptions {
 
 /** The web chat without its server: transport, surface, hub and the frame intake over them. */
 export function assembleWebChat(ctx: ChannelContext<WebChatSettings>, options: WebChatStartOptions = {}) {
-  const transport = new WebChatTransport({ audit: ctx.audit });
+  const transport = new WebChatTransport({ audit: ctx.audit, now: () => ctx.clock.now() });
   const surface = new WebChatSurface({ transport, agentName: ctx.defaults.agentName, ...options }, ctx);
   const hub = new ConversationHub<string, WebChatExtra>({
     surface,
@@ -84,7 +84,18 @@ export async function start(
     },
     onFrame: (conn, frame) => frames.handleFrame(conn, frame),
     onBadFrame: (conn, refusal) => frames.handleBadFrame(conn, refusal),
+    limits: ctx.settings,
+    now: () => ctx.clock.now(),
+    onRefused: (reason, detail) => ctx.audit.log("webchat.socket", "refused", { reason, ...detail }),
   });
+  // Conversations nobody has open are dropped from memory once idle.
+  const idleMs = ctx.settings.idleConversationMinutes * 60_000;
+  let pruning: unknown = null;
+  const prune = () => {
+    transport.pruneIdle((id) => server.hasConversation(id), ctx.clock.now(), idleMs);
+    pruning = ctx.clock.setTimeout(prune, Math.min(idleMs, 60_000));
+  };
+  pruning = ctx.clock.setTimeout(prune, Math.min(idleMs, 60_000));
   transport.admit(OWNER_PRINCIPAL, (conversationId, frame) => server.broadcast(conversationId, frame));
   const actualPort = await server.start();
   const shownHost = host.includes(":") ? `[${host}]` : host;
@@ -92,6 +103,7 @@ export async function start(
   return {
     name: "webchat",
     async stop() {
+      ctx.clock.clearTimeout(pruning);
       await hub.shutdown();
       await server.stop();
     },

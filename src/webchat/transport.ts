@@ -58,12 +58,19 @@ export class WebChatTransport extends MessagingTransport<WebChatEnvelope> {
   override readonly capabilities = WEBCHAT_CAPABILITIES;
   private readonly principals = new Set<string>();
   private readonly logs = new Map<string, Bubble[]>();
+  /** When each conversation last had a bubble posted or a page opened. */
+  private readonly touched = new Map<string, number>();
   private seq = 0;
   private push: (conversationId: string, frame: ServerFrame) => void = () => {};
 
-  constructor(options: TransportOptions & { push?: (conversationId: string, frame: ServerFrame) => void }) {
+  private readonly now: () => number;
+
+  constructor(
+    options: TransportOptions & { push?: (conversationId: string, frame: ServerFrame) => void; now?: () => number },
+  ) {
     super(options);
     if (options.push) this.push = options.push;
+    this.now = options.now ?? Date.now;
   }
 
   /** The server calls this once it holds a token: the token holder becomes the one principal. */
@@ -74,6 +81,7 @@ export class WebChatTransport extends MessagingTransport<WebChatEnvelope> {
 
   /** A page opened this conversation: it now exists as a destination. */
   open(conversationId: string): Bubble[] {
+    this.touched.set(conversationId, this.now());
     let log = this.logs.get(conversationId);
     if (!log) {
       log = [];
@@ -156,6 +164,21 @@ export class WebChatTransport extends MessagingTransport<WebChatEnvelope> {
     const shown = redactForDisplay(oneLine(title, 80)).text;
     this.push(conversationId, { type: "title", title: shown });
     return shown;
+  }
+
+  /**
+   * Forget conversations no page has open and nothing has touched for `idleMs`: memory is bounded by
+   * what people use, not by every id a page ever made up. Returns how many were dropped.
+   */
+  pruneIdle(isOpen: (conversationId: string) => boolean, now: number, idleMs: number): number {
+    let dropped = 0;
+    for (const [conversationId, at] of [...this.touched]) {
+      if (isOpen(conversationId) || now - at < idleMs) continue;
+      this.logs.delete(conversationId);
+      this.touched.delete(conversationId);
+      dropped += 1;
+    }
+    return dropped;
   }
 
   bubbles(conversationId: string): readonly Bubble[] {

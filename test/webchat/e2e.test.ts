@@ -205,4 +205,22 @@ describe("web chat in Chromium", () => {
       .toBeGreaterThanOrEqual(2);
     await page.close();
   });
+
+  it("the token leaves the address bar after load; a reload still works from the cookie", async () => {
+    const page = await openChat("e2e-token");
+    expect(page.url()).not.toContain("token=");
+    expect(new URL(page.url()).searchParams.get("c")).toBe("e2e-token");
+    await page.reload();
+    await page.getByTestId("connection").filter({ hasText: /^connected$/ }).waitFor();
+    expect(page.url()).not.toContain("token=");
+    // No console error on load: the favicon is served without the token.
+    const errors: string[] = [];
+    page.on("console", (m) => {
+      if (m.type() === "error") errors.push(m.text());
+    });
+    await page.reload();
+    await page.getByTestId("connection").filter({ hasText: /^connected$/ }).waitFor();
+    expect(errors).toEqual([]);
+    await page.close();
+  });
 });

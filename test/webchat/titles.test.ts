@@ -11,6 +11,7 @@ import type { PipelineProvider } from "../../src/messaging/turn/pipeline.js";
 import type { ScriptStep } from "../../src/providers/scripted.js";
 import { ScriptedProvider } from "../../src/providers/scripted.js";
 import type { Connection } from "../../src/webchat/client.js";
+import type { WebChatSettings } from "../../src/webchat/index.js";
 import { webchatChannel } from "../../src/webchat/index.js";
 import type { ServerFrame } from "../../src/webchat/protocol.js";
 import { assembleWebChat } from "../../src/webchat/start.js";
@@ -39,7 +40,7 @@ function chat(titleAnswer: string) {
       return p;
     },
   });
-  const ctx = testChannelContext(webchatChannel, {
+  const ctx = testChannelContext<WebChatSettings>(webchatChannel, {
     sessions,
     audit,
     titles: agentTitleGenerator(sessions, { audit }),
