@@ -294,11 +294,48 @@ export function awsExtraKeyIdAt(src: Src, i: number): ExtraHit | null {
   return wholeHit(i, e, "AWS key id");
 }
 
+/**
+ * The [A-Za-z0-9_-] run containing offset j, read once per run: a run of `sk-sk-sk-…` offers a
+ * candidate every third character, and reading the rest of the run for each was quadratic.
+ */
+class UrlsafeRun {
+  from = -1;
+  end = -1;
+  /** Last digit / uppercase letter in [from, end), or -1. */
+  lastDigit = -1;
+  lastUpper = -1;
+}
+
+const URLSAFE_RUNS = new WeakMap<Src, UrlsafeRun>();
+
+function urlsafeRunAt(src: Src, j: number): UrlsafeRun {
+  let memo = URLSAFE_RUNS.get(src);
+  if (memo === undefined) {
+    memo = new UrlsafeRun();
+    URLSAFE_RUNS.set(src, memo);
+  }
+  if (j >= memo.from && j < memo.end) return memo;
+  const e = src.run(j, F_URLSAFE); // may throw NEED_MORE: the memo is only set once the run is known
+  let lastDigit = -1;
+  let lastUpper = -1;
+  for (let k = j; k < e; k++) {
+    const c = src.s.charCodeAt(k);
+    if (c >= 48 && c <= 57) lastDigit = k;
+    else if (c >= 65 && c <= 90) lastUpper = k;
+  }
+  memo.from = j;
+  memo.end = e;
+  memo.lastDigit = lastDigit;
+  memo.lastUpper = lastUpper;
+  return memo;
+}
+
 /** OpenAI-style `sk-` keys: mixed case plus a digit, so kebab-case words (`disk-…`) never match. */
 export function skKeyAt(src: Src, i: number): ExtraHit | null {
   if (has(src.before(i), F_ALNUM) || !src.lit(i, "sk-")) return null;
-  const e = src.run(i + 3, F_URLSAFE);
-  if (e - (i + 3) < 20 || !containsDigit(src.s, i + 3, e) || !containsUpper(src.s, i + 3, e)) return null;
+  const run = urlsafeRunAt(src, i + 3);
+  const e = run.end;
+  if (e - (i + 3) < 20 || run.lastDigit < i + 3 || run.lastUpper < i + 3) return null;
   return wholeHit(i, e, "API key");
 }
 

@@ -1,0 +1,107 @@
+/**
+ * Linear time on hostile text: for every function agent text passes through, the time ratio
+ * time(4n) / time(n) on each adversarial generator of test/helpers/hostile-text.ts (linear reads
+ * ~4; target <= 4.5). Prints, per function, its worst ratio and the generator that produced it,
+ * plus every ratio in `detail`. `npx tsx bench/run.ts linearity`.
+ *
+ * Sizes: n = 64 KiB units (the 1 MB single line is 256 KiB -> 1 MiB). Each measurement repeats the
+ * call until 30 ms have passed and keeps the best per-call time, so sub-millisecond runs do not
+ * read as noise.
+ */
+
+import { splitForDelivery } from "../src/discord/format.js";
+import { redactForDisplay } from "../src/messaging/security/display-safety.js";
+import { redactAll } from "../src/messaging/security/redact.js";
+import { StreamRedactor } from "../src/messaging/security/stream-redactor.js";
+import { flattenMermaidBody, flattenPipeTables, stripThinkingTags } from "../src/messaging/text/markup.js";
+import { applyOptionsCap, renderOptionsAsText, splitOptionsTrailer } from "../src/messaging/text/options.js";
+import { splitMarkdownBytes, splitMarkdownSafe } from "../src/messaging/text/split.js";
+import { StreamingSplitter } from "../src/messaging/text/streaming-splitter.js";
+import { renderTables } from "../src/messaging/text/tables/index.js";
+import { fitTelegramHtml, markdownToTelegramHtml } from "../src/telegram/html.js";
+import { HOSTILE_GENERATORS } from "../test/helpers/hostile-text.js";
+
+const CAPS = { maxButtons: 3, mentionGrammars: true };
+
+/** Every function agent text passes through, each taking the whole text. */
+export const TEXT_FUNCTIONS: ReadonlyArray<readonly [string, (text: string) => unknown]> = [
+  ["redactAll", redactAll],
+  [
+    "StreamRedactor16",
+    (t) => {
+      const r = new StreamRedactor();
+      for (let i = 0; i < t.length; i += 16) r.push(t.slice(i, i + 16));
+      return r.flush();
+    },
+  ],
+  ["redactForDisplay", (t) => redactForDisplay(t)],
+  ["splitMarkdownSafe", (t) => splitMarkdownSafe(t, 1900)],
+  [
+    "StreamingSplitter16",
+    (t) => {
+      const s = new StreamingSplitter(1900);
+      for (let i = 0; i < t.length; i += 16) s.append(t.slice(i, i + 16));
+      return s.finish();
+    },
+  ],
+  ["splitMarkdownBytes", (t) => splitMarkdownBytes(t, 4096)],
+  ["renderTables(auto)", (t) => renderTables(t, { policy: "auto" })],
+  ["renderTables(grid)", (t) => renderTables(t, { policy: "grid" })],
+  ["stripThinkingTags", (t) => stripThinkingTags(t, { hidePartial: true })],
+  ["flattenPipeTables", flattenPipeTables],
+  ["flattenMermaidBody", flattenMermaidBody],
+  ["splitOptionsTrailer", (t) => splitOptionsTrailer(t, { hidePartial: true })],
+  ["applyOptionsCap", (t) => applyOptionsCap(t, ["a", "b", "c", "d", t.slice(0, 200)], CAPS)],
+  ["renderOptionsAsText", (t) => renderOptionsAsText(t, CAPS)],
+  ["telegram:markdownToHtml", markdownToTelegramHtml],
+  ["telegram:fitHtml", (t) => fitTelegramHtml(t)],
+  ["discord:splitForDelivery", (t) => splitForDelivery(t)],
+];
+
+const BASE = 64 * 1024;
+const LINE_BASE = 256 * 1024;
+
+function perCallMs(fn: (t: string) => unknown, text: string): number {
+  let best = Number.POSITIVE_INFINITY;
+  const started = performance.now();
+  let runs = 0;
+  while (runs < 2 || (performance.now() - started < 30 && runs < 50)) {
+    const t = performance.now();
+    fn(text);
+    best = Math.min(best, performance.now() - t);
+    runs++;
+  }
+  return best;
+}
+
+export default async function bench(): Promise<Record<string, number | string>> {
+  const out: Record<string, number | string> = {};
+  const detail: string[] = [];
+  let worstOverall = 0;
+  for (const [name, fn] of TEXT_FUNCTIONS) {
+    let worst = 0;
+    let worstGen = "";
+    for (const gen of HOSTILE_GENERATORS) {
+      const base = gen.name === "single-line" ? LINE_BASE : BASE;
+      const small = gen.make(base);
+      const large = gen.make(base * 4);
+      fn(small); // warm-up
+      const t1 = perCallMs(fn, small);
+      const t4 = perCallMs(fn, large);
+      // Below a millisecond for the large input there is nothing to scale: report 4 (linear).
+      const ratio = t4 < 1 ? 4 : t4 / Math.max(t1, 0.001);
+      detail.push(`${name}/${gen.name}=${ratio.toFixed(2)} (${t4.toFixed(1)}ms)`);
+      if (ratio > worst) {
+        worst = ratio;
+        worstGen = gen.name;
+      }
+    }
+    out[`${name}.worstRatio`] = Number(worst.toFixed(2));
+    out[`${name}.worstOn`] = worstGen;
+    worstOverall = Math.max(worstOverall, worst);
+  }
+  out.worstRatioOverall = Number(worstOverall.toFixed(2));
+  out.targetRatioMax = 4.5;
+  out.detail = detail.join("; ");
+  return out;
+}
