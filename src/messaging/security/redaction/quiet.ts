@@ -1,4 +1,4 @@
-import { F_ALNUM, F_B64, F_IDENT, has } from "./chars.js";
+import { F_ALNUM, F_B64, F_DIGIT, F_IDENT, has } from "./chars.js";
 import { notInsidePair, type StagePlan } from "./spans.js";
 
 /*
@@ -23,6 +23,12 @@ export const Q_DOT = 2;
 export const Q_INERT = 3; // no rule treats it specially outside a keyword's value
 export const Q_COLON = 4; // safe only as `: ` / `:\n` after a non-digit (no `://`, no Telegram id)
 export const Q_DASH = 5; // part of runs like an alnum (`well-known`, `-la`); prefixes and `--` checked after
+/**
+ * `_`, `/`, `+`: part of token and base64 runs, so counted in the run (every shape holding one needs a
+ * run over 15 or a prefix checked after). Only for a complete text: a stream's undecided tail would
+ * then depend on which rule's run class reaches the end, which the simple tail rule below ignores.
+ */
+export const Q_RUN_SYMBOL = 6;
 
 export const QUIET = new Uint8Array(128);
 (() => {
@@ -31,6 +37,7 @@ export const QUIET = new Uint8Array(128);
   for (const ch of " \t\n\r,;!*`()[]#\"'|<>{}~^$@%=\\") QUIET[ch.charCodeAt(0)] = Q_INERT;
   QUIET[58] = Q_COLON;
   QUIET[45] = Q_DASH;
+  for (const ch of "_/+") QUIET[ch.charCodeAt(0)] = Q_RUN_SYMBOL;
 })();
 
 /** Longest alnum run that cannot be any fixed-shape token (SendGrid's 16 is the shortest). */
@@ -42,10 +49,18 @@ export const QUIET_MAX_RUN = 15;
  * that ends there, or one of the header/label words anywhere.
  */
 export const QUIET_KEYWORD_RE =
-  /(?:token|secret|secretkey|password|passwd|passphrase|apikey|api-key|accesskey|privatekey)(?![A-Za-z0-9.-])|accesskeyid|authorization|bearer/gi;
+  /(?:token|secret|secretkey|secret_key|password|passwd|passphrase|apikey|api-key|api_key|accesskey|access_key|privatekey|private_key)(?![A-Za-z0-9_.-])|accesskeyid|authorization|bearer/gi;
 
 /** Dash-bearing prefixes whose token may follow (PEM, Slack, OpenAI/Anthropic, PyPI, GitLab, Google OAuth). */
 export const QUIET_DASH_RE = /--|sk-|xox|xapp-|pypi-|glpat-|GOCSPX-/;
+export const QUIET_DASH_EOF_RE = /-----|sk-|xox|xapp-|pypi-|glpat-|GOCSPX-/;
+
+/** Length of the ASCII digit run ending just before `i`, counted up to 6. */
+function digitsBefore(s: string, i: number): number {
+  let k = 0;
+  while (k < 6 && i - k - 1 >= 0 && has(s.charCodeAt(i - k - 1), F_DIGIT)) k++;
+  return k;
+}
 
 export function isAsciiWs(c: number): boolean {
   return c === 32 || c === 9 || c === 10 || c === 13;
@@ -60,6 +75,7 @@ export function quietCredentialCut(s: string, start: number, eof: boolean): numb
   let tail = start; // start of the trailing [A-Za-z0-9.-] run
   let letters = false;
   let dashes = false;
+  let bareColon = false;
   for (let i = start; i < n; i++) {
     const c = s.charCodeAt(i);
     if (c >= 128) {
@@ -70,6 +86,10 @@ export function quietCredentialCut(s: string, start: number, eof: boolean): numb
       continue;
     }
     const k = QUIET[c] as number;
+    if (k === Q_RUN_SYMBOL) {
+      if (!eof || ++run > QUIET_MAX_RUN) return -1;
+      continue;
+    }
     if (k === Q_ALNUM || k === Q_DASH) {
       // One counter for the [A-Za-z0-9-] run: it bounds the base64, Discord and prefixed shapes alike.
       if (++run > QUIET_MAX_RUN) return -1;
@@ -82,14 +102,23 @@ export function quietCredentialCut(s: string, start: number, eof: boolean): numb
     tail = i + 1;
     if (k === Q_INERT) continue;
     if (k === Q_COLON) {
-      const prev = i > 0 ? s.charCodeAt(i - 1) : 32;
-      if (prev >= 48 && prev <= 57) return -1;
-      if (i + 1 < n ? !isAsciiWs(s.charCodeAt(i + 1)) : !eof) return -1;
+      if (i + 1 < n && isAsciiWs(s.charCodeAt(i + 1))) {
+        const prev = i > 0 ? s.charCodeAt(i - 1) : 32;
+        if (prev >= 48 && prev <= 57) return -1;
+        continue;
+      }
+      // `://` and `a:b` in a complete text: only userinfo (which needs an `@`) and a Telegram
+      // `<6+ digits>:` read across such a colon; every key/label rule has its keyword checked below.
+      if (!eof || i + 1 >= n || digitsBefore(s, i) >= 6) return -1;
+      bareColon = true;
       continue;
     }
     return -1;
   }
-  if (dashes && QUIET_DASH_RE.test(s.slice(start))) return -1;
+  if (bareColon && s.indexOf("@", start) >= 0) return -1;
+  // A complete text needs the PEM rule's full five dashes (`|---|` rows and `--flags` are prose);
+  // a stream's trailing `--` may still grow into them.
+  if (dashes && (eof ? QUIET_DASH_EOF_RE : QUIET_DASH_RE).test(s.slice(start))) return -1;
   if (letters) {
     if (s.indexOf("eyJ", start) >= 0) return -1;
     QUIET_KEYWORD_RE.lastIndex = start;
