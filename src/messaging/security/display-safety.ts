@@ -22,6 +22,7 @@
 import MarkdownIt from "markdown-it";
 import { REDACTION_MARKER, redactAll } from "./index.js";
 
+
 /** Maps text to text with every credential it recognises replaced by a marker. Must be idempotent. */
 export type Redactor = (text: string) => string;
 
@@ -178,6 +179,16 @@ export function redactForDisplay(
   const stripped = text.includes("\x1b") ? stripAnsi(text) : text;
   let safe = redactor(stripped);
   let changed = safe !== stripped;
+  if (changed) {
+    // A literal match can stop at markup, an escape or a format character (`ghs_…**tail**`,
+    // `xoxe-…&#x50;tail`, `…\u200btail`) while the key runs on behind it, and no later reading of the
+    // redacted text sees that tail as part of a key. So read the message deeply (decoded, rendered
+    // keeping `_`, neither of which can break a key) both ways: when the redacted literal shows the
+    // same as the redacted deep reading, the formatting stays; otherwise the deep reading is sent.
+    const deep = renderedKeepingUnderscores(decoded(stripped));
+    const deepSafe = redactor(deep);
+    if (deepSafe !== deep && renderedKeepingUnderscores(decoded(safe)) !== deepSafe) safe = deepSafe;
+  }
   let clean = new Set<string>([safe]);
   let adoptions = 0;
   grading: for (;;) {
