@@ -412,13 +412,10 @@ export const DISGUISES: readonly Disguise[] = [
     applies: singleLine,
     apply: (c, r) => {
       const [head, tail] = cutInside(c, r);
-      const encoded = `&#${tail.codePointAt(0)};${tail.slice(1)}`;
-      return [
-        inProse(
-          r,
-          `${head}**${encoded.slice(0, Math.ceil(encoded.length / 2))}**${encoded.slice(Math.ceil(encoded.length / 2))}`,
-        ),
-      ];
+      // The reference before the bold, never cut by it: a split reference is literal text to every renderer.
+      const rest = tail.slice(1);
+      const half = Math.ceil(rest.length / 2);
+      return [inProse(r, `${head}&#${tail.codePointAt(0)};**${rest.slice(0, half)}**${rest.slice(half)}`)];
     },
   },
   {
