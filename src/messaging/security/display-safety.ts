@@ -22,7 +22,6 @@
 import MarkdownIt from "markdown-it";
 import { REDACTION_MARKER, redactAll } from "./index.js";
 
-
 /** Maps text to text with every credential it recognises replaced by a marker. Must be idempotent. */
 export type Redactor = (text: string) => string;
 

@@ -1,7 +1,9 @@
 /** The credential stage: passes 1-5 combined into one plan over a (possibly unfinished) text. */
+
 import { type B64Chunk, chunkDecodesToCredential, containsBareSecret, scanB64Chunks } from "./base64-runs.js";
 import { codePointLength } from "./chars.js";
 import { ENCODED_REDACTION_MARKER, REDACTION_MARKER } from "./markers.js";
+import { isIntegrityDigest } from "./placeholders.js";
 import { scanPass1 } from "./provider-tokens.js";
 import { quietCredentialCut, quietPlan } from "./quiet.js";
 import { Src } from "./source.js";
@@ -104,7 +106,8 @@ export function planCredentialsFull(text: string, start: number, eof: boolean): 
 
   const pass3: RedactionSpan[] = [];
   for (const ch of chunks) {
-    if (!containsBareSecret(text, ch.start, ch.dataEnd)) continue;
+    if (isIntegrityDigest(text, ch.start, ch.dataEnd) || !containsBareSecret(text, ch.start, ch.dataEnd))
+      continue;
     const gaps = uncovered(ch.start, ch.dataEnd, taken);
     if (gaps.length === 0) continue;
     for (const g of gaps) pass3.push({ start: g.start, end: g.end, replacement: REDACTION_MARKER });

@@ -1,4 +1,5 @@
 /** Pass 1: the reference credential alternation (provider tokens with fixed prefixes or shapes). */
+
 import {
   F_ALNUM,
   F_B64EQ,
@@ -13,6 +14,7 @@ import {
 } from "./chars.js";
 import { isJsonObjectSegment } from "./codecs.js";
 import { REDACTION_MARKER } from "./markers.js";
+import { isPlaceholderToken } from "./placeholders.js";
 import { isNeedMore, litFold, NEED_MORE, Src } from "./source.js";
 import type { RedactionSpan } from "./spans.js";
 
@@ -433,6 +435,8 @@ export function scanPass1(
           e = mLinkToken(src, i, memo);
         }
       }
+      // `ghp_xxxx…`, `AKIAXXXX…`: a doc's placeholder in a key's shape (never a PEM block or a URL's userinfo).
+      if (e >= 0 && c0IsTokenStart(s.charCodeAt(i)) && isPlaceholderToken(s, i, e)) e = -1;
       if (e >= 0) {
         if (hits === null) return -2;
         hits.push({ start: i, end: e, replacement: REDACTION_MARKER });
@@ -444,6 +448,11 @@ export function scanPass1(
     if (isNeedMore(err)) return i;
     throw err;
   }
+}
+
+/** Token rules start with a letter or digit; PEM blocks start with `-`. */
+function c0IsTokenStart(c: number): boolean {
+  return c !== 45;
 }
 
 export function countDots(s: string, a: number, b: number): number {

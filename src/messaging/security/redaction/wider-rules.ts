@@ -1,4 +1,5 @@
 /** Pass 5: this port's wider coverage beyond the reference (key/value secrets, other headers, more providers). */
+
 import {
   F_ALNUM,
   F_BEARER,
@@ -12,6 +13,7 @@ import {
   has,
   pyWs,
 } from "./chars.js";
+import { isPlaceholderValue } from "./placeholders.js";
 import { userinfoEnd } from "./provider-tokens.js";
 import { isNeedMore, litAsciiCI, litFold, type Src } from "./source.js";
 import { eqEnd, markerAt, type ParamHit, paramValueEnd, sepEnds } from "./url-params.js";
@@ -118,28 +120,6 @@ export function secretParamAt(src: Src, i: number): ParamHit | null {
   return null;
 }
 
-export const PLACEHOLDER_WORDS = new Set([
-  "null",
-  "none",
-  "nil",
-  "true",
-  "false",
-  "undefined",
-  "redacted",
-  "your_password",
-]);
-
-/** Template placeholders and empty markers are not secrets (`${PASS}`, `<token>`, `****`, `null`). */
-export function isPlaceholderValue(v: string): boolean {
-  if (v.length === 0) return true;
-  const c0 = v.charCodeAt(0);
-  if (c0 === 60 || c0 === 123) return true; // <token>, {token}
-  if (c0 === 36 && v.length > 1) return true; // $VAR, ${VAR}, $(cmd)
-  if (v.startsWith("%s") || v.startsWith("%(")) return true;
-  if (/^(?:\*+|x{3,}|X{3,}|\.{3,}|…)$/.test(v)) return true;
-  return PLACEHOLDER_WORDS.has(v.toLowerCase());
-}
-
 /** Unquoted generic value characters: stops at whitespace, quotes and structural delimiters. */
 export function isGenericValueChar(c: number): boolean {
   if (c < 0 || pyWs(c)) return false;
@@ -216,6 +196,8 @@ export function genericSecretAt(src: Src, i: number): ExtraHit | null {
     // `password = password` / `token = get_token()` is code, not a secret.
     if (spaced && /^[A-Za-z_][A-Za-z0-9_]*$/.test(value) && !containsDigit(s, v, j)) return null;
     if (value.includes("(")) return null;
+    // `os.environ["X"]`, `config[key]`: an identifier indexed in code, not a secret.
+    if (/^[A-Za-z_$][\w$.]*\[/.test(value)) return null;
   }
   return { start: i, end: j, redactStart: v, redactEnd: j, rule: "secret value" };
 }
