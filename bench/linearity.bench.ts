@@ -18,45 +18,8 @@ import { applyOptionsCap, renderOptionsAsText, splitOptionsTrailer } from "../sr
 import { splitMarkdownBytes, splitMarkdownSafe } from "../src/messaging/text/split.js";
 import { StreamingSplitter } from "../src/messaging/text/streaming-splitter.js";
 import { renderTables } from "../src/messaging/text/tables/index.js";
-import { fitTelegramHtml, markdownToTelegramHtml } from "../src/telegram/html.js";
 import { HOSTILE_GENERATORS } from "../test/helpers/hostile-text.js";
-
-const CAPS = { maxButtons: 3, mentionGrammars: true };
-
-/** Every function agent text passes through, each taking the whole text. */
-export const TEXT_FUNCTIONS: ReadonlyArray<readonly [string, (text: string) => unknown]> = [
-  ["redactAll", redactAll],
-  [
-    "StreamRedactor16",
-    (t) => {
-      const r = new StreamRedactor();
-      for (let i = 0; i < t.length; i += 16) r.push(t.slice(i, i + 16));
-      return r.flush();
-    },
-  ],
-  ["redactForDisplay", (t) => redactForDisplay(t)],
-  ["splitMarkdownSafe", (t) => splitMarkdownSafe(t, 1900)],
-  [
-    "StreamingSplitter16",
-    (t) => {
-      const s = new StreamingSplitter(1900);
-      for (let i = 0; i < t.length; i += 16) s.append(t.slice(i, i + 16));
-      return s.finish();
-    },
-  ],
-  ["splitMarkdownBytes", (t) => splitMarkdownBytes(t, 4096)],
-  ["renderTables(auto)", (t) => renderTables(t, { policy: "auto" })],
-  ["renderTables(grid)", (t) => renderTables(t, { policy: "grid" })],
-  ["stripThinkingTags", (t) => stripThinkingTags(t, { hidePartial: true })],
-  ["flattenPipeTables", flattenPipeTables],
-  ["flattenMermaidBody", flattenMermaidBody],
-  ["splitOptionsTrailer", (t) => splitOptionsTrailer(t, { hidePartial: true })],
-  ["applyOptionsCap", (t) => applyOptionsCap(t, ["a", "b", "c", "d", t.slice(0, 200)], CAPS)],
-  ["renderOptionsAsText", (t) => renderOptionsAsText(t, CAPS)],
-  ["telegram:markdownToHtml", markdownToTelegramHtml],
-  ["telegram:fitHtml", (t) => fitTelegramHtml(t)],
-  ["discord:splitForDelivery", (t) => splitForDelivery(t)],
-];
+import { TEXT_FUNCTIONS } from "../test/helpers/text-functions.js";
 
 const BASE = 64 * 1024;
 const LINE_BASE = 256 * 1024;

@@ -17,7 +17,7 @@ export interface SplitOptions {
 }
 
 /** A fence-marker run this long is cut hard rather than two markers at a time (see #widestPrefixClean). */
-const LONG_MARKER_RUN = 5;
+const LONG_MARKER_RUN = 6;
 const BLANK = 1;
 const TABLE = 2;
 /** Normal ladder. */
@@ -321,9 +321,9 @@ export class StreamingSplitter {
    *
    * Every prefix of a fence-marker run from its third marker on toggles the fence, so that cut is two
    * characters, and its remainder is the same run again: the reference turned 40,000 backticks at a
-   * 1,900 cap into 19,051 two-backtick messages. A short run keeps the reference's treatment (at most
-   * two more short cuts); a longer one is cut hard instead: at the room while the run fills it, else
-   * two markers before its end, so the remainder (``js …) no longer reads as a delimiter. A chunk of
+   * 1,900 cap into 19,051 two-backtick messages. A run of up to five keeps the reference's treatment
+   * (at most two short cuts); a longer one is cut hard instead: at the room while the run fills it,
+   * else two markers before its end, so the remainder (``js …) no longer reads as a delimiter. A chunk of
    * markers that opens a fence it never closes is harmless next to a flood, and only the first
    * `room` characters are read, so a stream decides exactly as a whole split does.
    */
@@ -333,17 +333,18 @@ export class StreamingSplitter {
     if (clean === null) return [cpToIndex(frag, 1), 1];
     const widest = Math.max(1, Math.min(room, this.#fragCp - 1));
     const widestIndex = this.#fragCp === frag.length ? widest : cpToIndex(frag, widest);
-    const [at, cp] = clean;
-    let k = at;
-    while (k < at + 3 && frag.charCodeAt(k) === 0x20) k++;
+    // The fragment's own marker run (after up to three spaces of indent) decides, so a run is judged
+    // once, whole, and not again from the middle after each short cut.
+    let k = 0;
+    while (k < 3 && frag.charCodeAt(k) === 0x20) k++;
     const marker = frag.charCodeAt(k);
     if (marker !== 0x60 && marker !== 0x7e) return clean;
     let end = k;
     while (end <= widestIndex && frag.charCodeAt(end) === marker) end++;
     if (end - k < LONG_MARKER_RUN) return clean;
-    // Spaces and markers are one unit each, so the distance in units is the distance in code points.
+    // Spaces and markers are one unit each, so an index is also a code-point count here.
     if (end > widestIndex) return [widestIndex, widest];
-    return [end - 2, cp + (end - 2 - at)];
+    return [end - 2, end - 2];
   }
 
   #search(room: number, state: FenceState, cleanRemainder: boolean): [number, number] | null {
