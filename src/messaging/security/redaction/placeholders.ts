@@ -46,14 +46,18 @@ export function isPlaceholderValue(v: string): boolean {
   return PLACEHOLDER_WORDS.has(v.toLowerCase());
 }
 
-/** A provider-token match that is a doc's placeholder: mostly one character, or "your" inside. */
+/** A provider-token match that is a doc's placeholder: mostly one filler character, or "your" inside. */
 export function isPlaceholderToken(s: string, a: number, b: number): boolean {
   return isRepeatedCharToken(s, a, b, 16) || /your/i.test(s.slice(a, b));
 }
 
+/** The characters docs fill a placeholder with (`xxxx`, `XXXX`, `****`, `0000`, `....`, `####`). */
+const FILLER = new Set([0x78, 0x58, 0x2a, 0x30, 0x2e, 0x23]);
+
 /**
- * A token-shaped match whose characters are mostly one repeated character (`ghp_xxxx…`,
- * `AKIAXXXXXXXXXXXXXXXX`): a placeholder a doc wrote, not a key (no real key is 60% one character).
+ * A token-shaped match that is mostly one filler character (`ghp_xxxx…`, `AKIAXXXXXXXXXXXXXXXX`): a
+ * placeholder a doc wrote, not a key (no real key is 60% `x`). Only the conventional fillers count:
+ * a run of another letter (`ghp_bbbb…`) is how tests stand in for a real key, and stays redacted.
  */
 export function isRepeatedCharToken(s: string, a: number, b: number, minLength = 8): boolean {
   const len = b - a;
@@ -62,6 +66,7 @@ export function isRepeatedCharToken(s: string, a: number, b: number, minLength =
   let top = 0;
   for (let k = a; k < b; k++) {
     const c = s.charCodeAt(k);
+    if (!FILLER.has(c)) continue;
     const n = (counts.get(c) ?? 0) + 1;
     counts.set(c, n);
     if (n > top) top = n;
