@@ -236,7 +236,8 @@ export class StreamingSplitter {
       }
       // Inside a fence cuts fall on line boundaries: a chunk holding more than its reopener is sealed,
       // and a line is hard-cut only when even a fresh chunk cannot hold it.
-      if (this.#body !== "" || this.#reopenCp === 0) {
+      // (A chunk holding only scaffolding, or none for a fence too wide to carry, is already fresh.)
+      if (this.#body !== "") {
         this.#seal(state);
         continue;
       }
