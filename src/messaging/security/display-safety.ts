@@ -55,12 +55,21 @@ export function dropFormatChars(text: string): string {
   return text.replace(FORMAT_CHARS, "");
 }
 
-/** One rendering pass. Links first (a url's own `_` or `~` must not move label edges), format chars last. */
-function renderOnce(text: string, delimiters: RegExp): string {
+/** Links collapsed to their labels: the first step of a rendering pass. */
+function unlink(text: string): string {
   let unlinked = text;
   // The link patterns need `](`/`][` or a `<…|`; most text has neither, and testing is cheaper than replacing.
   if (unlinked.includes("](") || unlinked.includes("][")) unlinked = unlinked.replace(MD_LINK, "$1");
   if (unlinked.includes("<") && unlinked.includes("|")) unlinked = unlinked.replace(SLACK_LINK, "$1");
+  return unlinked;
+}
+
+/** One rendering pass. Links first (a url's own `_` or `~` must not move label edges), format chars last. */
+function renderOnce(text: string, delimiters: RegExp): string {
+  return deleteDelimiters(unlink(text), delimiters);
+}
+
+function deleteDelimiters(unlinked: string, delimiters: RegExp): string {
   return dropFormatChars(unlinked.replace(delimiters, ""));
 }
 
@@ -142,10 +151,12 @@ function* readingsFor(text: string): Generator<string> {
   const literal = dropFormatChars(text);
   yield literal;
   if (MARKUP.test(literal)) {
-    const once = renderedOnce(text);
+    const unlinked = unlink(text);
+    const once = deleteDelimiters(unlinked, DELIMITERS);
     yield once;
-    yield renderedKeepingUnderscores(text);
-    yield settle(text, once, MAX_PASSES - 1);
+    // Without `_` keeping it changes nothing; without markup left, one pass is already settled.
+    yield text.includes("_") ? deleteDelimiters(unlinked, DELIMITERS_BUT_UNDERSCORE) : once;
+    yield MARKUP.test(once) ? settle(text, once, MAX_PASSES - 1) : once;
   }
   if (!literal.includes("\\") && !literal.includes("&")) return;
   const plain = decodeCharacterReferences(literal);

@@ -372,6 +372,16 @@ export const EXTRA_RULES: readonly ExtraMatcher[] = [
   secretParamHit,
   genericSecretAt,
 ];
+/** Indices in EXTRA_RULES of the rules scanExtra can rule out for a whole complete text. */
+const RULE_ANY_SCHEME_USERINFO = 6;
+const RULE_GENERIC_SECRET = 8;
+/**
+ * genericSecretAt's shape without the value: an identifier ending in a key name (ASCII
+ * case-insensitively, as it compares), an optional quote, spaces or tabs, then `:` or `=`.
+ */
+const SECRET_NAME_RE =
+  /(?:pass(?:word|wd|phrase)|secret|api[_-]?key|access_?key|private_?key|token)["']?[ \t]*[:=]/gi;
+
 export const EXTRA_BY_CHAR: readonly (readonly number[])[] = (() => {
   const table: number[][] = [];
   for (let c = 0; c < 128; c++) {
@@ -409,6 +419,14 @@ export function scanExtra(src: Src, start: number, out: ExtraHit[]): number {
   const s = src.s;
   const blockedUntil: number[] = [];
   for (let r = 0; r < EXTRA_RULES.length; r++) blockedUntil.push(start);
+  if (src.eof) {
+    // A complete text without a rule's fixed ingredient cannot match it anywhere: skip the rule
+    // instead of trying it at every word. (A stream keeps trying: the ingredient may still arrive,
+    // and the rule's "need more" at the end is what holds the tail.)
+    if (s.indexOf("://", start) < 0) blockedUntil[RULE_ANY_SCHEME_USERINFO] = src.n;
+    SECRET_NAME_RE.lastIndex = start;
+    if (!SECRET_NAME_RE.test(s)) blockedUntil[RULE_GENERIC_SECRET] = src.n;
+  }
   const re = EXTRA_CANDIDATE_RE;
   let i = start;
   try {
