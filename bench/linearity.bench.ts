@@ -8,16 +8,6 @@
  * call until 30 ms have passed and keeps the best per-call time, so sub-millisecond runs do not
  * read as noise.
  */
-
-import { splitForDelivery } from "../src/discord/format.js";
-import { redactForDisplay } from "../src/messaging/security/display-safety.js";
-import { redactAll } from "../src/messaging/security/redact.js";
-import { StreamRedactor } from "../src/messaging/security/stream-redactor.js";
-import { flattenMermaidBody, flattenPipeTables, stripThinkingTags } from "../src/messaging/text/markup.js";
-import { applyOptionsCap, renderOptionsAsText, splitOptionsTrailer } from "../src/messaging/text/options.js";
-import { splitMarkdownBytes, splitMarkdownSafe } from "../src/messaging/text/split.js";
-import { StreamingSplitter } from "../src/messaging/text/streaming-splitter.js";
-import { renderTables } from "../src/messaging/text/tables/index.js";
 import { HOSTILE_GENERATORS } from "../test/helpers/hostile-text.js";
 import { TEXT_FUNCTIONS } from "../test/helpers/text-functions.js";
 

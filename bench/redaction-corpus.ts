@@ -32,7 +32,6 @@ export interface Corpus {
 }
 
 const HEX = "0123456789abcdef";
-const B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 const ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
 function chars(rng: Rng, alphabet: string, n: number): string {
@@ -82,7 +81,7 @@ const BENIGN_TEMPLATES: ReadonlyArray<readonly [string, (rng: Rng) => string]> =
   ["placeholder", () => 'api_key = "REPLACE_ME"'],
   ["placeholder", () => "AWS_SECRET_ACCESS_KEY=your-secret-access-key"],
   ["placeholder", () => "AWS_ACCESS_KEY_ID=YOUR_ACCESS_KEY_ID"],
-  ["placeholder", () => 'token: "${{ secrets.NPM_TOKEN }}"'],
+  ["placeholder", () => `token: "\${{ secrets.NPM_TOKEN }}"`],
   ["placeholder", () => "DB_PASSWORD=changeme"],
   ["placeholder", () => "client_secret: <client-secret>"],
   ["placeholder", () => "GITHUB_TOKEN=ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"],
