@@ -119,6 +119,54 @@ function timePair(runs: number, a: () => void, b: () => void): [number, number] 
   return [bestA, bestB];
 }
 
+/** Table-heavy: mostly pipe tables with short rows, between short paragraphs (finding 5's 6.4x case). */
+function tableHeavy(bytes: number, seed: number): string {
+  const rand = prng(seed);
+  const parts: string[] = [];
+  let size = 0;
+  while (size < bytes) {
+    const rows = ["| id | name | status | latency |", "|---:|------|:------:|--------:|"];
+    for (let i = 0, n = 5 + Math.floor(rand() * 60); i < n; i++)
+      rows.push(
+        `| ${i} | ${sentence(rand, 1)} | ${rand() < 0.5 ? "ok" : "degraded"} | ${Math.floor(rand() * 900)}ms |`,
+      );
+    const b = `${sentence(rand, 6)}\n\n${rows.join("\n")}`;
+    parts.push(b);
+    size += Buffer.byteLength(b) + 2;
+  }
+  return parts.join("\n\n");
+}
+
+/** Fence-heavy: short fenced blocks back to back, openers with info strings, a few long lines. */
+function fenceHeavy(bytes: number, seed: number): string {
+  const rand = prng(seed);
+  const parts: string[] = [];
+  let size = 0;
+  while (size < bytes) {
+    const fence = rand() < 0.7 ? "```" : "~~~~";
+    const lines: string[] = [];
+    for (let i = 0, n = 1 + Math.floor(rand() * 8); i < n; i++)
+      lines.push(`  ${sentence(rand, 2 + Math.floor(rand() * 6))}`);
+    const b = `${fence}${LANGS[Math.floor(rand() * LANGS.length)]}\n${lines.join("\n")}\n${fence}`;
+    parts.push(b);
+    size += Buffer.byteLength(b) + 1;
+  }
+  return parts.join("\n");
+}
+
+/** time(16-character appends) / time(one whole split) on `text` at 2000. */
+function streamRatio(text: string): { ratio: number; equal: number } {
+  const pieces: string[] = [];
+  for (let i = 0; i < text.length; i += 16) pieces.push(text.slice(i, i + 16));
+  const [tWhole, tStream] = timePair(
+    15,
+    () => splitMarkdownSafe(text, 2000),
+    () => streamAll(pieces, 2000),
+  );
+  const equal = JSON.stringify(streamAll(pieces, 2000)) === JSON.stringify(splitMarkdownSafe(text, 2000));
+  return { ratio: Number((tStream / tWhole).toFixed(2)), equal: equal ? 1 : 0 };
+}
+
 export default async () => {
   const one = corpus(MiB, 1);
   const four = corpus(4 * MiB, 1);
@@ -149,5 +197,15 @@ export default async () => {
     stream_over_whole_ratio: Number((tStream / tWhole).toFixed(2)),
     // The stream must produce exactly the one-shot chunks, or the comparison is meaningless.
     stream_equals_whole: JSON.stringify(streamAll(pieces, 2000)) === JSON.stringify(whole) ? 1 : 0,
+    ...(() => {
+      const tables = streamRatio(tableHeavy(MiB, 2));
+      const fences = streamRatio(fenceHeavy(MiB, 3));
+      return {
+        stream_over_whole_ratio_tables: tables.ratio,
+        stream_over_whole_ratio_fences: fences.ratio,
+        stream_equals_whole_tables_fences: tables.equal * fences.equal,
+        target_stream_over_whole_max: 3,
+      };
+    })(),
   };
 };

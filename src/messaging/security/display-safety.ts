@@ -10,13 +10,16 @@
  * The text is graded under several READINGS, each a form a reader can end up seeing: the literal
  * with invisible format characters (Cf: zero-width, bidi, BOM, soft hyphen) dropped; one rendering
  * pass (links collapsed to their label, emphasis/code/strike/spoiler delimiters deleted); the same
- * pass keeping `_`; and the fully settled rendering. The original graded only the first two. The
- * third closes a gap in them: deleting every `_` also destroys the `_` INSIDE `ghp_…`, `sk_live_…`
- * or `dop_v1_…`, so markup splitting such a key was invisible to every reading. Whatever a reading
- * reveals is redacted in that reading's form, so the message loses its markup; formatting is worth
- * less than a key, and only a message that actually holds one pays.
+ * pass keeping `_`; the fully settled rendering; and each of those after CommonMark's character
+ * decoding (backslash escapes and HTML entities, named, decimal and hex), because a Markdown renderer
+ * shows `ghp\_…` as `ghp_…` and `AKIA&#73;OSF…` as `AKIAIOSF…`. The original graded only the first
+ * two. The third closes a gap in them: deleting every `_` also destroys the `_` INSIDE `ghp_…`,
+ * `sk_live_…` or `dop_v1_…`, so markup splitting such a key was invisible to every reading. Whatever
+ * a reading reveals is redacted in that reading's form, so the message loses its markup; formatting
+ * is worth less than a key, and only a message that actually holds one pays.
  */
 
+import MarkdownIt from "markdown-it";
 import { REDACTION_MARKER, redactAll } from "./index.js";
 
 /** Maps text to text with every credential it recognises replaced by a marker. Must be idempotent. */
@@ -25,8 +28,12 @@ export type Redactor = (text: string) => string;
 /** Any CSI sequence, not only SGR colours as in the original: a cursor move or erase is noise too. */
 const ANSI_CSI = /\x1b\[[0-?]*[ -/]*[@-~]/g;
 const FORMAT_CHARS = /\p{Cf}/gu;
-/** `[label](url)`: only the label shows. `[` is excluded from the label so `[[[[…` cannot go quadratic. */
-const MD_LINK = /\[([^[\]\n]*)\]\([^()\n]*\)/g;
+/**
+ * `[label](url)` (one level of balanced parentheses in the url, as CommonMark allows) and the
+ * reference form `[label][ref]`: only the label shows. `[` is excluded from the label and each
+ * alternative starts with its own character, so `[[[[…` or `[a]([a](…` cannot go quadratic.
+ */
+const MD_LINK = /\[([^[\]\n]*)\](?:\((?:[^()\n]|\([^()\n]*\))*\)|\[[^[\]\n]*\])/g;
 /** Slack's `<url|label>`: only the label shows. */
 const SLACK_LINK = /<[^<>|\n]*\|([^<>\n]*)>/g;
 /** Delimiters platforms consume: emphasis, code, strike, and Discord's `||` spoiler (a lone `|` is text). */
@@ -38,14 +45,31 @@ export function stripAnsi(text: string): string {
   return text.replace(ANSI_CSI, "");
 }
 
+/** Every format character is outside ASCII: pure-ASCII text (most of it) skips the Unicode scan. */
+const NON_ASCII = /[^\x00-\x7f]/;
+const HAS_FORMAT_CHAR = /\p{Cf}/u;
+
 /** Drop Unicode format characters (category Cf): rendered as nothing, so a key split by one reads whole. */
 export function dropFormatChars(text: string): string {
+  if (!NON_ASCII.test(text) || !HAS_FORMAT_CHAR.test(text)) return text;
   return text.replace(FORMAT_CHARS, "");
+}
+
+/** Links collapsed to their labels: the first step of a rendering pass. */
+function unlink(text: string): string {
+  let unlinked = text;
+  // The link patterns need `](`/`][` or a `<…|`; most text has neither, and testing is cheaper than replacing.
+  if (unlinked.includes("](") || unlinked.includes("][")) unlinked = unlinked.replace(MD_LINK, "$1");
+  if (unlinked.includes("<") && unlinked.includes("|")) unlinked = unlinked.replace(SLACK_LINK, "$1");
+  return unlinked;
 }
 
 /** One rendering pass. Links first (a url's own `_` or `~` must not move label edges), format chars last. */
 function renderOnce(text: string, delimiters: RegExp): string {
-  const unlinked = text.replace(MD_LINK, "$1").replace(SLACK_LINK, "$1");
+  return deleteDelimiters(unlink(text), delimiters);
+}
+
+function deleteDelimiters(unlinked: string, delimiters: RegExp): string {
   return dropFormatChars(unlinked.replace(delimiters, ""));
 }
 
@@ -71,26 +95,78 @@ const RENDERABLE = /[[\]<|*_~`]|\p{Cf}/gu;
  * changes, and input nested past {@link MAX_PASSES} loses all remaining markup characters instead.
  */
 export function canonicalizeDisplay(text: string): string {
-  let current = text;
-  for (let pass = 0; pass < MAX_PASSES; pass += 1) {
-    const next = renderedOnce(current);
-    if (next === current) return current;
-    current = next;
+  return settle(text, renderedOnce(text), MAX_PASSES - 1);
+}
+
+/** Continues {@link canonicalizeDisplay} from one pass already taken (`once` = one pass over `before`). */
+function settle(before: string, once: string, passesLeft: number): string {
+  let previous = before;
+  let current = once;
+  for (let pass = 0; pass < passesLeft && current !== previous; pass += 1) {
+    previous = current;
+    current = renderedOnce(current);
   }
-  return current.replace(RENDERABLE, "");
+  return current === previous ? current : current.replace(RENDERABLE, "");
+}
+
+/** CommonMark's own decoder (backslash escapes, then named/decimal/hex references): the web chat's renderer. */
+const commonMarkUtils = new MarkdownIt().utils;
+
+/** The text a CommonMark renderer shows for `text`'s escapes and character references, markup aside. */
+export function decodeCharacterReferences(text: string): string {
+  return commonMarkUtils.unescapeAll(text);
+}
+
+/** The literal with escapes and references decoded (and format characters dropped, as every reading). */
+function decoded(text: string): string {
+  return decodeCharacterReferences(dropFormatChars(text));
 }
 
 /**
  * Every form a reader may see: the original's two first (the literal with format characters
- * dropped, and one rendering pass), then the port's additions. Redacting under all of them is what
- * makes {@link redactForDisplay} a fixed point for each, which the sever checks rely on.
+ * dropped, and one rendering pass), then the port's additions: keeping `_`, settled, and the decoded
+ * forms. Decoding comes first in those because it is what makes `\_` an underscore the rendering
+ * must keep. Redacting under all of them is what makes {@link redactForDisplay} a fixed point for
+ * each, which the sever checks rely on.
  */
 const READINGS: readonly ((text: string) => string)[] = [
   dropFormatChars,
   renderedOnce,
   renderedKeepingUnderscores,
   canonicalizeDisplay,
+  decoded,
+  (text) => renderedKeepingUnderscores(decoded(text)),
+  (text) => canonicalizeDisplay(decoded(text)),
 ];
+
+/** Characters a rendering pass consumes (format characters are dropped by every reading anyway). */
+const MARKUP = /[[\]<|*_~`]/;
+
+/**
+ * The distinct forms {@link READINGS} produce for `text`, computed lazily and sharing their
+ * intermediate results: a reading that cannot differ from one already given is skipped (no markup:
+ * every rendering is the literal; no `\` or `&`: every decoded form is its undecoded twin).
+ */
+function* readingsFor(text: string): Generator<string> {
+  const literal = dropFormatChars(text);
+  yield literal;
+  if (MARKUP.test(literal)) {
+    const unlinked = unlink(text);
+    const once = deleteDelimiters(unlinked, DELIMITERS);
+    yield once;
+    // Without `_` keeping it changes nothing; without markup left, one pass is already settled.
+    yield text.includes("_") ? deleteDelimiters(unlinked, DELIMITERS_BUT_UNDERSCORE) : once;
+    yield MARKUP.test(once) ? settle(text, once, MAX_PASSES - 1) : once;
+  }
+  if (!literal.includes("\\") && !literal.includes("&")) return;
+  const plain = decodeCharacterReferences(literal);
+  if (plain === literal) return;
+  yield plain;
+  if (MARKUP.test(plain)) {
+    yield renderedKeepingUnderscores(plain);
+    yield canonicalizeDisplay(plain);
+  }
+}
 
 /**
  * Cannot be reached by a redactor that only replaces what it finds (each adoption then removes a
@@ -110,28 +186,39 @@ export function redactForDisplay(
   text: string,
   redactor: Redactor = redactAll,
 ): { text: string; changed: boolean } {
-  const stripped = stripAnsi(text);
+  const stripped = text.includes("\x1b") ? stripAnsi(text) : text;
   let safe = redactor(stripped);
   let changed = safe !== stripped;
+  if (changed) {
+    // A literal match can stop at markup, an escape or a format character (`ghs_…**tail**`,
+    // `xoxe-…&#x50;tail`, `…\u200btail`) while the key runs on behind it, and no later reading of the
+    // redacted text sees that tail as part of a key. So read the message deeply (decoded, rendered
+    // keeping `_`, neither of which can break a key) both ways: when the redacted literal shows the
+    // same as the redacted deep reading, the formatting stays; otherwise the deep reading is sent.
+    const deep = renderedKeepingUnderscores(decoded(stripped));
+    const deepSafe = redactor(deep);
+    if (deepSafe !== deep && renderedKeepingUnderscores(decoded(safe)) !== deepSafe) safe = deepSafe;
+  }
   let clean = new Set<string>([safe]);
   let adoptions = 0;
-  for (let i = 0; i < READINGS.length; i += 1) {
-    const view = READINGS[i]!(safe);
-    if (clean.has(view)) continue;
-    const redacted = redactor(view);
-    if (redacted === view) {
-      clean.add(view);
-      continue;
+  grading: for (;;) {
+    for (const view of readingsFor(safe)) {
+      if (clean.has(view)) continue;
+      const redacted = redactor(view);
+      if (redacted === view) {
+        clean.add(view);
+        continue;
+      }
+      // The reading hid a credential from the scan: emit that reading, redacted, and grade it afresh.
+      adoptions += 1;
+      if (adoptions > MAX_ADOPTIONS) return { text: REDACTION_MARKER, changed: true };
+      safe = redacted;
+      changed = true;
+      clean = new Set([safe]);
+      continue grading;
     }
-    // The reading hid a credential from the scan: emit that reading, redacted, and grade it afresh.
-    adoptions += 1;
-    if (adoptions > MAX_ADOPTIONS) return { text: REDACTION_MARKER, changed: true };
-    safe = redacted;
-    changed = true;
-    clean = new Set([safe]);
-    i = -1;
+    return { text: safe, changed };
   }
-  return { text: safe, changed };
 }
 
 /** Contiguous runs longer than this are not read for interior credentials (see {@link readingsOf}). */

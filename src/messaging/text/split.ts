@@ -50,12 +50,23 @@ export function splitMarkdownBytes(text: string, maxBytes: number, opts: SplitOp
     if (worst <= budget) return chunks;
     const next = Math.floor((chars * budget) / worst);
     if (next < MIN_CHAR_BUDGET || attempt === MAX_RESPLITS) {
-      return chunks.flatMap((chunk) =>
-        utf8Length(chunk) > budget ? chunkUtf8Bytes(chunk, budget) : [chunk],
-      );
+      const floored = byteFloor(chunks, budget);
+      // The floor re-cuts each oversize chunk alone, leaving a short remainder per chunk (emoji at a
+      // 9-byte cap: 8, 8, 8, 8, 4 bytes per 9-character chunk). One more split at the proportional
+      // budget often fits outright; keep whichever sends fewer messages.
+      if (next >= 1 && next < chars) {
+        const retry = byteFloor(splitMarkdownSafe(text, next), budget);
+        if (retry.length < floored.length) return retry;
+      }
+      return floored;
     }
     chars = next;
   }
+}
+
+/** The UTF-8 floor: every chunk still over `budget` bytes is cut greedily by bytes. */
+function byteFloor(chunks: readonly string[], budget: number): string[] {
+  return chunks.flatMap((chunk) => (utf8Length(chunk) > budget ? chunkUtf8Bytes(chunk, budget) : [chunk]));
 }
 
 /**

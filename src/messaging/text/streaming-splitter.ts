@@ -16,6 +16,25 @@ export interface SplitOptions {
   reserve?: number;
 }
 
+/** How a fence is closed at a cut and reopened in the next chunk (see #scaffold). */
+interface Scaffold {
+  readonly reopen: string;
+  readonly reopenCp: number;
+  readonly closer: string;
+  readonly closerCp: number;
+}
+
+const NO_SCAFFOLD: Scaffold = Object.freeze({ reopen: "", reopenCp: 0, closer: "", closerCp: 0 });
+
+/**
+ * From this budget on, fence scaffolding may take at most half a chunk. Below it a chunk holds too
+ * little for the limit to matter (the parity samples split at 8 to 40 and keep the reference's
+ * scaffolding); real platform caps are in the thousands.
+ */
+const FLOOD_GUARD_BUDGET = 64;
+
+/** A fence-marker run this long is cut hard rather than two markers at a time (see #widestPrefixClean). */
+const LONG_MARKER_RUN = 6;
 const BLANK = 1;
 const TABLE = 2;
 /** Normal ladder. */
@@ -36,8 +55,8 @@ export class StreamingSplitter {
   // The chunk being filled: a reopener (when it starts inside a fence) plus whole lines or fragments.
   #reopen = "";
   #reopenCp = 0;
-  #cpOfFence: FenceState = null;
-  #cpOfOpener = 0;
+  #scaffoldOf: FenceState = null;
+  #scaffoldCache: Scaffold = NO_SCAFFOLD;
   #body = "";
   #bodyCp = 0;
   // Per placed line or fragment: UTF-16 length, code points, BLANK/TABLE flags (for the cut ladder).
@@ -191,7 +210,7 @@ export class StreamingSplitter {
       if (state === null) {
         // An opener budgets its closer, except into an empty chunk: an opener line has no clean cut,
         // so insisting on that room would force a dirty cut of a line the chunk can hold.
-        const cost = after !== null && more ? after.size + 1 : 0;
+        const cost = after !== null && more ? this.#scaffold(after).closerCp : 0;
         if (used === 0 ? this.#fragCp <= budget : used + this.#fragCp + cost <= budget) {
           if (!final) return;
           this.#place(flags);
@@ -209,7 +228,7 @@ export class StreamingSplitter {
         continue;
       }
       // Inside a fence a body line reserves its closer (a closer line needs none).
-      const cost = after !== null && more ? state.size + 1 : 0;
+      const cost = after !== null && more ? this.#scaffold(state).closerCp : 0;
       if (used + this.#fragCp + cost <= budget) {
         if (!final) return;
         this.#place(flags);
@@ -217,7 +236,8 @@ export class StreamingSplitter {
       }
       // Inside a fence cuts fall on line boundaries: a chunk holding more than its reopener is sealed,
       // and a line is hard-cut only when even a fresh chunk cannot hold it.
-      if (this.#body !== "" || this.#reopenCp === 0) {
+      // (A chunk holding only scaffolding, or none for a fence too wide to carry, is already fresh.)
+      if (this.#body !== "") {
         this.#seal(state);
         continue;
       }
@@ -245,15 +265,38 @@ export class StreamingSplitter {
   /** Room for a fragment in a chunk that holds only its scaffolding; never below one character. */
   #freshRoom(state: FenceState): number {
     if (state === null) return this.#budget;
-    return Math.max(1, this.#budget - this.#reopenCpOf(state) - state.size - 1);
+    const scaffold = this.#scaffold(state);
+    return Math.max(1, this.#budget - scaffold.reopenCp - scaffold.closerCp);
   }
 
-  #reopenCpOf(state: NonNullable<FenceState>): number {
-    if (state !== this.#cpOfFence) {
-      this.#cpOfFence = state;
-      this.#cpOfOpener = cpLength(state.opener) + 1;
+  /**
+   * How a cut inside `state`'s fence closes it and the next chunk reopens it. The original opener
+   * line keeps the language tag; but an opener the model made long (`\`\`\`` + 1,800 characters of
+   * info, or 1,000 backticks) would leave each chunk room for one character, so 40,000 characters of
+   * body became 40,000 messages. Once a budget can afford real text (FLOOD_GUARD_BUDGET), scaffolding
+   * may take at most half of it: the bare fence (same character, same length, no info) when that
+   * fits, else none (the continuation reads as plain text, which beats a flood).
+   */
+  #scaffold(state: NonNullable<FenceState>): Scaffold {
+    if (state === this.#scaffoldOf) return this.#scaffoldCache;
+    const closer = closerOf(state);
+    const full = {
+      reopen: `${state.opener}\n`,
+      reopenCp: cpLength(state.opener) + 1,
+      closer,
+      closerCp: state.size + 1,
+    };
+    let chosen: Scaffold = full;
+    const half = Math.floor(this.#budget / 2);
+    if (this.#budget >= FLOOD_GUARD_BUDGET && full.reopenCp + full.closerCp > half) {
+      chosen =
+        2 * (state.size + 1) <= half
+          ? { reopen: `${closer}\n`, reopenCp: state.size + 1, closer, closerCp: state.size + 1 }
+          : NO_SCAFFOLD;
     }
-    return this.#cpOfOpener;
+    this.#scaffoldOf = state;
+    this.#scaffoldCache = chosen;
+    return chosen;
   }
 
   /** Paragraph break at least halfway in: the latest blank line with a line on each side of it. */
@@ -314,9 +357,35 @@ export class StreamingSplitter {
     return this.#search(room, state, true);
   }
 
-  /** The largest cut within `room` whose prefix keeps the fence state; at least one character. */
+  /**
+   * The largest cut within `room` whose prefix keeps the fence state; at least one character.
+   *
+   * Every prefix of a fence-marker run from its third marker on toggles the fence, so that cut is two
+   * characters, and its remainder is the same run again: the reference turned 40,000 backticks at a
+   * 1,900 cap into 19,051 two-backtick messages. A run of up to five keeps the reference's treatment
+   * (at most two short cuts); a longer one is cut hard instead: at the room while the run fills it,
+   * else two markers before its end, so the remainder (``js …) no longer reads as a delimiter. A chunk of
+   * markers that opens a fence it never closes is harmless next to a flood, and only the first
+   * `room` characters are read, so a stream decides exactly as a whole split does.
+   */
   #widestPrefixClean(room: number, state: FenceState): [number, number] {
-    return this.#search(room, state, false) ?? [cpToIndex(this.#frag, 1), 1];
+    const frag = this.#frag;
+    const clean = this.#search(room, state, false);
+    if (clean === null) return [cpToIndex(frag, 1), 1];
+    const widest = Math.max(1, Math.min(room, this.#fragCp - 1));
+    const widestIndex = this.#fragCp === frag.length ? widest : cpToIndex(frag, widest);
+    // The fragment's own marker run (after up to three spaces of indent) decides, so a run is judged
+    // once, whole, and not again from the middle after each short cut.
+    let k = 0;
+    while (k < 3 && frag.charCodeAt(k) === 0x20) k++;
+    const marker = frag.charCodeAt(k);
+    if (marker !== 0x60 && marker !== 0x7e) return clean;
+    let end = k;
+    while (end <= widestIndex && frag.charCodeAt(end) === marker) end++;
+    if (end - k < LONG_MARKER_RUN) return clean;
+    // Spaces and markers are one unit each, so an index is also a code-point count here.
+    if (end > widestIndex) return [widestIndex, widest];
+    return [end - 2, end - 2];
   }
 
   #search(room: number, state: FenceState, cleanRemainder: boolean): [number, number] | null {
@@ -362,9 +431,12 @@ export class StreamingSplitter {
 
   #emit(text: string, state: FenceState): void {
     let chunk: string;
-    if (state !== null) {
+    const closer = state === null ? "" : this.#scaffold(state).closer;
+    if (state !== null && closer === "") {
+      chunk = text; // a fence too wide to carry: its continuation goes as it is
+    } else if (state !== null) {
       // A cut inside a fence closes it with the same character at matching length.
-      chunk = text.endsWith("\n") ? text + closerOf(state) : `${text}\n${closerOf(state)}`;
+      chunk = text.endsWith("\n") ? text + closer : `${text}\n${closer}`;
     } else {
       // Outside a fence trailing whitespace cannot be content; leading whitespace always is.
       chunk = rstripPy(text);
@@ -375,8 +447,9 @@ export class StreamingSplitter {
   /** Starts a new chunk; inside a fence it opens with the original opener line. */
   #reset(state: FenceState): void {
     // The original opener line, indent and info string included, so the language tag carries over.
-    this.#reopen = state === null ? "" : `${state.opener}\n`;
-    this.#reopenCp = state === null ? 0 : this.#reopenCpOf(state);
+    const scaffold = state === null ? NO_SCAFFOLD : this.#scaffold(state);
+    this.#reopen = scaffold.reopen;
+    this.#reopenCp = scaffold.reopenCp;
     this.#body = "";
     this.#bodyCp = 0;
     this.#partLen.length = 0;

@@ -89,6 +89,68 @@ function expected(record: ParityRecord): unknown {
  */
 const DELIBERATE: ReadonlyMap<number, { out: unknown; cause: "port" | "redactor"; why: string }> = new Map([
   [
+    26,
+    {
+      out: ["[REDACTED: credential]", true],
+      cause: "port",
+      why: "the literal match stops at the code span, so the reference left `cdefghijkl` on screen: rendered, the reader sees xoxb- + 20 characters, the rest of the Slack token. The port compares the redacted literal with the redacted deep reading and sends the latter when the literal left a tail",
+    },
+  ],
+  [
+    67,
+    {
+      out: ["[REDACTED: credential]", true],
+      cause: "port",
+      why: "the Slack-link label hides where the bearer token ends: the reference left `FNP2rE0YG8vQTxL-`, the token's last characters, beside the link; read deeply the label and its tail are one token, redacted whole",
+    },
+  ],
+  [
+    71,
+    {
+      out: ["[REDACTED: credential]", true],
+      cause: "port",
+      why: "the JWT's signature runs on inside `**JB3j**`: the reference's literal match stopped at the bold and left four signature characters visible; the deep reading takes the whole token",
+    },
+  ],
+  [
+    88,
+    {
+      out: [
+        "region table the server key response warning error choose request: [REDACTED: credential]",
+        true,
+      ],
+      cause: "port",
+      why: "a link splits the JWT: the reference kept the 30-character signature tail after the link visible; the port redacts the rendered label and tail as one token",
+    },
+  ],
+  [
+    93,
+    {
+      out: [
+        "https://app.example.com/x?token=[REDACTED: credential]\n\n\n[REDACTED: credential]\n\tcommit server approve token merge token merge quick over dog option",
+        true,
+      ],
+      cause: "port",
+      why: "the token parameter's value continues past the link (`sYxs1vUzjFz5GdI3S3Tm` stayed visible in the reference); the deep reading decodes `t&#111;ken&equals;` and joins label and tail, so the whole value is redacted, at the cost of the message's markup",
+    },
+  ],
+  [
+    117,
+    {
+      out: ["[REDACTED: credential]", true],
+      cause: "port",
+      why: "a soft hyphen (invisible) splits the Slack token: the reference redacted up to it and left `1A4Th5kI1d`, the rest of the token, visible. Dropped format characters make it one token",
+    },
+  ],
+  [
+    181,
+    {
+      out: ["[REDACTED: suspicious URL to 169.254.169.254]", true],
+      cause: "port",
+      why: "a code span splits the host of a metadata-service URL with a long query: the reference redacted only the query value, the port's deep reading sees the whole URL and withholds it",
+    },
+  ],
+  [
     34,
     {
       out: ["[REDACTED: credential]", true],

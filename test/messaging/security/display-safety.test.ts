@@ -366,3 +366,52 @@ describe("properties", () => {
     );
   });
 });
+
+describe("redactForDisplay: what a CommonMark renderer decodes (issue 14, finding 2)", () => {
+  const shown = (text: string) => redactForDisplay(text).text;
+  it.each([
+    ["a decimal reference", "key AKIA&#73;OSFODNN7EXAMPLE here", "OSFODNN7EXAMPLE"],
+    ["a hex reference", "key AKIA&#x49;OSFODNN7EXAMPLE here", "OSFODNN7EXAMPLE"],
+    ["a backslash escape", "token ghp\\_R4nd0mT0k3nV4lu3Xy9Zq8Wv7Ut6Sr5Qp4 here", "R4nd0mT0k3nV4lu3"],
+    ["an escaped dash", "sk\\-ant-api03-abcDEF123ghiJKL456mnoPQR789 here", "abcDEF123ghiJKL456"],
+    ["a reference for a dash", "xoxb&#45;123456789012-AbCdEfGhIjKlMnOpQrStUvWx", "AbCdEfGhIjKlMnOp"],
+    ["a named reference", "ghp&lowbar;R4nd0mT0k3nV4lu3Xy9Zq8Wv7Ut6Sr5Qp4", "R4nd0mT0k3nV4lu3"],
+  ])("redacts a key disguised by %s", (_name, input, body) => {
+    const out = shown(input);
+    expect(out).toContain(REDACTION_MARKER);
+    expect(out).not.toContain(body);
+  });
+
+  it("collapses a link whose url holds balanced parentheses to its label", () => {
+    expect(shown("[AKIAIOSF](https://en.example.org/wiki/Key_(crypto))ODNN7EXAMPLE")).not.toContain(
+      "ODNN7EXAMPLE",
+    );
+  });
+
+  it("leaves no tail of a key beside the marker when markup or an invisible character split it", () => {
+    for (const input of [
+      "xoxb-1234567890-ab`cdefghijkl`",
+      "ghs_QCxSSyBgQKr36ffLqPXVGMBnF4**YgvJJjWdVb**",
+      "xoxp-021639462560-63870854637-uaVwsqSp59NzDO\u00ad1A4Th5kI1d",
+      "xoxe-1-VEFbKhfzAra2VS9Zl&#x50;X0v&#x6F;k6x6DbnzCNvjrU7jsI",
+    ]) {
+      const out = shown(input);
+      expect(out).toContain(REDACTION_MARKER);
+      expect(out.replaceAll(REDACTION_MARKER, "")).not.toMatch(/[A-Za-z0-9]{6,}/u);
+    }
+  });
+
+  it("keeps the formatting of a message whose key the literal scan took whole", () => {
+    const text = "Run this:\n\n```bash\nexport T=ghp_R4nd0mT0k3nV4lu3Xy9Zq8Wv7Ut6Sr5Qp4\n```\n**done**";
+    expect(shown(text)).toBe(`Run this:\n\n\`\`\`bash\nexport T=${REDACTION_MARKER}\n\`\`\`\n**done**`);
+  });
+
+  it("leaves escapes and references alone in text without a key", () => {
+    for (const text of [
+      "a \\_literal\\_ underscore",
+      "5 &lt; 6 &amp;&amp; 7 &gt; 2",
+      "Tom &amp; Jerry&#39;s",
+    ])
+      expect(redactForDisplay(text)).toEqual({ text, changed: false });
+  });
+});

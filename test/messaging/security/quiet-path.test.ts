@@ -35,6 +35,19 @@ const ATOMS = [
   "-",
   "- ",
   "--",
+  "-----",
+  "-----BEGIN RSA PRIVATE KEY-----\n",
+  "|---|",
+  "user:pw@",
+  "@",
+  "a:b",
+  "123456",
+  "ghp_",
+  "sk_live_",
+  "Zq9+/Kx7Zq9+/",
+  "api_key",
+  "secret_key",
+  "access_key=",
   "-la",
   "**",
   "`",
@@ -122,7 +135,7 @@ describe("quiet-text fast paths", () => {
         }
         expect(planCredentials(text, start, eof)).toEqual(full);
       }),
-      { numRuns: 4000 },
+      { numRuns: 8000 },
     );
   });
 

@@ -373,3 +373,43 @@ describe("linear time on adversarial input", () => {
     expect(planCredentials(input).spans.length).toBeGreaterThan(4000);
   });
 });
+
+describe("what looks like a secret but is not one passes unchanged (issue 14, finding 9)", () => {
+  it.each([
+    ["a placeholder value", "API_KEY=YOUR_API_KEY_HERE"],
+    ["an angle-bracket placeholder", "export API_TOKEN=<your-token>"],
+    ["an x-run placeholder", "SECRET=xxxx"],
+    ["an elided example", 'STRIPE_SECRET_KEY="sk_test_..."'],
+    ["a your-key example", "OPENAI_API_KEY=sk-...your-key..."],
+    ["an env-name placeholder", 'api_key = "REPLACE_ME"'],
+    ["a repeated-character token", "GITHUB_TOKEN=ghp_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx"],
+    ["a placeholder in a token's shape", "SLACK_BOT_TOKEN=xoxb-your-bot-token"],
+    ["changeme", "DB_PASSWORD=changeme"],
+    [
+      "an npm integrity hash",
+      '"integrity": "sha512-0rhyIatdZy5rV96rkePcV9Es/TwXdI1JByJYkZf/xsNvAVWGpBiHiAkMTvD0qXKH+p/CSIIp4EeoZkfwjx6cTQ=="',
+    ],
+    [
+      "an SRI sha384 hash",
+      'integrity="sha384-eii6dJqiSPlVMiymj82u6FEYBgoOwrn7cbJHDSCQQG3tPhp1RbAZ5auqMrZaQSh1"',
+    ],
+    ["a git SHA", "Commit 3f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a39 fixed it"],
+    ["a UUID", "request id 0f8fad5b-d9cb-469f-a165-70867728950e failed"],
+    ["a sha256 digest", "image@sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"],
+    [
+      "a base64 test fixture",
+      `const fixture = "${Buffer.from("hello world, this is a test fixture for the parser").toString("base64")}";`,
+    ],
+    ["an indexed code reference", 'password = os.environ["DB_PASSWORD"]'],
+  ])("%s", (_name, text) => {
+    expect(redactAll(text)).toBe(text);
+  });
+
+  it("still redacts a real key next to a placeholder, and a digest-shaped run of the wrong length", () => {
+    expect(redactAll("API_KEY=YOUR_API_KEY_HERE then API_KEY=Zq9x7Kp2Lm4Nb6Vc8Xz1")).toBe(
+      `API_KEY=YOUR_API_KEY_HERE then API_KEY=${REDACTION_MARKER}`,
+    );
+    const awsSecret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY";
+    expect(redactAll(`sha512-${awsSecret}`)).toContain(REDACTION_MARKER);
+  });
+});

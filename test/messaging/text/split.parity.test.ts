@@ -90,10 +90,45 @@ function endsInsideFence(chunk: string): boolean {
 }
 
 /**
+ * A line of nothing but fence markers, longer than the cap: the reference cuts it two markers at a
+ * time (every longer prefix would open a fence), flooding the chat. The port cuts it hard at the cap
+ * (issue 14, finding 11): the same markers, ceil(n / limit) messages.
+ */
+function markerFlood(marker: string, n: number, limit: number, refCount: number) {
+  return {
+    why:
+      `The reference splits ${n} '${marker}' at ${limit} into ${refCount} messages of two markers; ` +
+      "the port cuts a long marker run hard at the cap, so the count is ceil(n / limit).",
+    check(got: string[], ref: string[]) {
+      expect(ref).toHaveLength(refCount);
+      expect(got.join("")).toBe(marker.repeat(n));
+      expect(got).toHaveLength(Math.ceil(n / limit));
+      expect(got.every((chunk) => chunk.length <= limit)).toBe(true);
+    },
+  };
+}
+
+/**
  * Records where the port deliberately differs, each with its reason; the test asserts what the port
  * does instead, so a change on either side is noticed.
  */
 const DELIBERATE: Record<number, { why: string; check: (got: string[], ref: string[]) => void }> = {
+  70: markerFlood("`", 200, 33, 85),
+  74: markerFlood("~", 150, 33, 60),
+  266: markerFlood("~", 150, 16, 68),
+  270: {
+    why:
+      "The reference's UTF-8 floor re-cuts each oversize 16-character chunk alone, so every chunk leaves " +
+      "a short remainder (12 bytes then 4, over and over) and the message count grows by half. The port " +
+      "tries one more split at the proportional character budget and keeps whichever sends fewer " +
+      "messages (issue 14, finding 10): the same text, every piece within the cap, fewer pieces.",
+    check(got, ref) {
+      expect(got.join("")).toBe(ref.join(""));
+      expect(got.every((chunk) => Buffer.byteLength(chunk) <= 16)).toBe(true);
+      expect(got.length).toBeLessThan(ref.length);
+      expect(got.length).toBe(Math.ceil(Buffer.byteLength(ref.join("")) / 15));
+    },
+  },
   220: {
     why:
       "The reference seals the 13-character prefix '````js title=' of the opener line '````js title=\"x\"' " +

@@ -381,11 +381,25 @@ describe("splitMarkdownSafe: whole-line placement", () => {
     expect(chunks.filter((c) => cp(c) > 10)).toEqual(["```\n``````~\n```"]);
   });
 
-  it("falls back to the widest prefix-clean cut only for a line longer than the limit", () => {
-    const chunks = splitMarkdownSafe("`".repeat(5000), 4000);
-    expect(chunks).toHaveLength(501);
-    expect(chunks.slice(0, 500).every((c) => c === "``")).toBe(true);
-    expect(chunks[500]).toBe("`".repeat(4000));
+  it("cuts a fence-marker line longer than the limit hard at the limit, not two markers at a time (was 501 chunks)", () => {
+    expect(splitMarkdownSafe("`".repeat(5000), 4000)).toEqual(["`".repeat(4000), "`".repeat(1000)]);
+    // The issue's case: 40,000 backticks at 1,900 were 19,051 messages; a peer chunker sends 22.
+    const flood = splitMarkdownSafe("`".repeat(40_000), 1900);
+    expect(flood).toHaveLength(22);
+    expect(flood.join("")).toBe("`".repeat(40_000));
+    expect(splitMarkdownSafe("~".repeat(40_000), 1900)).toHaveLength(22);
+  });
+
+  it("cuts a long marker run two markers before its end, so the remainder is no delimiter", () => {
+    const chunks = splitMarkdownSafe(`${"`".repeat(30)}js ${"x".repeat(40)}`, 40);
+    expect(chunks[0]).toBe("`".repeat(28));
+    expect(chunks[1]!.startsWith("``js")).toBe(true);
+    expect(chunks.join("").replaceAll(" ", "")).toBe(`${"`".repeat(30)}js${"x".repeat(40)}`);
+  });
+
+  it("keeps the reference's short clean cuts for a short marker run", () => {
+    // Three markers then info: one two-character cut, then the remainder no longer opens a fence.
+    expect(splitMarkdownSafe("```python-but-longer", 10)[0]).toBe("``");
   });
 });
 

@@ -1,0 +1,95 @@
+/**
+ * What looks like a secret but is not one: documentation placeholders, template references and
+ * published digests. Each judgement is narrow on purpose (an attacker picks the text): a value only
+ * passes when it reads as a placeholder a human wrote, or a digest has exactly its algorithm's length
+ * behind its algorithm's name.
+ */
+
+export const PLACEHOLDER_WORDS = new Set([
+  "null",
+  "none",
+  "nil",
+  "true",
+  "false",
+  "undefined",
+  "redacted",
+  "your_password",
+  "changeme",
+  "change_me",
+  "change-me",
+  "replaceme",
+  "replace_me",
+  "replace-me",
+  "placeholder",
+  "example",
+  "dummy",
+  "secret",
+  "password",
+]);
+
+/** `your…` / `…_here` / `<…>` spellings docs use for "put yours here" (`YOUR_API_KEY_HERE`, `your-token`). */
+const YOURS = /your|[_-]here$|^my[_-]/i;
+/** An environment-variable name used as a value (`REPLACE_ME`, `API_TOKEN`): capitals and `_` only. */
+const ENV_NAME = /^[A-Z][A-Z_]*_[A-Z_]*$/;
+
+/** Template placeholders and empty markers are not secrets (`${PASS}`, `<token>`, `****`, `null`, `YOUR_KEY`). */
+export function isPlaceholderValue(v: string): boolean {
+  if (v.length === 0) return true;
+  const c0 = v.charCodeAt(0);
+  if (c0 === 60 || c0 === 123) return true; // <token>, {token}
+  if (c0 === 36 && v.length > 1) return true; // $VAR, ${VAR}, $(cmd)
+  if (v.startsWith("%s") || v.startsWith("%(")) return true;
+  if (/^(?:\*+|x{3,}|X{3,}|\.{3,}|…)$/.test(v)) return true;
+  // An elided example (`sk_test_...`, `sk-...your-key...`) shows where a value goes, not the value.
+  if (v.includes("...") || v.includes("…")) return true;
+  if (YOURS.test(v) || ENV_NAME.test(v) || isRepeatedCharToken(v, 0, v.length)) return true;
+  return PLACEHOLDER_WORDS.has(v.toLowerCase());
+}
+
+/** A provider-token match that is a doc's placeholder: mostly one filler character, or "your" inside. */
+export function isPlaceholderToken(s: string, a: number, b: number): boolean {
+  return isRepeatedCharToken(s, a, b, 16) || /your/i.test(s.slice(a, b));
+}
+
+/** The characters docs fill a placeholder with (`xxxx`, `XXXX`, `****`, `0000`, `....`, `####`). */
+const FILLER = new Set([0x78, 0x58, 0x2a, 0x30, 0x2e, 0x23]);
+
+/**
+ * A token-shaped match that is mostly one filler character (`ghp_xxxx…`, `AKIAXXXXXXXXXXXXXXXX`): a
+ * placeholder a doc wrote, not a key (no real key is 60% `x`). Only the conventional fillers count:
+ * a run of another letter (`ghp_bbbb…`) is how tests stand in for a real key, and stays redacted.
+ */
+export function isRepeatedCharToken(s: string, a: number, b: number, minLength = 8): boolean {
+  const len = b - a;
+  if (len < minLength) return false;
+  const counts = new Map<number, number>();
+  let top = 0;
+  for (let k = a; k < b; k++) {
+    const c = s.charCodeAt(k);
+    if (!FILLER.has(c)) continue;
+    const n = (counts.get(c) ?? 0) + 1;
+    counts.set(c, n);
+    if (n > top) top = n;
+  }
+  return top * 5 >= len * 3;
+}
+
+/** Base64 data length (without padding) of each SRI / npm integrity digest, by its algorithm prefix. */
+const DIGEST_DATA_LENGTH: ReadonlyArray<readonly [string, number]> = [
+  ["sha512-", 86],
+  ["sha384-", 64],
+  ["sha256-", 43],
+  ["sha1-", 27],
+];
+
+/**
+ * An integrity digest (`sha512-<86 base64>==`): the run right after its algorithm's prefix, exactly
+ * that algorithm's length. Published hashes of public packages, not secrets.
+ */
+export function isIntegrityDigest(s: string, start: number, dataEnd: number): boolean {
+  for (const [prefix, length] of DIGEST_DATA_LENGTH) {
+    if (dataEnd - start === length && start >= prefix.length && s.startsWith(prefix, start - prefix.length))
+      return true;
+  }
+  return false;
+}
