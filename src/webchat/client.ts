@@ -159,7 +159,7 @@ export class WebChatServer {
     const url = this.url(req);
     const conversationId = url.searchParams.get("c") ?? "";
     if (url.pathname !== "/ws" || !this.authorized(req, url))
-      return this.refuse(socket, "401 Unauthorized", "bad_token");
+      return void this.refuse(socket, "401 Unauthorized", "bad_token");
     // A browser always names the page a socket comes from: another site's page (or a sandboxed
     // "null" one) must not drive the agent with the operator's cookie. A client that is not a
     // browser sends no Origin and has only its token.
@@ -168,14 +168,14 @@ export class WebChatServer {
       const own = `http://${req.headers.host ?? ""}`;
       const ownTls = `https://${req.headers.host ?? ""}`;
       if (origin !== own && origin !== ownTls && !this.limits.allowedOrigins.includes(origin))
-        return this.refuse(socket, "403 Forbidden", "foreign_origin", { origin: origin.slice(0, 100) });
+        return void this.refuse(socket, "403 Forbidden", "foreign_origin", { origin: origin.slice(0, 100) });
     }
     if (!CONVERSATION_ID.test(conversationId))
-      return this.refuse(socket, "400 Bad Request", "bad_conversation");
+      return void this.refuse(socket, "400 Bad Request", "bad_conversation");
     if (this.open >= this.limits.maxSockets)
-      return this.refuse(socket, "503 Service Unavailable", "too_many_sockets", { open: this.open });
+      return void this.refuse(socket, "503 Service Unavailable", "too_many_sockets", { open: this.open });
     if ((this.sockets.get(conversationId)?.size ?? 0) >= this.limits.maxSocketsPerConversation)
-      return this.refuse(socket, "429 Too Many Requests", "too_many_conversation_sockets", {
+      return void this.refuse(socket, "429 Too Many Requests", "too_many_conversation_sockets", {
         conversation: conversationId,
       });
     this.wss.handleUpgrade(req, socket, head, (ws) => this.onSocket(ws, conversationId));

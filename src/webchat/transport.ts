@@ -66,7 +66,10 @@ export class WebChatTransport extends MessagingTransport<WebChatEnvelope> {
   private readonly now: () => number;
 
   constructor(
-    options: TransportOptions & { push?: (conversationId: string, frame: ServerFrame) => void; now?: () => number },
+    options: TransportOptions & {
+      push?: (conversationId: string, frame: ServerFrame) => void;
+      now?: () => number;
+    },
   ) {
     super(options);
     if (options.push) this.push = options.push;

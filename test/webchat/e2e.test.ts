@@ -211,7 +211,10 @@ describe("web chat in Chromium", () => {
     expect(page.url()).not.toContain("token=");
     expect(new URL(page.url()).searchParams.get("c")).toBe("e2e-token");
     await page.reload();
-    await page.getByTestId("connection").filter({ hasText: /^connected$/ }).waitFor();
+    await page
+      .getByTestId("connection")
+      .filter({ hasText: /^connected$/ })
+      .waitFor();
     expect(page.url()).not.toContain("token=");
     // No console error on load: the favicon is served without the token.
     const errors: string[] = [];
@@ -219,7 +222,10 @@ describe("web chat in Chromium", () => {
       if (m.type() === "error") errors.push(m.text());
     });
     await page.reload();
-    await page.getByTestId("connection").filter({ hasText: /^connected$/ }).waitFor();
+    await page
+      .getByTestId("connection")
+      .filter({ hasText: /^connected$/ })
+      .waitFor();
     expect(errors).toEqual([]);
     await page.close();
   });

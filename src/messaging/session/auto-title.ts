@@ -268,13 +268,11 @@ export function agentTitleGenerator(
       return await driver.run(prompt);
     } finally {
       release();
-      await sessions
-        .evict(key)
-        .catch((error: unknown) =>
-          (o.logger ?? silentLogger).warn("auto-title: dropping the naming session failed", {
-            error: String(error),
-          }),
-        );
+      await sessions.evict(key).catch((error: unknown) =>
+        (o.logger ?? silentLogger).warn("auto-title: dropping the naming session failed", {
+          error: String(error),
+        }),
+      );
     }
   };
 }
