@@ -9,6 +9,7 @@ import { findExecutable } from "./executable.js";
 import { resolveAgent } from "./gateway.js";
 import { checkHome } from "./home-checks.js";
 import { processIsAlive } from "./home-lock.js";
+import { securityWarnings } from "./security-checks.js";
 import { CHANNELS } from "./registry.js";
 
 export interface DoctorReport {
@@ -35,6 +36,7 @@ export function doctor(loaded: LoadedConfig, channels: readonly ChannelEntry[] =
   }
   const home = checkHome(loaded.home, processIsAlive);
   lines.push(...home.lines);
+  lines.push(...securityWarnings(loaded.home, agent, !loaded.config.agent?.command));
   healthy &&= home.healthy;
   for (const entry of channels) {
     const probe = probeChannel(

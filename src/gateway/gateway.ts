@@ -17,6 +17,7 @@ import type {
 } from "../messaging/channel/contract.js";
 import { probeChannel } from "../messaging/channel/contract.js";
 import { JsonlAuditSink } from "../messaging/security/audit.js";
+import { DenialWindowAuditSink } from "../messaging/security/audit-window.js";
 import { agentTitleGenerator } from "../messaging/session/auto-title.js";
 import { FileSessionStore } from "../messaging/session/file-session-store.js";
 import { SessionManager } from "../messaging/session/session-manager.js";
@@ -26,6 +27,7 @@ import { AGENT_POOL_DEFAULTS, AgentPool } from "../providers/agent-pool.js";
 import { demoAgentCommand } from "../providers/demo-command.js";
 import type { AgentConfig, ParleyConfig } from "./config.js";
 import type { HomeLock } from "./home-lock.js";
+import { octal, secureHome } from "./home-permissions.js";
 import { acquireHomeLock } from "./home-lock.js";
 import { CHANNELS } from "./registry.js";
 
@@ -98,7 +100,7 @@ export class Gateway {
   private constructor(
     private readonly shared: SharedContext,
     private readonly options: GatewayOptions,
-    private readonly audit: JsonlAuditSink,
+    private readonly audit: { window: DenialWindowAuditSink; file: JsonlAuditSink },
     private readonly store: FileSessionStore,
     private readonly lock: HomeLock,
     private readonly pool: AgentPool,
@@ -106,6 +108,9 @@ export class Gateway {
 
   static async start(o: GatewayOptions): Promise<Gateway> {
     await mkdir(o.home, { recursive: true, mode: 0o700 });
+    // Tokens, sessions and the audit log are this user's alone, whoever created the files.
+    for (const p of secureHome(o.home))
+      o.logger.warn(`tightened ${p.path} from ${octal(p.mode)} to owner-only: another account could read it`);
     // Before anything reads state: a second gateway on this home would overwrite the first's writes.
     const lock = await acquireHomeLock(o.home, {
       onStale: (pid) => o.logger.warn(`taking over the lock of a parley that is gone (pid ${pid})`),
@@ -119,9 +124,11 @@ export class Gateway {
   }
 
   private static async startLocked(o: GatewayOptions, lock: HomeLock): Promise<Gateway> {
-    const audit = new JsonlAuditSink(join(o.home, "audit.jsonl"), (error) =>
+    const jsonl = new JsonlAuditSink(join(o.home, "audit.jsonl"), (error) =>
       o.logger.error("audit write failed", { error: String(error) }),
     );
+    // A stranger's every message is refused and audited: one row per sender per window, with a count.
+    const audit = new DenialWindowAuditSink(jsonl, realClock);
     // A corrupt store refuses to start with a repair hint rather than silently resetting state.
     const store = await FileSessionStore.openIn(o.home, { logger: o.logger });
     const agent = resolveAgent(o.config);
@@ -178,7 +185,7 @@ export class Gateway {
       titles: agentTitleGenerator(sessions, { audit, logger: o.logger }),
       announce: o.announce,
     };
-    const gateway = new Gateway(shared, o, audit, store, lock, pool);
+    const gateway = new Gateway(shared, o, { window: audit, file: jsonl }, store, lock, pool);
     for (const entry of channels) await gateway.startChannel(entry);
     return gateway;
   }
@@ -225,7 +232,9 @@ export class Gateway {
       } catch (error) {
         logger.error("session store close failed", { error: String(error) });
       }
-      await this.audit.flush();
+      // The open window's counts are written before the file is flushed.
+      this.audit.window.close();
+      await this.audit.file.flush();
       try {
         await this.lock.release();
       } catch (error) {

@@ -3,7 +3,7 @@
  * destinations (a URL or path the model wrote is an exfiltration channel into the log); callers pass
  * ids, kinds and reasons. Values are coerced to primitives and long strings are clipped.
  */
-import { appendFile, mkdir } from "node:fs/promises";
+import { appendFile, mkdir, rename, rm, stat } from "node:fs/promises";
 import { dirname } from "node:path";
 import { clip } from "../text/clip.js";
 
@@ -64,20 +64,44 @@ export class MemoryAuditSink implements AuditSink {
   }
 }
 
+/** Past this size the JSONL file is rotated (audit.jsonl → .1 → .2 …): strangers cannot fill the disk. */
+export const DEFAULT_AUDIT_MAX_BYTES = 10 * 1024 * 1024;
+/** Rotated files kept besides the live one. */
+export const DEFAULT_AUDIT_KEEP = 3;
+
 /**
  * JSONL file sink. Writes are queued in order and never block the caller (audit must not stall a
- * turn); a failed write is reported to `onError`, never swallowed. `flush()` awaits the queue.
+ * turn); a failed write is reported to `onError`, never swallowed. `flush()` awaits the queue. The
+ * file rotates by size, so its disk use is bounded by (keep + 1) × maxBytes.
  */
 export class JsonlAuditSink implements AuditSink {
   private chain: Promise<void> = Promise.resolve();
   private dirReady = false;
+  private size: number | undefined;
+  private readonly maxBytes: number;
+  private readonly keep: number;
   constructor(
     readonly path: string,
     private readonly onError: (error: unknown) => void = (error) => {
       process.stderr.write(`parley: audit write failed: ${String(error)}\n`);
     },
     private readonly now: () => Date = () => new Date(),
-  ) {}
+    rotation: { maxBytes?: number; keep?: number } = {},
+  ) {
+    this.maxBytes = rotation.maxBytes ?? DEFAULT_AUDIT_MAX_BYTES;
+    this.keep = Math.max(1, rotation.keep ?? DEFAULT_AUDIT_KEEP);
+  }
+
+  /** audit.jsonl.{keep-1} → .{keep}, …, audit.jsonl → .1; the oldest falls off. */
+  private async rotate(): Promise<void> {
+    await rm(`${this.path}.${this.keep}`, { force: true });
+    for (let i = this.keep - 1; i >= 1; i--)
+      await rename(`${this.path}.${i}`, `${this.path}.${i + 1}`).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== "ENOENT") throw error;
+      });
+    await rename(this.path, `${this.path}.1`);
+    this.size = 0;
+  }
 
   log(operation: string, outcome: AuditOutcome, fields?: AuditFields): void {
     const record: AuditRecord = {
@@ -93,7 +117,14 @@ export class JsonlAuditSink implements AuditSink {
           await mkdir(dirname(this.path), { recursive: true, mode: 0o700 });
           this.dirReady = true;
         }
+        this.size ??= await stat(this.path).then(
+          (st) => st.size,
+          () => 0,
+        );
+        const bytes = Buffer.byteLength(line);
+        if (this.size > 0 && this.size + bytes > this.maxBytes) await this.rotate();
         await appendFile(this.path, line, { mode: 0o600 });
+        this.size += bytes;
       } catch (error) {
         this.onError(error);
       }
