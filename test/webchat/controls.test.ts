@@ -3,6 +3,7 @@
  * agent-control handlers, with a ScriptedProvider as the agent. Replies are system bubbles.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { GRANT_LAPSED } from "../../src/messaging/approval/grant.js";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import type { ModelMenu } from "../../src/messaging/session/agent-controls.js";
@@ -26,6 +27,7 @@ import { testChannelContext } from "../helpers/channel-context.js";
 const MODEL_HINT = "Send `/model <number or name>` to switch.";
 
 import { permissionRequest } from "../helpers/events.js";
+import { ManualClock } from "../helpers/manual-clock.js";
 
 const CONVERSATION = "c1";
 
@@ -215,5 +217,38 @@ describe("webchat: agent controls mid-turn", () => {
     expect(await c.say("/compact")).toBe(COMPACT_BUSY);
     expect(c.provider.modelChoices).toEqual([]);
     expect(c.provider.compactions).toBe(0);
+  });
+});
+
+describe("webchat: /yolo", () => {
+  it("the owner arms it in the direct chat; /status says until when; the lapse is told in the chat", async () => {
+    const clock = new ManualClock();
+    const audit = new MemoryAuditSink();
+    const sessions = new SessionManager<PipelineProvider>({ createProvider: () => new ScriptedProvider([]) });
+    const { transport, hub, frames } = assembleWebChat(
+      testChannelContext(webchatChannel, { sessions, audit, clock, section: { port: 0 } }),
+    );
+    transport.admit("owner", () => {});
+    transport.open(CONVERSATION);
+    running.push(hub);
+    const conn: Connection = { conversationId: CONVERSATION, principal: "owner", send: () => {} };
+    const system = () => transport.bubbles(CONVERSATION).filter((b) => b.role === "system");
+    const say = async (text: string) => {
+      const before = system().length;
+      frames.handleFrame(conn, { type: "message", text });
+      await vi.waitFor(() => expect(system().length).toBeGreaterThan(before));
+      return system().at(-1)?.text ?? "";
+    };
+    expect(await say("/yolo on 1m")).toMatch(/^⚠️ Auto-approve is ON for 1m\./);
+    expect(audit.find("auto_approve", "granted")[0]?.fields).toMatchObject({
+      source: "webchat",
+      caller: "owner",
+    });
+    expect(await say("/status")).toMatch(
+      /- Auto-approve: ON until \d\d:\d\d UTC \(1m left, armed on webchat\)/,
+    );
+    await clock.advance(60_000);
+    await vi.waitFor(() => expect(system().at(-1)?.text).toBe(GRANT_LAPSED));
+    expect(await say("/status")).toContain("- Auto-approve: off");
   });
 });
