@@ -9,8 +9,8 @@ import { findExecutable } from "./executable.js";
 import { resolveAgent } from "./gateway.js";
 import { checkHome } from "./home-checks.js";
 import { processIsAlive } from "./home-lock.js";
-import { securityWarnings } from "./security-checks.js";
 import { CHANNELS } from "./registry.js";
+import { securityWarnings } from "./security-checks.js";
 
 export interface DoctorReport {
   lines: string[];

@@ -27,8 +27,8 @@ import { AGENT_POOL_DEFAULTS, AgentPool } from "../providers/agent-pool.js";
 import { demoAgentCommand } from "../providers/demo-command.js";
 import type { AgentConfig, ParleyConfig } from "./config.js";
 import type { HomeLock } from "./home-lock.js";
-import { octal, secureHome } from "./home-permissions.js";
 import { acquireHomeLock } from "./home-lock.js";
+import { octal, secureHome } from "./home-permissions.js";
 import { CHANNELS } from "./registry.js";
 
 export interface GatewayOptions {

@@ -24,10 +24,16 @@ const ISOLATING = new Set([
   "sandbox-exec",
 ]);
 
-export function securityWarnings(home: string, agent: AgentConfig & { command: string }, demo: boolean): string[] {
+export function securityWarnings(
+  home: string,
+  agent: AgentConfig & { command: string },
+  demo: boolean,
+): string[] {
   const lines: string[] = [];
   for (const p of loosePaths(home))
-    lines.push(`⚠ ${p.path} is ${octal(p.mode)}: other accounts can read it (the next start makes it ${octal(p.want)})`);
+    lines.push(
+      `⚠ ${p.path} is ${octal(p.mode)}: other accounts can read it (the next start makes it ${octal(p.want)})`,
+    );
   if (!demo && !ISOLATING.has(basename(agent.command)))
     lines.push(
       `⚠ the agent runs as your user: it can read $PARLEY_HOME/.env and anything parley can. Run it as another user or in a sandbox (docs/security.md)`,

@@ -32,9 +32,18 @@ export class DenialWindowAuditSink implements AuditSink {
   ) {}
 
   log(operation: string, outcome: AuditOutcome, fields?: AuditFields): void {
-    if (!AGGREGATED.has(outcome) || this.open.size >= MAX_TRACKED) return this.inner.log(operation, outcome, fields);
+    if (!AGGREGATED.has(outcome) || this.open.size >= MAX_TRACKED) {
+      this.inner.log(operation, outcome, fields);
+      return;
+    }
     // One sender, one place, one reason: what the operator would read as "the same refusal again".
-    const key = JSON.stringify([operation, fields?.channel, fields?.user, fields?.conversation, fields?.reason]);
+    const key = JSON.stringify([
+      operation,
+      fields?.channel,
+      fields?.user,
+      fields?.conversation,
+      fields?.reason,
+    ]);
     const current = this.open.get(key);
     if (current) {
       current.repeated += 1;
@@ -53,6 +62,10 @@ export class DenialWindowAuditSink implements AuditSink {
     this.open.clear();
     for (const w of windows)
       if (w.repeated > 0)
-        this.inner.log(w.operation, w.outcome, { ...w.fields, repeated: w.repeated, window_s: this.windowMs / 1000 });
+        this.inner.log(w.operation, w.outcome, {
+          ...w.fields,
+          repeated: w.repeated,
+          window_s: this.windowMs / 1000,
+        });
   }
 }
