@@ -12,6 +12,7 @@ import { silentLogger } from "../base/logger.js";
 import type { AuditSink } from "../security/audit.js";
 import { redactAll, StreamRedactor } from "../security/index.js";
 import { isProviderEvent } from "./event-guard.js";
+import { failureReason } from "./failure.js";
 import { COMPACTION_RECEIPT, CompactionNoticeFilter, SteerFrameParser } from "./frames.js";
 import type {
   PermissionOption,
@@ -22,6 +23,7 @@ import type {
 } from "./provider-events.js";
 import type { PromptOption, Renderer } from "./renderer.js";
 import {
+  AGENT_STATUS,
   COMPACTION,
   DONE,
   PROMPT_CHOICE,
@@ -29,6 +31,7 @@ import {
   TEXT_CHUNK,
   THINKING,
   TOOL_CALL,
+  TOOL_UPDATE,
 } from "./renderer.js";
 
 export const APPROVAL_AUTO = "auto";
@@ -153,7 +156,8 @@ export class TurnDriver {
     } catch (error) {
       await this.flushText();
       this.stopReason = "error";
-      await this.emit({ kind: DONE, stopReason: "error" });
+      // The reason reaches the chat (redacted, one line): a failed turn never ends in silence.
+      await this.emit({ kind: DONE, stopReason: "error", error: failureReason(error) });
       throw error;
     }
     return this.accumulated;
@@ -216,12 +220,33 @@ export class TurnDriver {
       case "plan":
       case "available_commands":
         return;
-      // Issue 15's lifecycle notices: carried to the renderer by the channel work; inert until then.
-      case "tool_call_update":
+      case "tool_call_update": {
+        // Unknown ids included: an update may describe a call the agent announced before a resume.
+        const title = event.title === undefined ? undefined : redactAll(event.title);
+        if (title !== undefined) {
+          const known = this.tools.get(event.toolCallId);
+          this.tools.set(event.toolCallId, { title, purpose: known?.purpose ?? "" });
+        }
+        return this.emit({
+          kind: TOOL_UPDATE,
+          toolCallId: event.toolCallId,
+          ...(title !== undefined ? { title } : {}),
+          ...(event.kind !== undefined ? { toolKind: event.kind } : {}),
+          ...(event.status !== undefined ? { status: event.status } : {}),
+        });
+      }
       case "agent_wait":
-      case "session_resume":
+        return this.emit({ kind: AGENT_STATUS, status: { type: "waiting", position: event.position } });
       case "silence":
-        return;
+        return this.emit({ kind: AGENT_STATUS, status: { type: "silent", seconds: event.seconds } });
+      case "session_resume":
+        // A restored session is the normal case and says nothing; a fresh one lost the context.
+        if (event.outcome === "restored") return;
+        await this.flushText();
+        return this.emit({
+          kind: AGENT_STATUS,
+          status: { type: "fresh_session", cause: event.cause, reason: redactAll(event.reason) },
+        });
     }
   }
 
