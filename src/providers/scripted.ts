@@ -46,6 +46,8 @@ export interface ScriptedProviderOptions {
   compaction?: ScriptedCompaction;
   /** Which non-text blocks this agent accepts (default: none, so files arrive as links). */
   promptCapabilities?: AgentPromptCapabilities;
+  /** start() fails with this reason (an agent that cannot be started or given a session). */
+  startError?: string;
 }
 
 export interface ScriptedCompaction {
@@ -137,6 +139,8 @@ export class ScriptedProvider implements Provider, AgentControls {
   }
 
   async start(): Promise<void> {
+    if (this.options.startError !== undefined)
+      throw new ParleyError("PROVIDER_SPAWN_FAILED", this.options.startError);
     this.started = true;
   }
 
