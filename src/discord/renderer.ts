@@ -28,7 +28,7 @@ import {
 import type { AuditSink } from "../messaging/security/audit.js";
 import { clip } from "../messaging/text/clip.js";
 import { applyOptionsCap, splitOptionsTrailer } from "../messaging/text/options.js";
-import type { AgentStatus, PromptOption, ToolChange } from "../messaging/turn/renderer.js";
+import type { AgentStatus, PromptOption, ToolChange, TurnEnding } from "../messaging/turn/renderer.js";
 import { Renderer } from "../messaging/turn/renderer.js";
 import type { UploadFile } from "./client.js";
 import { DISCORD_MAX_TEXT, discordSafe, fitPlatformCap, SEGMENT_LIMIT, subtext, withLine } from "./format.js";
@@ -242,9 +242,10 @@ export class DiscordRenderer extends Renderer {
     this.chip = steerChip(this.noted.shift() ?? summary);
   }
 
-  async onDone(stopReason: string, error?: string): Promise<void> {
+  async onDone(stopReason: string, ending: TurnEnding = {}): Promise<void> {
     this.stopReason = stopReason;
-    this.error = error;
+    this.error = ending.error;
+    if (ending.contextUsagePct !== undefined) this.compactionPct = ending.contextUsagePct;
     await this.run(() => this.sealSegment(true));
     // A failed turn marks the user's message even when it failed before the ladder was armed.
     (stopReason === "error" ? this.arm() : this.ladder)?.finalize(stopReason === "error");

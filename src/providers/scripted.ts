@@ -228,6 +228,8 @@ export class ScriptedProvider implements Provider, AgentControls {
           queue.unshift(...(turn.onPermission?.[verdict] ?? []));
           continue;
         }
+        // Usage as the agent reports it, like AcpProvider: the last figure is the session's.
+        if (step.type === "usage" && step.size > 0) this.contextUsagePct = (step.used / step.size) * 100;
         yield step;
         if (step.type === "complete") return;
       }

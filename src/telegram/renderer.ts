@@ -32,7 +32,7 @@ import { oneLine } from "../messaging/text/clip.js";
 import { applyOptionsCap, displaySafeFor, splitOptionsTrailer } from "../messaging/text/options.js";
 import { StreamingSplitter } from "../messaging/text/streaming-splitter.js";
 import { renderTables } from "../messaging/text/tables/index.js";
-import type { AgentStatus, PromptOption, ToolChange } from "../messaging/turn/renderer.js";
+import type { AgentStatus, PromptOption, ToolChange, TurnEnding } from "../messaging/turn/renderer.js";
 import { Renderer } from "../messaging/turn/renderer.js";
 import { approvalKeyboard, approvalVerdictsOf, optionsKeyboard } from "./buttons.js";
 import { escapeHtml, fitTelegramHtml, toTelegramHtml } from "./html.js";
@@ -245,7 +245,9 @@ export class TelegramRenderer extends Renderer {
     this.splitter = new StreamingSplitter(TELEGRAM_SOURCE_CAP, { reserve: Array.from(this.chip).length });
   }
 
-  async onDone(stopReason: string, error?: string): Promise<void> {
+  async onDone(stopReason: string, ending: TurnEnding = {}): Promise<void> {
+    const { error } = ending;
+    if (ending.contextUsagePct !== undefined) this.contextUsagePct = ending.contextUsagePct;
     this.finished = true;
     this.stopTyping();
     this.clearStallTimers();

@@ -22,7 +22,7 @@ import {
 } from "../messaging/channel/render-kit.js";
 import { applyOptionsCap, splitOptionsTrailer } from "../messaging/text/options.js";
 import { StreamingSplitter } from "../messaging/text/streaming-splitter.js";
-import type { AgentStatus, PromptOption, ToolChange } from "../messaging/turn/renderer.js";
+import type { AgentStatus, PromptOption, ToolChange, TurnEnding } from "../messaging/turn/renderer.js";
 import { Renderer } from "../messaging/turn/renderer.js";
 import type { BubbleButton } from "./protocol.js";
 import type { WebChatTransport } from "./transport.js";
@@ -167,7 +167,9 @@ export class WebChatRenderer extends Renderer {
     this.ensureLive();
   }
 
-  async onDone(stopReason: string, error?: string): Promise<void> {
+  async onDone(stopReason: string, ending: TurnEnding = {}): Promise<void> {
+    const { error } = ending;
+    if (ending.contextUsagePct !== undefined) this.contextUsagePct = ending.contextUsagePct;
     this.finished = true;
     this.throttle.cancel();
     const chunks = this.splitter.finish();

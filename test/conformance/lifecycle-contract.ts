@@ -5,7 +5,7 @@
  * an approval, and the typed-reply hint beside the buttons. What is said comes from the render kit;
  * these checks hold each channel to showing it, in the right place.
  */
-import { expect, it } from "vitest";
+import { expect, it, vi } from "vitest";
 import type { ScriptStep } from "../../src/providers/scripted.js";
 import { permissionRequest } from "../helpers/events.js";
 import { ManualClock } from "../helpers/manual-clock.js";
@@ -22,6 +22,7 @@ export const LIFECYCLE_CHECKS = [
   "text around a tool call stays separate",
   "the continuation after an approval lands below the prompt",
   "the typed-reply hint names the buttons shown",
+  "context: told once past the soft threshold, compacted past the hard one",
 ] as const;
 
 const text = (t: string): ScriptStep => ({ type: "text", text: t });
@@ -235,6 +236,37 @@ export function lifecycleContract(h: DispatcherHarness, results: Map<string, boo
       expect(prompt).toContain("2 to deny");
       await r.live.say(owner, "2");
       await seen(r, "Not deployed.");
+    } finally {
+      await close(r);
+    }
+  });
+
+  check("context: told once past the soft threshold, compacted past the hard one", async () => {
+    const usage = (pct: number): ScriptStep => ({ type: "usage", used: pct * 2_000, size: 200_000 });
+    const r = await rig(h, {
+      turns: [
+        [usage(82), text("one"), done],
+        [usage(85), text("two"), done],
+        [usage(93), text("three"), done],
+      ],
+      provider: { compaction: { outcome: { ok: true, contextUsagePct: 9 } } },
+    });
+    const idle = () =>
+      vi.waitFor(() => expect(r.shared.sessions.isBusy(r.live.keyOf(r.lab.owner))).toBe(false));
+    try {
+      const { owner } = r.lab;
+      await r.live.say(owner, "first");
+      await seen(r, /used 82% of the agent's context\. `?[/!]compact`? summarizes it/);
+      // The turn-status line shows the usage the agent reported.
+      await seen(r, /one[\s\S]*Finished in \d+s · 🔴 ctx 82%/);
+      await idle();
+      await r.live.say(owner, "second");
+      await seen(r, "two");
+      await idle();
+      expect(r.lab.visible().filter((v) => v.includes("of the agent's context"))).toHaveLength(1);
+      await r.live.say(owner, "third");
+      await seen(r, "Context reached 93%: ✅ Context compacted. Context usage is now 9%.");
+      expect(r.providers[0]?.compactions).toBe(1);
     } finally {
       await close(r);
     }

@@ -106,6 +106,8 @@ export class TurnDriver {
   private readonly consumedDirectives = new Set<string>();
   private readonly subagentCalls = new Set<string>();
   private accumulated = "";
+  /** The context usage the agent last reported in this turn (the turn-status line shows it). */
+  private usagePct: number | undefined;
   /** The stop reason of the last run ("error" when the provider failed). */
   stopReason = "";
 
@@ -135,7 +137,7 @@ export class TurnDriver {
           await this.flushText();
           this.stopReason = raw.stopReason;
           done = true;
-          await this.emit({ kind: DONE, stopReason: raw.stopReason });
+          await this.emit({ kind: DONE, stopReason: raw.stopReason, ...this.usage() });
           continue;
         }
         // The common case stays off the async call chain: one promise per emitted chunk, none per
@@ -151,13 +153,13 @@ export class TurnDriver {
         // A stream that ended without `complete` still ends the turn for the renderer.
         await this.flushText();
         this.stopReason = "end_turn";
-        await this.emit({ kind: DONE, stopReason: "end_turn" });
+        await this.emit({ kind: DONE, stopReason: "end_turn", ...this.usage() });
       }
     } catch (error) {
       await this.flushText();
       this.stopReason = "error";
       // The reason reaches the chat (redacted, one line): a failed turn never ends in silence.
-      await this.emit({ kind: DONE, stopReason: "error", error: failureReason(error) });
+      await this.emit({ kind: DONE, stopReason: "error", error: failureReason(error), ...this.usage() });
       throw error;
     }
     return this.accumulated;
@@ -173,7 +175,12 @@ export class TurnDriver {
     this.consumedDirectives.clear();
     this.subagentCalls.clear();
     this.accumulated = "";
+    this.usagePct = undefined;
     this.stopReason = "";
+  }
+
+  private usage(): { contextUsagePct?: number } {
+    return this.usagePct === undefined ? {} : { contextUsagePct: this.usagePct };
   }
 
   private async handle(event: Exclude<ProviderEvent, { type: "complete" }>): Promise<void> {
@@ -203,6 +210,7 @@ export class TurnDriver {
         await this.flushText();
         return this.onPermission(event);
       case "compaction":
+        if (event.contextUsagePct !== undefined) this.usagePct = event.contextUsagePct;
         await this.flushText();
         // The summary body is protocol, never speech: only the terse receipt is rendered.
         return this.emit({
@@ -217,6 +225,8 @@ export class TurnDriver {
         if (event.toolCallId) this.subagentCalls.add(event.toolCallId);
         return;
       case "usage":
+        if (event.size > 0) this.usagePct = Math.min(100, Math.max(0, (event.used / event.size) * 100));
+        return;
       case "plan":
       case "available_commands":
         return;

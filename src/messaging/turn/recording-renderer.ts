@@ -3,7 +3,7 @@
  * own golden tests record platform calls instead; this one pins the driver's output contract.
  */
 import type { TransportCapabilities } from "../channel/capabilities.js";
-import type { AgentStatus, PromptOption, ToolChange } from "./renderer.js";
+import type { AgentStatus, PromptOption, ToolChange, TurnEnding } from "./renderer.js";
 import { Renderer } from "./renderer.js";
 
 export type RecordedCall =
@@ -21,7 +21,7 @@ export type RecordedCall =
       toolPurpose: string;
     }
   | { call: "onCompaction"; contextUsagePct: number | null; receipt: string }
-  | { call: "onDone"; stopReason: string; error?: string }
+  | ({ call: "onDone"; stopReason: string } & TurnEnding)
   | { call: "onSteerConsumed"; steerId: string; summary: string }
   | { call: "close" };
 
@@ -72,8 +72,8 @@ export class RecordingRenderer extends Renderer {
   async onCompaction(contextUsagePct: number | undefined, receipt: string): Promise<void> {
     this.calls.push({ call: "onCompaction", contextUsagePct: contextUsagePct ?? null, receipt });
   }
-  async onDone(stopReason: string, error?: string): Promise<void> {
-    this.calls.push({ call: "onDone", stopReason, ...(error !== undefined ? { error } : {}) });
+  async onDone(stopReason: string, ending: TurnEnding = {}): Promise<void> {
+    this.calls.push({ call: "onDone", stopReason, ...ending });
   }
   override async onSteerConsumed(summary: string, steerId: string): Promise<void> {
     this.calls.push({ call: "onSteerConsumed", steerId, summary });

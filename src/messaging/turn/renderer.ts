@@ -30,6 +30,14 @@ export const OUTPUT_KINDS: ReadonlySet<string> = new Set([
   STEER_CONSUMED,
 ]);
 
+/** How a turn ended, beyond its stop reason. */
+export interface TurnEnding {
+  /** Why a failed turn (stopReason "error") failed: one redacted line a user may read. */
+  error?: string;
+  /** The agent's context usage (0..100) as last reported during the turn, when it reported one. */
+  contextUsagePct?: number;
+}
+
 export type ToolStatus = "pending" | "in_progress" | "completed" | "failed";
 
 /** What the agent changed about a tool call it announced (only the fields it changed; title redacted). */
@@ -74,8 +82,7 @@ export type OutputEvent =
       nonce: string;
     }
   | { kind: typeof COMPACTION; contextUsagePct: number | undefined; receipt: string }
-  /** `error`: why a failed turn failed (stopReason "error"), one redacted line a user may read. */
-  | { kind: typeof DONE; stopReason: string; error?: string }
+  | ({ kind: typeof DONE; stopReason: string } & TurnEnding)
   | { kind: typeof STEER_CONSUMED; steerId: string; summary: string };
 
 export type OutputKind = OutputEvent["kind"];
@@ -121,8 +128,10 @@ export abstract class Renderer {
         });
       case COMPACTION:
         return this.onCompaction(event.contextUsagePct, event.receipt);
-      case DONE:
-        return this.onDone(event.stopReason, event.error);
+      case DONE: {
+        const { kind: _kind, stopReason, ...ending } = event;
+        return this.onDone(stopReason, ending);
+      }
       case STEER_CONSUMED:
         return this.onSteerConsumed(event.summary, event.steerId);
       default: {
@@ -156,8 +165,8 @@ export abstract class Renderer {
     context: { toolTitle: string; toolPurpose: string; nonce: string },
   ): Promise<void>;
   abstract onCompaction(contextUsagePct: number | undefined, receipt: string): Promise<void>;
-  /** The turn ended; a failed one (stopReason "error") says why in `error` when it is known. */
-  abstract onDone(stopReason: string, error?: string): Promise<void>;
+  /** The turn ended; a failed one (stopReason "error") says why in `ending.error` when it is known. */
+  abstract onDone(stopReason: string, ending?: TurnEnding): Promise<void>;
   /** The hub hands over the user's own words for the steer chip (not the backend's echo). */
   noteSteer?(text: string): void;
   /** Write a decided prompt's outcome onto the prompt itself and retire its widgets. */
