@@ -190,6 +190,19 @@ describe("the web chat with a scripted ACP agent", () => {
     );
   });
 
+  it("an agent that dies at start: the user reads its exit and first stderr lines, redacted", async () => {
+    const r = await startGateway(
+      { command: process.execPath, args: [multi, "stderr"] },
+      { PATH: process.env.PATH ?? "" },
+    );
+    const user = await open(r, "dies");
+    const answer = await ask(user, "hello");
+    expect(answer).toMatch(
+      /The agent could not be started: .*exited \(code 1\); agent stderr: fatal: config invalid, token=\[REDACTED[^\n]*\| second line/,
+    );
+    expect(answer).not.toContain("sk-ant-api03");
+  });
+
   it("an agent that cannot restore a session: after an idle close the chat says the context is gone", async () => {
     const r = await startGateway(
       {
