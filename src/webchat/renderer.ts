@@ -53,6 +53,8 @@ export class WebChatRenderer extends Renderer {
   /** The live bubble shows text of its own (the steer chip counts): it cannot be reused. */
   private liveHasText = false;
   private finished = false;
+  /** The last frame pushed to the live bubble. */
+  private shown: { id: string; text: string; status: string } | null = null;
   private noted: string[] = [];
   /** requestId -> approval bubble id, so the dispatcher can show the outcome on the prompt itself. */
   readonly approvalBubbles = new Map<string, string>();
@@ -88,7 +90,10 @@ export class WebChatRenderer extends Renderer {
     this.status.writing();
     const joined = this.paragraphs.next(this.splitter.tail, text);
     for (const sealed of this.splitter.append(joined)) this.sealLive(sealed, {});
-    this.scheduleEdit();
+    // The first words of a bubble go out at once (first-token latency is what a user feels);
+    // the rest of the stream is throttled.
+    if (this.liveHasText) this.scheduleEdit();
+    else this.flushEdit();
   }
 
   async onThinking(): Promise<void> {
@@ -211,12 +216,9 @@ export class WebChatRenderer extends Renderer {
 
   private ensureLive(): string {
     if (!this.liveId) {
-      this.liveId = this.transport.post(this.conversationId, {
-        role: "assistant",
-        text: this.prefix,
-        status: this.status.line,
-        final: false,
-      });
+      const frame = { text: this.prefix, status: this.status.line };
+      this.liveId = this.transport.post(this.conversationId, { role: "assistant", ...frame, final: false });
+      this.shown = { id: this.liveId, ...frame };
       this.liveHasText = this.prefix !== "";
     }
     return this.liveId;
@@ -256,9 +258,12 @@ export class WebChatRenderer extends Renderer {
       this.answered = true;
       this.liveHasText = true;
     }
+    const frame = { text: this.prefix + body, status: this.status.line };
+    // A thinking stream changes nothing on screen: no edit (each one re-renders and re-sends the bubble).
+    if (this.shown?.id === id && this.shown.text === frame.text && this.shown.status === frame.status) return;
     this.throttle.mark();
-    if (!this.transport.edit(this.conversationId, id, { text: this.prefix + body, status: this.status.line }))
-      this.deliveryFailed = true;
+    this.shown = { id, ...frame };
+    if (!this.transport.edit(this.conversationId, id, frame)) this.deliveryFailed = true;
   }
 
   /** A chunk the splitter sealed: it finalizes the live bubble, and the tail moves to a new one. */
