@@ -7,6 +7,7 @@
  * conversation is one the user switched off). Layer: messaging.
  */
 import type { Logger } from "../base/logger.js";
+import { COMPACTION_RECEIPT } from "../turn/frames.js";
 import type { AgentControls } from "./agent-controls.js";
 import { compactHeldSession, formatPct } from "./agent-controls.js";
 import type { ManagedProvider, SessionManager } from "./session-manager.js";
@@ -42,6 +43,8 @@ export interface ContextWatchOptions {
 export class ContextWatch {
   /** Sessions told about the soft threshold this growth cycle (re-armed when usage falls below it). */
   private readonly nudged = new Set<string>();
+  /** Sessions whose automatic compaction failed this cycle: not retried after every turn. */
+  private readonly failed = new Set<string>();
 
   constructor(private readonly o: ContextWatchOptions) {}
 
@@ -53,13 +56,18 @@ export class ContextWatch {
     const { softPct, hardPct } = this.o.thresholds;
     if (pct === undefined || !Number.isFinite(pct)) return;
     // Below the soft threshold again (a compaction, manual or automatic): the next rise is news.
-    if (softPct <= 0 || pct < softPct) this.nudged.delete(key);
+    if (softPct <= 0 || pct < softPct) {
+      this.nudged.delete(key);
+      this.failed.delete(key);
+    }
     const provider = await this.o.sessions.existingProvider(key);
     const canCompact = Boolean(provider?.compact && provider.supportsCompaction?.());
-    if (hardPct > 0 && pct >= hardPct && canCompact) {
+    if (hardPct > 0 && pct >= hardPct && canCompact && !this.failed.has(key)) {
       this.o.logger.info("context past the hard threshold; compacting", { session: key, pct });
       const receipt = await compactHeldSession(this.o.sessions, key, { newCommand: this.o.commands.new });
-      this.nudged.delete(key);
+      // Said once: a compaction that keeps failing must not repeat its failure after every turn.
+      if (receipt.startsWith(COMPACTION_RECEIPT)) this.nudged.delete(key);
+      else this.failed.add(key);
       if (!sink.muted()) await sink.notify(`Context reached ${formatPct(pct)}: ${receipt}`);
       return;
     }

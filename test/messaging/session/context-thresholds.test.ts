@@ -72,10 +72,16 @@ describe("ContextWatch", () => {
     expect(s.said).toEqual(["Context reached 93%: ✅ Context compacted. Context usage is now 10%."]);
   });
 
-  it("a failed compaction says so", async () => {
+  it("a failed compaction says so once; the next turns get the soft notice instead of the same failure", async () => {
     const s = await setup({ compaction: { outcome: { ok: false, error: "the model refused" } } });
     await s.after(95);
-    expect(s.said).toEqual(["Context reached 95%: ⚠️ Compaction failed: the model refused"]);
+    await s.after(96);
+    await s.after(97);
+    expect(s.provider().compactions).toBe(1);
+    expect(s.said).toEqual([
+      "Context reached 95%: ⚠️ Compaction failed: the model refused",
+      "📈 This conversation has used 96% of the agent's context. `/compact` summarizes it (I do it myself at 90%), or `/new` starts fresh.",
+    ]);
   });
 
   it("muted: the compaction still runs, nothing is said, and the one nudge is kept for later", async () => {
