@@ -85,10 +85,13 @@ describe("the web chat with claude-agent-acp against a fake Messages API", () =>
     );
   }, 60_000);
 
+  /** Agent homes, removed once every agent is stopped (Claude Code writes there until it exits). */
+  const homes: string[] = [];
+
   afterAll(async () => {
     await stopAll();
     await fake.close();
-    rmSync(home, { recursive: true, force: true });
+    for (const h of [home, ...homes]) rmSync(h, { recursive: true, force: true });
   });
 
   /** The user texts of the model request that answered `prompt`: what the model was shown. */
@@ -158,18 +161,15 @@ describe("the web chat with claude-agent-acp against a fake Messages API", () =>
     const url = down.baseUrl;
     await down.close(); // nothing listens there now: ECONNREFUSED
     const downHome = scratchHome("claude-down");
-    try {
-      const broken = await startGateway(
-        { command: process.execPath, args: [claude], cwd: downHome, maxProcesses: 1 },
-        claudeEnv(downHome, url),
-      );
-      const user = await open(broken, "down");
-      const answer = await ask(user, "anyone there?", 60_000);
-      expect(answer).toMatch(/API Error.*(ECONNREFUSED|Unable to connect)/);
-      expect(answer).toContain("Try again");
-    } finally {
-      rmSync(downHome, { recursive: true, force: true });
-    }
+    homes.push(downHome);
+    const broken = await startGateway(
+      { command: process.execPath, args: [claude], cwd: downHome, maxProcesses: 1 },
+      claudeEnv(downHome, url),
+    );
+    const user = await open(broken, "down");
+    const answer = await ask(user, "anyone there?", 60_000);
+    expect(answer).toMatch(/API Error.*(ECONNREFUSED|Unable to connect)/);
+    expect(answer).toContain("Try again");
   }, 90_000);
 });
 
