@@ -103,8 +103,8 @@ export function typedReplyHint(
   if (verdicts.has("approve")) parts.push("1 to approve");
   if (verdicts.has("deny") || verdicts.size === 0) parts.push("2 to deny");
   if (verdicts.has("approve_always")) parts.push("3 to always allow");
-  const list =
-    parts.length <= 1 ? parts.join("") : `${parts.slice(0, -1).join(", ")} or ${parts[parts.length - 1]}`;
+  // "1 to approve or 2 to deny"; three read as a list: "1 to approve, 2 to deny, 3 to always allow".
+  const list = parts.length === 2 ? `${parts[0]} or ${parts[1]}` : parts.join(", ");
   return `${withButtons ? "Or reply" : "Reply"} ${list}.`;
 }
 
