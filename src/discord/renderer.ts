@@ -3,7 +3,9 @@
  * further messages by the shared StreamingSplitter (via SegmentBuffer), rotated at the driver's steer
  * boundary with a lazily materialized quote chip, and closed with [OPTIONS:] buttons, uploaded images
  * and a -# turn-status footer on the final segment. The first sealed chunk reuses the live message,
- * so there is never a preview plus a duplicate final.
+ * so there is never a preview plus a duplicate final. The live message carries the kit's LiveStatus
+ * line as subtext (alone, before any text); an approval prompt seals the answer above it and the
+ * continuation opens below; a turn that produced no answer ends with the kit's notice.
  *
  * Every string passes `discordSafe` at the sink (live frames and seals alike), every send goes
  * through one serial queue so edits land in the order they were decided, and a part that did not
@@ -13,13 +15,20 @@
 import type { Clock } from "../messaging/base/clock.js";
 import { realClock } from "../messaging/base/clock.js";
 import type { Logger } from "../messaging/base/logger.js";
+import { LiveStatus, ToolParagraphs } from "../messaging/channel/live-status.js";
 import type { LadderTimings, PhaseEmojis, StallEmojis } from "../messaging/channel/phase-ladder.js";
 import { PhaseReactionLadder, phaseForToolTitle } from "../messaging/channel/phase-ladder.js";
-import { noAnswerNotice, steerChip, turnStatusLine } from "../messaging/channel/render-kit.js";
+import {
+  freshSessionNotice,
+  noAnswerNotice,
+  steerChip,
+  turnStatusLine,
+  typedReplyHint,
+} from "../messaging/channel/render-kit.js";
 import type { AuditSink } from "../messaging/security/audit.js";
-import { clip, oneLine } from "../messaging/text/clip.js";
+import { clip } from "../messaging/text/clip.js";
 import { applyOptionsCap, splitOptionsTrailer } from "../messaging/text/options.js";
-import type { PromptOption } from "../messaging/turn/renderer.js";
+import type { AgentStatus, PromptOption, ToolChange, TurnEnding } from "../messaging/turn/renderer.js";
 import { Renderer } from "../messaging/turn/renderer.js";
 import type { UploadFile } from "./client.js";
 import { DISCORD_MAX_TEXT, discordSafe, fitPlatformCap, SEGMENT_LIMIT, subtext, withLine } from "./format.js";
@@ -42,6 +51,12 @@ export const DISCORD_PHASE_EMOJIS: PhaseEmojis = {
   error: "😱",
 };
 export const DISCORD_STALL_EMOJIS: StallEmojis = { soft: "⏳", hard: "🐢" };
+
+/** Discord's approval buttons: Approve and Deny, whatever else the agent offers. */
+const APPROVAL_BUTTON_VERDICTS: readonly Pick<PromptOption, "verdict">[] = [
+  { verdict: "approve" },
+  { verdict: "deny" },
+];
 
 /** Discord allows about five edits per five seconds per channel. */
 const DEFAULT_THROTTLE_MS = 1200;
@@ -84,7 +99,12 @@ export class DiscordRenderer extends Renderer {
   private chip = "";
   private liveId: string | null = null;
   private liveShown = "";
-  private status = "";
+  /** The live message shows answer text (not only the status line): it cannot be reused. */
+  private liveHasText = false;
+  private readonly status = new LiveStatus("`!stop`");
+  private readonly paragraphs = new ToolParagraphs();
+  /** Answer text reached the channel in this turn (a prompt or a notice is not an answer). */
+  private answered = false;
   private lastSealed: Sealed | null = null;
   private landed = false;
   private thinking = "";
@@ -98,6 +118,7 @@ export class DiscordRenderer extends Renderer {
   private readonly noted: string[] = [];
   private compactionPct: number | undefined;
   private stopReason = "";
+  private error: string | undefined;
   /** requestId -> the approval message, so a press can be written into the prompt itself. */
   private readonly approvals = new Map<string, { id: string; content: string }>();
 
@@ -120,7 +141,8 @@ export class DiscordRenderer extends Renderer {
   }
 
   async onTextChunk(text: string): Promise<void> {
-    this.seg.append(text);
+    this.seg.append(this.paragraphs.next(this.seg.canonical, text));
+    this.status.writing();
     this.progress("thinking");
     this.scheduleFlush();
   }
@@ -128,22 +150,41 @@ export class DiscordRenderer extends Renderer {
   async onThinking(text: string): Promise<void> {
     // Off, reasoning is never even accumulated; the ladder moves either way.
     if (this.o.toggles.showThinking) this.thinking += text;
+    this.status.thinking();
     this.progress("thinking");
   }
 
-  async onToolCall(
-    _toolCallId: string,
-    title: string,
-    toolKind: string,
-    _toolPurpose: string,
-  ): Promise<void> {
+  async onToolCall(toolCallId: string, title: string, toolKind: string, _toolPurpose: string): Promise<void> {
     this.progress(phaseForToolTitle(title, toolKind));
-    this.status = `🔧 ${oneLine(title, 80) || "Working"}…`;
+    this.paragraphs.toolCalled();
+    this.status.tool(toolCallId, title);
+    this.scheduleFlush();
+  }
+
+  async onToolUpdate(toolCallId: string, change: ToolChange): Promise<void> {
+    if (change.title !== undefined || change.toolKind !== undefined)
+      this.progress(phaseForToolTitle(change.title ?? "", change.toolKind));
+    else this.arm()?.onProgress();
+    this.status.toolChanged(toolCallId, change);
+    this.scheduleFlush();
+  }
+
+  async onAgentStatus(status: AgentStatus): Promise<void> {
+    if (status.type === "fresh_session") {
+      const content = discordSafe(freshSessionNotice(status.cause, status.reason));
+      // Above the answer it concerns: a live message showing only its status becomes the notice.
+      await this.run(async () => {
+        if ((await this.takeStatusOnlyLive({ content })) === null) await this.create({ content });
+      });
+      return;
+    }
+    // Waiting in line or a silent agent is not progress: the stall marks keep counting.
+    this.status.agent(status);
     this.scheduleFlush();
   }
 
   async onPromptChoice(
-    _options: PromptOption[],
+    options: PromptOption[],
     requestId: string,
     context: { toolTitle: string; toolPurpose: string; nonce: string },
   ): Promise<void> {
@@ -154,12 +195,16 @@ export class DiscordRenderer extends Renderer {
       await this.sealSegment(false);
       const rows = approvalRows(requestId, context.nonce);
       const purpose = context.toolPurpose ? `\n${context.toolPurpose}` : "";
-      const hint = rows ? "" : "\n(This request cannot be answered here; it will be denied.)";
+      // The buttons are Approve and Deny whatever the agent offers; typed replies answer either way.
+      const shown = rows ? APPROVAL_BUTTON_VERDICTS : options;
+      const hint = `\n${subtext(typedReplyHint(shown, rows !== null))}`;
       const content = discordSafe(
         `🔐 **Permission needed:** ${context.toolTitle || "a tool"}${purpose}${hint}`,
       );
       const [text] = fitPlatformCap(content);
-      const id = await this.create({ content: text ?? "", ...(rows ? { components: rows } : {}) });
+      const body = { content: text ?? "", ...(rows ? { components: rows } : {}) };
+      // A live message with only its status line becomes the prompt; the continuation opens below.
+      const id = (await this.takeStatusOnlyLive(body)) ?? (await this.create(body));
       if (id) this.approvals.set(requestId, { id, content: text ?? "" });
       else this.deliveryFailed = true;
     });
@@ -171,6 +216,11 @@ export class DiscordRenderer extends Renderer {
     const prompt = this.approvals.get(requestId);
     if (!prompt) return Promise.resolve();
     this.approvals.delete(requestId);
+    // The turn goes on below the prompt: its next frame opens a new message there.
+    if (!this.stopReason) {
+      this.status.thinking();
+      this.scheduleFlush();
+    }
     return this.run(async () => {
       await this.o.rest.editMessage(this.o.channelId, prompt.id, {
         content: withLine(prompt.content, outcome),
@@ -192,10 +242,13 @@ export class DiscordRenderer extends Renderer {
     this.chip = steerChip(this.noted.shift() ?? summary);
   }
 
-  async onDone(stopReason: string): Promise<void> {
+  async onDone(stopReason: string, ending: TurnEnding = {}): Promise<void> {
     this.stopReason = stopReason;
+    this.error = ending.error;
+    if (ending.contextUsagePct !== undefined) this.compactionPct = ending.contextUsagePct;
     await this.run(() => this.sealSegment(true));
-    this.ladder?.finalize(stopReason === "error");
+    // A failed turn marks the user's message even when it failed before the ladder was armed.
+    (stopReason === "error" ? this.arm() : this.ladder)?.finalize(stopReason === "error");
   }
 
   override async close(reason?: unknown): Promise<void> {
@@ -203,8 +256,8 @@ export class DiscordRenderer extends Renderer {
     this.clock.clearTimeout(this.typingTimer);
     this.pendingEdit = null;
     await this.ops;
-    if (reason && !this.landed) {
-      // A turn that produced nothing must say so, never leave the user waiting on silence.
+    if (reason && !this.landed && !this.stopReason) {
+      // A turn that never reached its end (no DONE) must still say so, never leave the user waiting.
       await this.run(async () => {
         await this.create({ content: noAnswerNotice(true, "`!new`") });
       });
@@ -227,15 +280,21 @@ export class DiscordRenderer extends Renderer {
 
   /** Seal what the splitter sealed, then edit the live message to the current frame. */
   private async flushLive(): Promise<void> {
+    // A frame queued before the end must not open a message after it.
+    if (this.stopReason || this.closed) return;
     this.lastEditAt = this.clock.now();
     for (const chunk of this.seg.advance()) await this.sealChunk(chunk, {});
     const preview = this.seg.livePreview();
     // A recognized table still growing: hold the frame rather than show half of it.
-    if (preview === null || preview.trim() === "") return;
-    const status = this.status ? subtext(this.status) : "";
-    let text = discordSafe(this.chip + preview);
-    if (Array.from(text).length > DISCORD_MAX_TEXT - 60) text = clip(text, DISCORD_MAX_TEXT - 60);
-    const frame = withLine(text, status);
+    if (preview === null) return;
+    const status = subtext(discordSafe(this.status.line));
+    let frame = status;
+    if (preview.trim() !== "") {
+      let text = discordSafe(this.chip + preview);
+      if (Array.from(text).length > DISCORD_MAX_TEXT - 60) text = clip(text, DISCORD_MAX_TEXT - 60);
+      frame = withLine(text, status);
+      this.liveHasText = true;
+    } else if (this.liveHasText) return; // the text went into a sealed message: nothing new to show
     if (frame === this.liveShown) return;
     if (this.liveId === null) {
       this.liveId = await this.create({ content: frame });
@@ -256,18 +315,23 @@ export class DiscordRenderer extends Renderer {
   private async sealSegment(final: boolean): Promise<void> {
     this.clock.clearTimeout(this.pendingEdit);
     this.pendingEdit = null;
-    this.status = "";
     const { body, choices } = splitOptionsTrailer(this.seg.remainder, { hidePartial: false });
     const ups =
       this.o.uploads && this.capabilities.filesOutbound
         ? await extractForSeal(this.seg.fedText, body, this.o.uploads, this.o.audit)
         : { remainder: body, files: [], notes: [] };
     const chunks = this.seg.finish(ups.remainder);
-    const footer = final ? subtext(await this.footerLine()) : "";
     const last = chunks.pop() ?? "";
     for (const chunk of chunks) await this.sealChunk(chunk, {});
     const capped = applyOptionsCap(last, choices, this.capabilities);
     const hasContent = capped.body.trim() !== "" || capped.choices.length > 0 || ups.files.length > 0;
+    // A turn that produced nothing says so (and why, when it failed): never a footer alone.
+    const silent = final && !this.answered && !hasContent && ups.notes.length === 0;
+    const footer = final ? subtext(await this.footerLine(silent)) : "";
+    if (silent) {
+      await this.sealChunk(noAnswerNotice(this.stopReason === "error", "`!new`", this.error), { footer });
+      return;
+    }
     if (!hasContent && ups.notes.length === 0) {
       if (final) await this.placeFooter(footer);
       return;
@@ -280,9 +344,15 @@ export class DiscordRenderer extends Renderer {
     });
   }
 
-  /** The footer rides the last segment; with no text at all it becomes the turn's one message. */
+  /** The footer rides the last segment; with no text after a prompt it becomes its own message. */
   private async placeFooter(footer: string): Promise<void> {
     await this.flushThinking();
+    // A live message showing only its status line is where the turn ends.
+    const live = await this.takeStatusOnlyLive({ content: footer });
+    if (live !== null) {
+      this.lastSealed = { id: live, content: footer };
+      return;
+    }
     const target = this.lastSealed;
     if (target) {
       const content = withLine(target.content, footer);
@@ -339,8 +409,23 @@ export class DiscordRenderer extends Renderer {
         this.deliveryFailed = true;
         continue;
       }
+      if (part.trim()) this.answered = true;
       this.lastSealed = { id, content, ...(body.components ? { components: body.components } : {}) };
     }
+  }
+
+  /**
+   * The live message when it shows only its status line (no answer text yet), rewritten as `body`
+   * so that what follows opens below it; its id, or null when there is none to take.
+   */
+  private async takeStatusOnlyLive(body: MessageBody): Promise<string | null> {
+    const live = this.liveId;
+    if (live === null || this.liveHasText || !this.seg.isEmpty()) return null;
+    this.liveId = null;
+    this.liveShown = "";
+    const res = await this.o.rest.editMessage(this.o.channelId, live, body);
+    if (!res.ok) this.o.logger.debug("discord: could not reuse the live message", { status: res.status });
+    return res.ok ? live : null;
   }
 
   /** Edit the live message into this content, or create a new one; the live message is then spent. */
@@ -348,6 +433,7 @@ export class DiscordRenderer extends Renderer {
     const live = this.liveId;
     this.liveId = null;
     this.liveShown = "";
+    this.liveHasText = false;
     if (live) {
       const res = await this.o.rest.editMessage(this.o.channelId, live, body, files);
       if (res.ok) this.landed = true;
@@ -374,7 +460,8 @@ export class DiscordRenderer extends Renderer {
     if (!res.ok) this.o.logger.debug("discord thinking message failed", { status: res.status });
   }
 
-  private async footerLine(): Promise<string> {
+  /** `reasonShown`: the no-answer notice above already says why the turn failed. */
+  private async footerLine(reasonShown: boolean): Promise<string> {
     let usage: number | undefined;
     try {
       usage = (await this.o.contextUsage?.()) ?? this.compactionPct;
@@ -385,6 +472,8 @@ export class DiscordRenderer extends Renderer {
     return turnStatusLine(this.stopReason, {
       elapsedMs: this.clock.now() - this.startedAt,
       ...(usage === undefined ? {} : { contextUsagePct: usage }),
+      ...(this.error ? { error: this.error } : {}),
+      reasonShown,
     });
   }
 

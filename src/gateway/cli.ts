@@ -20,8 +20,9 @@ Usage:
 
 start    Run the gateway. With no configuration it serves the web chat on
          http://127.0.0.1:8787 with the bundled demo agent and prints the URL (with its token).
-doctor   Report, per channel, whether it is configured, incomplete (naming the missing setting)
-         or disabled. Never prints a secret.
+doctor   Run the agent's ACP handshake (initialize, session/new, close) and report its name,
+         version and capabilities or its first error; report, per channel, whether it is
+         configured, incomplete (naming the missing setting) or disabled. Never prints a secret.
 
 Options:
   --config FILE     Config file (default: ./parley.config.json, over $PARLEY_HOME/config.json)
@@ -59,6 +60,11 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     io.err(`parley: unknown command "${command}"\n\n${HELP}`);
     return 2;
   }
+  if (positionals.length > 1) {
+    // Silently ignoring it once turned `parley start doctor` into a gateway start.
+    io.err(`parley: unexpected argument "${positionals[1]}" after ${command}\n\n${HELP}`);
+    return 2;
+  }
   let loaded: ReturnType<typeof loadConfig>;
   try {
     loaded = loadConfig({
@@ -72,7 +78,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     return 2;
   }
   if (command === "doctor") {
-    const report = doctor(loaded);
+    const report = await doctor(loaded, { cwd: io.cwd });
     for (const line of report.lines) io.out(line);
     return report.healthy ? 0 : 1;
   }

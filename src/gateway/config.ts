@@ -10,6 +10,7 @@ import { join, resolve } from "node:path";
 import { z } from "zod";
 import { ParleyError } from "../messaging/base/errors.js";
 import type { ChannelEntry, ChannelSettings, Env } from "../messaging/channel/contract.js";
+import { DEFAULT_CONTEXT_THRESHOLDS } from "../messaging/session/context-thresholds.js";
 import { AGENT_POOL_DEFAULTS } from "../providers/agent-pool.js";
 import { CHANNELS } from "./registry.js";
 
@@ -26,11 +27,22 @@ const agentSchema = z.strictObject({
   idleTimeoutSeconds: z.number().min(0).default(AGENT_POOL_DEFAULTS.idleTimeoutSeconds),
   /** A turn with no agent output for this long gets a "no output for N s; /stop ends it" notice; 0 = never. */
   silenceNoticeSeconds: z.number().min(0).default(AGENT_POOL_DEFAULTS.silenceNoticeSeconds),
+  // Context thresholds (percent of the agent's window; reasons: DEFAULT_CONTEXT_THRESHOLDS).
+  /** Past this the conversation is told once that its context is filling up; 0 = never. */
+  contextSoftPct: z.number().min(0).max(100).default(DEFAULT_CONTEXT_THRESHOLDS.softPct),
+  /** Past this it is compacted automatically when the agent offers compaction; 0 = never. */
+  contextHardPct: z.number().min(0).max(100).default(DEFAULT_CONTEXT_THRESHOLDS.hardPct),
 });
+
+/** A soft threshold at or above the hard one could never be the earlier warning it is meant to be. */
+const agentSettingsSchema = agentSchema.refine(
+  (a) => a.contextSoftPct === 0 || a.contextHardPct === 0 || a.contextSoftPct < a.contextHardPct,
+  { message: "contextSoftPct must be below contextHardPct (or either 0 for off)", path: ["contextSoftPct"] },
+);
 
 /** The gateway-wide keys; every channel's section is composed in from the registry. */
 const coreShape = {
-  agent: agentSchema.optional(),
+  agent: agentSettingsSchema.optional(),
   approvalMode: z.enum(["interactive", "auto", "trust", "trust-reads"]).default("interactive"),
   queueMode: z.enum(["steer", "queue"]).default("steer"),
   logLevel: z.enum(["debug", "info", "warn", "error"]).default("info"),

@@ -1,12 +1,18 @@
 /**
- * `parley doctor`: what the gateway would do with this config and environment, per channel,
- * without starting anything and without ever printing a secret (only setting NAMES appear).
+ * `parley doctor`: what the gateway would do with this config and environment, per channel, and
+ * whether the agent really answers (the ACP handshake: initialize, session/new, close, within a
+ * deadline), without starting the gateway and without ever printing a secret (only setting NAMES
+ * appear; the agent's error and stderr lines are redacted).
  */
+import { resolve } from "node:path";
 import type { ChannelEntry } from "../messaging/channel/contract.js";
 import { probeChannel } from "../messaging/channel/contract.js";
+import { oneLine } from "../messaging/text/clip.js";
+import type { AgentProbeResult } from "../providers/acp-probe.js";
+import { probeAgent } from "../providers/acp-probe.js";
 import type { LoadedConfig } from "./config.js";
 import { findExecutable } from "./executable.js";
-import { resolveAgent } from "./gateway.js";
+import { agentBaseEnv, resolveAgent } from "./gateway.js";
 import { checkHome } from "./home-checks.js";
 import { processIsAlive } from "./home-lock.js";
 import { CHANNELS } from "./registry.js";
@@ -17,7 +23,19 @@ export interface DoctorReport {
   healthy: boolean;
 }
 
-export function doctor(loaded: LoadedConfig, channels: readonly ChannelEntry[] = CHANNELS): DoctorReport {
+export interface DoctorOptions {
+  channels?: readonly ChannelEntry[];
+  /** The agent's working directory when the config names none (the gateway uses its own cwd). */
+  cwd?: string;
+  /** The whole handshake must finish within this (default 30 s: an agent launched via npx is slow). */
+  handshakeTimeoutMs?: number;
+}
+
+/** At most this many model and command names on a line: a long list says nothing more. */
+const MAX_LISTED = 8;
+
+export async function doctor(loaded: LoadedConfig, o: DoctorOptions = {}): Promise<DoctorReport> {
+  const channels = o.channels ?? CHANNELS;
   const lines: string[] = [];
   let healthy = true;
   lines.push(`config: ${loaded.sources.length ? loaded.sources.join(" + ") : "defaults (no config file)"}`);
@@ -26,13 +44,32 @@ export function doctor(loaded: LoadedConfig, channels: readonly ChannelEntry[] =
   lines.push(
     `agent: ${loaded.config.agent?.command ? [agent.command, ...agent.args].join(" ") : "bundled demo agent"}`,
   );
+  const cwd = resolve(o.cwd ?? process.cwd(), agent.cwd ?? ".");
+  let runnable = true;
   if (loaded.config.agent?.command) {
     // Otherwise the first message would be the one to find out, as "agent failed to start".
-    const found = findExecutable(agent.command, loaded.env.PATH ?? "", agent.cwd ?? process.cwd());
+    const found = findExecutable(agent.command, loaded.env.PATH ?? "", cwd);
     if (!found) {
       healthy = false;
+      runnable = false;
       lines.push(`✗ agent: "${agent.command}" is not an executable file nor found on PATH`);
     }
+  }
+  if (runnable) {
+    // The handshake, as the gateway would start it: an agent that exists but cannot open a session
+    // (no login, a root refusal, a broken install) fails here rather than at the first message.
+    const result = await probeAgent(
+      {
+        command: agent.command,
+        args: agent.args,
+        env: agent.env,
+        baseEnv: agentBaseEnv(loaded.env, channels),
+        cwd,
+      },
+      { timeoutMs: o.handshakeTimeoutMs ?? 30_000 },
+    );
+    lines.push(...handshakeLines(result));
+    healthy &&= result.ok;
   }
   const home = checkHome(loaded.home, processIsAlive);
   lines.push(...home.lines);
@@ -56,4 +93,31 @@ export function doctor(loaded: LoadedConfig, channels: readonly ChannelEntry[] =
     }
   }
   return { lines, healthy };
+}
+
+/** The handshake's report: who the agent is and what it offers, or where and why it failed. */
+export function handshakeLines(result: AgentProbeResult): string[] {
+  if (!result.ok) {
+    const where = result.stage === "start" ? "did not start" : "started but could not open a session";
+    return [
+      `✗ agent handshake: ${where}: ${result.error}`,
+      ...result.stderr.slice(0, 3).map((line) => `    agent stderr: ${oneLine(line, 200)}`),
+    ];
+  }
+  const yes = (b: boolean) => (b ? "yes" : "no");
+  const { agent, capabilities: c } = result;
+  const who = [agent.title ?? agent.name ?? "an unnamed agent", agent.version].filter(Boolean).join(" ");
+  const list = (names: string[]) =>
+    names.length === 0
+      ? "none"
+      : names
+          .slice(0, MAX_LISTED)
+          .map((n) => oneLine(n, 60))
+          .join(", ") + (names.length > MAX_LISTED ? `, …and ${names.length - MAX_LISTED} more` : "");
+  return [
+    `✓ agent handshake: ${who} (initialize, session/new, close in ${result.elapsedMs} ms)`,
+    `    capabilities: loadSession ${c.loadSession ? "yes" : "no (after an idle close or a crash a conversation restarts without its context)"}, close ${yes(c.closeSession)}, steering ${yes(c.steering)}, images ${yes(c.image)}`,
+    `    models: ${list(result.models)}`,
+    `    commands: ${list(result.commands)}`,
+  ];
 }

@@ -19,6 +19,7 @@ import { probeChannel } from "../messaging/channel/contract.js";
 import { JsonlAuditSink } from "../messaging/security/audit.js";
 import { DenialWindowAuditSink } from "../messaging/security/audit-window.js";
 import { agentTitleGenerator } from "../messaging/session/auto-title.js";
+import { DEFAULT_CONTEXT_THRESHOLDS } from "../messaging/session/context-thresholds.js";
 import { FileSessionStore } from "../messaging/session/file-session-store.js";
 import { SessionManager } from "../messaging/session/session-manager.js";
 import type { PipelineProvider } from "../messaging/turn/pipeline.js";
@@ -51,7 +52,14 @@ export interface ChannelFailure {
 
 /** The agent to run: the configured one, else the bundled demo agent (with the pool defaults). */
 export function resolveAgent(config: ParleyConfig): AgentConfig & { command: string } {
-  const pool = { ...AGENT_POOL_DEFAULTS, args: [], env: {}, ...config.agent };
+  const pool = {
+    ...AGENT_POOL_DEFAULTS,
+    contextSoftPct: DEFAULT_CONTEXT_THRESHOLDS.softPct,
+    contextHardPct: DEFAULT_CONTEXT_THRESHOLDS.hardPct,
+    args: [],
+    env: {},
+    ...config.agent,
+  };
   if (config.agent?.command) return { ...pool, command: config.agent.command };
   const demo = demoAgentCommand();
   return { ...pool, command: demo.command, args: demo.args, env: {} };
@@ -173,6 +181,7 @@ export class Gateway {
         approvalMode: o.config.approvalMode,
         queueMode: o.config.queueMode,
         agentName: "default",
+        contextThresholds: { softPct: agent.contextSoftPct, hardPct: agent.contextHardPct },
       },
       home: o.home,
       logger: o.logger,

@@ -300,7 +300,7 @@ export class AgentConnection {
 }
 
 /** The start error plus the agent's first stderr lines, redacted and bounded: why it did not start. */
-function withStderr(error: ParleyError, head: readonly string[]): ParleyError {
+export function withStderr(error: ParleyError, head: readonly string[]): ParleyError {
   const lines = head.map((l) => redactAll(l).trim()).filter((l) => l !== "");
   if (lines.length === 0) return error;
   const detail = lines.slice(0, 3).join(" | ").slice(0, 300);

@@ -17,10 +17,11 @@ import {
 import type { TimerHandle, Timers } from "../messaging/base/clock.js";
 import { ParleyError } from "../messaging/base/errors.js";
 import type { ProviderEvent, SessionResumeCause } from "../messaging/turn/provider-events.js";
-import type { AgentConnection, SessionSink } from "./acp-connection.js";
+import { type AgentConnection, type SessionSink, withStderr } from "./acp-connection.js";
 import {
   type AgentCapabilities,
   agentReason,
+  asParleyError,
   errorText,
   loadSession,
   newSession,
@@ -295,7 +296,12 @@ export class PooledSession implements LeaseHolder {
       fresh = "this agent cannot restore an earlier session";
     }
     if (!opened) {
-      opened = await this.bounded(newSession(connection.client, this.o.cwd), "session/new", lease);
+      try {
+        opened = await this.bounded(newSession(connection.client, this.o.cwd), "session/new", lease);
+      } catch (err) {
+        // An agent that starts but cannot open a session often says why only on stderr.
+        throw withStderr(asParleyError(err, "agent rejected session/new"), connection.stderrHead());
+      }
       connection.attach(opened.sessionId, sink);
     }
     this.attached = { lease, sessionId: opened.sessionId, sink };

@@ -46,6 +46,8 @@ export interface ScriptedProviderOptions {
   compaction?: ScriptedCompaction;
   /** Which non-text blocks this agent accepts (default: none, so files arrive as links). */
   promptCapabilities?: AgentPromptCapabilities;
+  /** start() fails with this reason (an agent that cannot be started or given a session). */
+  startError?: string;
 }
 
 export interface ScriptedCompaction {
@@ -137,6 +139,8 @@ export class ScriptedProvider implements Provider, AgentControls {
   }
 
   async start(): Promise<void> {
+    if (this.options.startError !== undefined)
+      throw new ParleyError("PROVIDER_SPAWN_FAILED", this.options.startError);
     this.started = true;
   }
 
@@ -224,6 +228,8 @@ export class ScriptedProvider implements Provider, AgentControls {
           queue.unshift(...(turn.onPermission?.[verdict] ?? []));
           continue;
         }
+        // Usage as the agent reports it, like AcpProvider: the last figure is the session's.
+        if (step.type === "usage" && step.size > 0) this.contextUsagePct = (step.used / step.size) * 100;
         yield step;
         if (step.type === "complete") return;
       }

@@ -57,6 +57,16 @@ export function approvalKeyboard(
   return { inline_keyboard: [row] };
 }
 
+/** The verdicts an approval keyboard's buttons offer, in order (what a typed-reply hint may name). */
+export function approvalVerdictsOf(keyboard: TgInlineKeyboard): { verdict: ApprovalVerdict }[] {
+  return keyboard.inline_keyboard.flatMap((row) =>
+    row.flatMap((button) => {
+      const press = button.callback_data ? parseApprovalData(button.callback_data) : null;
+      return press ? [{ verdict: press.verdict }] : [];
+    }),
+  );
+}
+
 export interface ApprovalPress {
   requestId: string;
   nonce: string;

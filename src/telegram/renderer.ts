@@ -5,17 +5,21 @@
  * reuses the live message, so there is never a preview plus a duplicate), and every body is bound
  * again to 4096 UTF-16 units at the wire. A steer boundary seals the pre-steer answer (its
  * [OPTIONS:] travel with it as a keyboard) and the continuation opens with a lazily materialized
- * quote chip. The live footer carries the tool/thinking line and the 🥱/😨 stall marks, read from the
- * clock; neither ever reaches a sealed message. All platform calls run on one queue per renderer,
+ * quote chip. An approval prompt seals the answer above it and the decision's continuation opens a
+ * new message below (a live message that showed only its footer becomes the prompt). The live
+ * footer carries the kit's LiveStatus line and the 🥱/😨 stall marks, read from the clock; neither
+ * ever reaches a sealed message. A turn that produced no answer ends with the kit's notice. All platform calls run on one queue per renderer,
  * so a throttled edit can never land on a message after it was sealed.
  */
 import type { Timers } from "../messaging/base/clock.js";
 import { realClock } from "../messaging/base/clock.js";
 import type { Logger } from "../messaging/base/logger.js";
 import { silentLogger } from "../messaging/base/logger.js";
+import { LiveStatus, ToolParagraphs } from "../messaging/channel/live-status.js";
 import { DEFAULT_LADDER_TIMINGS } from "../messaging/channel/phase-ladder.js";
 import {
   approvalOutcomeLabel,
+  freshSessionNotice,
   noAnswerNotice,
   SerialQueue,
   steerChip,
@@ -28,11 +32,11 @@ import { oneLine } from "../messaging/text/clip.js";
 import { applyOptionsCap, displaySafeFor, splitOptionsTrailer } from "../messaging/text/options.js";
 import { StreamingSplitter } from "../messaging/text/streaming-splitter.js";
 import { renderTables } from "../messaging/text/tables/index.js";
-import type { PromptOption } from "../messaging/turn/renderer.js";
+import type { AgentStatus, PromptOption, ToolChange, TurnEnding } from "../messaging/turn/renderer.js";
 import { Renderer } from "../messaging/turn/renderer.js";
-import { approvalKeyboard, optionsKeyboard } from "./buttons.js";
+import { approvalKeyboard, approvalVerdictsOf, optionsKeyboard } from "./buttons.js";
 import { escapeHtml, fitTelegramHtml, toTelegramHtml } from "./html.js";
-import { TELEGRAM_SOURCE_CAP } from "./limits.js";
+import { TELEGRAM_MAX_MESSAGE_UTF16, TELEGRAM_SOURCE_CAP } from "./limits.js";
 import type { TelegramTransport } from "./transport.js";
 import type { UploadPolicy } from "./uploads.js";
 import { albums, extractUploads, recoveryMarkdown } from "./uploads.js";
@@ -67,10 +71,12 @@ export class TelegramRenderer extends Renderer {
   private readonly stallSoftMs: number;
   private readonly stallHardMs: number;
   private splitter = new StreamingSplitter(TELEGRAM_SOURCE_CAP);
-  private live: { id: number; shown: string } | null = null;
+  /** `body`: it shows answer text (not only its footer), so it cannot be taken for a prompt. */
+  private live: { id: number; shown: string; body: boolean } | null = null;
   /** The quote chip waiting for the first real text of the post-steer segment. */
   private chip = "";
-  private footer = "";
+  private readonly status = new LiveStatus("/stop");
+  private readonly paragraphs = new ToolParagraphs();
   private readonly startedAt: number;
   private lastProgressAt: number;
   private waitingOnHuman = false;
@@ -81,8 +87,8 @@ export class TelegramRenderer extends Renderer {
   private pendingSeals = 0;
   private finished = false;
   private noted: string[] = [];
-  /** A tool call separated this text from what came before: the next text opens a new paragraph. */
-  private paragraphBreak = false;
+  /** The last message a seal delivered (where the end's status line goes when nothing follows). */
+  private lastSealed: { id: number; html: string; keyboard: TgInlineKeyboard | undefined } | null = null;
   private readonly queue = new SerialQueue((error) => {
     this.deliveryFailed = true;
     this.log.error("telegram: render step failed", { error: String(error) });
@@ -123,17 +129,8 @@ export class TelegramRenderer extends Renderer {
 
   async onTextChunk(text: string): Promise<void> {
     this.progress();
-    const tail = this.splitter.tail;
-    const lead =
-      this.paragraphBreak && tail.trim() && !tail.endsWith("\n\n")
-        ? tail.endsWith("\n")
-          ? "\n"
-          : "\n\n"
-        : "";
-    this.paragraphBreak = false;
-    // Text after a tool call means the tool finished: the footer no longer describes the turn.
-    this.footer = "";
-    const sealed = this.splitter.append(lead ? lead + text.replace(/^[ \t]+/, "") : text);
+    this.status.writing();
+    const sealed = this.splitter.append(this.paragraphs.next(this.splitter.tail, text));
     this.pendingSeals += sealed.length;
     for (const chunk of sealed) {
       await this.enqueue(async () => {
@@ -146,14 +143,34 @@ export class TelegramRenderer extends Renderer {
 
   async onThinking(): Promise<void> {
     this.progress();
-    this.footer = "💭 Thinking…";
+    this.status.thinking();
     this.scheduleEdit();
   }
 
-  async onToolCall(_toolCallId: string, title: string): Promise<void> {
+  async onToolCall(toolCallId: string, title: string): Promise<void> {
     this.progress();
-    this.paragraphBreak = true;
-    this.footer = `🔧 ${oneLine(title || "Working", MAX_TITLE_CHARS)}…`;
+    this.paragraphs.toolCalled();
+    this.status.tool(toolCallId, title);
+    this.scheduleEdit();
+  }
+
+  async onToolUpdate(toolCallId: string, change: ToolChange): Promise<void> {
+    this.progress();
+    this.status.toolChanged(toolCallId, change);
+    this.scheduleEdit();
+  }
+
+  async onAgentStatus(status: AgentStatus): Promise<void> {
+    if (status.type === "fresh_session") {
+      const html = escapeHtml(freshSessionNotice(status.cause, status.reason));
+      // Above the answer it concerns: a live message showing only its footer becomes the notice.
+      await this.enqueue(async () => {
+        if (!(await this.takeFooterOnlyLive(html))) await this.post(html, undefined, true);
+      });
+      return;
+    }
+    // Waiting in line or a silent agent is not progress: the stall marks keep counting.
+    this.status.agent(status);
     this.scheduleEdit();
   }
 
@@ -169,7 +186,7 @@ export class TelegramRenderer extends Renderer {
     this.cancelEdit();
     await this.enqueue(async () => {
       // The answer so far stays above the prompt; what the decision releases continues below it.
-      await this.sealSegment("");
+      await this.sealSegment();
       const title = escapeHtml(
         displaySafeFor(oneLine(context.toolTitle || "a tool", MAX_TITLE_CHARS), this.capabilities),
       );
@@ -178,9 +195,16 @@ export class TelegramRenderer extends Renderer {
         : "";
       const keyboard = approvalKeyboard(requestId, context.nonce, options);
       const head = `🔐 <b>Permission needed:</b> ${title}${purpose}`;
-      const hint = typedReplyHint(options, keyboard !== null);
-      const id = await this.post(`${head}\n\n<i>${escapeHtml(hint)}</i>`, keyboard ?? undefined);
+      const shown = keyboard ? approvalVerdictsOf(keyboard) : options;
+      const hint = typedReplyHint(shown, keyboard !== null);
+      const html = `${head}\n\n<i>${escapeHtml(hint)}</i>`;
+      // A live message with only its footer becomes the prompt; the continuation opens below it.
+      const id =
+        (await this.takeFooterOnlyLive(html, keyboard ?? undefined)) ??
+        (await this.post(html, keyboard ?? undefined));
       if (id !== null) this.prompts.set(requestId, { id, head });
+      // The end's status line belongs below the prompt, never on the answer above it.
+      this.lastSealed = null;
     });
   }
 
@@ -198,6 +222,11 @@ export class TelegramRenderer extends Renderer {
         this.log.warn("telegram: could not mark the approval prompt", { error: String(error) });
       }
     });
+    // The turn goes on below the prompt: its next frame opens a new message there.
+    if (!this.finished) {
+      this.status.thinking();
+      this.scheduleEdit();
+    }
   }
 
   async onCompaction(contextUsagePct: number | undefined, receipt: string): Promise<void> {
@@ -209,23 +238,21 @@ export class TelegramRenderer extends Renderer {
   override async onSteerConsumed(summary: string): Promise<void> {
     this.progress();
     this.cancelEdit();
-    await this.enqueue(() => this.sealSegment(""));
+    await this.enqueue(() => this.sealSegment());
     const words = this.noted.shift() ?? summary;
     this.chip = steerChip(words);
     // The chip rides the first chunk of the continuation: the splitter keeps room for it.
     this.splitter = new StreamingSplitter(TELEGRAM_SOURCE_CAP, { reserve: Array.from(this.chip).length });
   }
 
-  async onDone(stopReason: string): Promise<void> {
+  async onDone(stopReason: string, ending: TurnEnding = {}): Promise<void> {
+    const { error } = ending;
+    if (ending.contextUsagePct !== undefined) this.contextUsagePct = ending.contextUsagePct;
     this.finished = true;
     this.stopTyping();
     this.clearStallTimers();
     this.cancelEdit();
-    const status = turnStatusLine(stopReason, {
-      elapsedMs: this.now() - this.startedAt,
-      ...(this.contextUsagePct === undefined ? {} : { contextUsagePct: this.contextUsagePct }),
-    });
-    await this.enqueue(() => this.sealSegment(status));
+    await this.enqueue(() => this.sealSegment({ stopReason, ...(error ? { error } : {}) }));
   }
 
   override async close(reason?: unknown): Promise<void> {
@@ -311,7 +338,7 @@ export class TelegramRenderer extends Renderer {
   private async flushLive(): Promise<void> {
     if (this.finished || this.pendingSeals > 0) return;
     const mark = this.stallMark();
-    const footerText = [this.footer, mark].filter(Boolean).join(" ");
+    const footerText = [this.status.line, mark].filter(Boolean).join(" ");
     const footer = footerText ? `<i>${escapeHtml(footerText)}</i>` : "";
     const source = this.liveSource();
     // A live frame may be longer than the wire once escaped; it is a preview, so the first part
@@ -322,7 +349,7 @@ export class TelegramRenderer extends Renderer {
     this.lastEditAt = this.now();
     if (!this.live) {
       const id = await this.post(html);
-      if (id !== null) this.live = { id, shown: html };
+      if (id !== null) this.live = { id, shown: html, body: Boolean(body) };
       if (id !== null && body) this.answered = true;
       return;
     }
@@ -330,7 +357,10 @@ export class TelegramRenderer extends Renderer {
     try {
       await this.transport.editHtml(this.o.chatId, this.live.id, html);
       this.live.shown = html;
-      if (body) this.answered = true;
+      if (body) {
+        this.answered = true;
+        this.live.body = true;
+      }
     } catch (error) {
       // A lost frame is harmless (the seal rewrites the message); a lost seal is not.
       this.log.debug("telegram: live edit failed", { error: String(error) });
@@ -354,8 +384,12 @@ export class TelegramRenderer extends Renderer {
     await this.deliver(fitTelegramHtml(this.present(source)), "", undefined);
   }
 
-  /** A semantic seal (steer boundary or done): everything buffered, options as a keyboard. */
-  private async sealSegment(status: string): Promise<void> {
+  /**
+   * A semantic seal (steer boundary, approval prompt, or the end: `final`): everything buffered,
+   * options as a keyboard. The end carries the turn-status line, and a turn that produced no answer
+   * ends with the kit's notice (and the failure's reason) instead of nothing.
+   */
+  private async sealSegment(final?: { stopReason: string; error?: string }): Promise<void> {
     const chunks = this.splitter.finish();
     this.splitter = new StreamingSplitter(TELEGRAM_SOURCE_CAP);
     const last = chunks.pop() ?? "";
@@ -366,15 +400,30 @@ export class TelegramRenderer extends Renderer {
     const { text, files } = this.o.uploads
       ? await extractUploads(capped.body, this.o.uploads, this.log)
       : { text: capped.body, files: [] };
+    const silent =
+      final !== undefined && !this.answered && !text.trim() && !capped.choices.length && !files.length;
+    const status = final
+      ? turnStatusLine(final.stopReason, {
+          elapsedMs: this.now() - this.startedAt,
+          ...(this.contextUsagePct === undefined ? {} : { contextUsagePct: this.contextUsagePct }),
+          ...(final.error ? { error: final.error } : {}),
+          reasonShown: silent,
+        })
+      : "";
     const statusHtml = status ? `<i>${escapeHtml(status)}</i>` : "";
-    const pieces = fitTelegramHtml(this.present(text), statusHtml.length + 2);
+    const pieces = silent
+      ? fitTelegramHtml(escapeHtml(noAnswerNotice(final.stopReason === "error", "/new", final.error)))
+      : fitTelegramHtml(this.present(text), statusHtml.length + 2);
     const keyboard = capped.choices.length ? optionsKeyboard(capped.choices) : undefined;
     if (pieces.length === 0) {
-      // No text: the status lands on the live message of an answer; with no answer at all, close()
-      // says so on that message instead. The live message is kept for a continuation otherwise.
+      // No text: the end's status line lands on the live message, or on its own after a prompt.
+      // Mid-turn the live message is kept for the continuation.
       if (keyboard) pieces.push(escapeHtml("Choose one:"));
-      else if (statusHtml && this.live && (this.answered || files.length > 0)) pieces.push("");
-      else return this.sendPhotos(files);
+      else if (statusHtml && this.live) pieces.push("");
+      else if (statusHtml) {
+        await this.placeStatus(statusHtml);
+        return this.sendPhotos(files);
+      } else return this.sendPhotos(files);
     }
     await this.deliver(pieces, statusHtml, keyboard);
     await this.sendPhotos(files);
@@ -404,11 +453,33 @@ export class TelegramRenderer extends Renderer {
       const isLast = i === pieces.length - 1;
       const html = isLast && suffix ? (piece ? `${piece}\n\n${suffix}` : suffix) : piece;
       const markup = isLast ? keyboard : undefined;
-      if (i === 0 && this.live) await this.editOrPost(this.live.id, html, markup);
-      else await this.post(html, markup);
+      const id =
+        i === 0 && this.live
+          ? await this.editOrPost(this.live.id, html, markup)
+          : await this.post(html, markup);
       if (piece) this.answered = true;
+      if (id !== null) this.lastSealed = { id, html, keyboard: markup };
     }
     this.live = null;
+  }
+
+  /**
+   * The end's status line with nothing left to seal: it rides the last sealed message (one turn
+   * ends in one place), or comes on its own when there is none or it would not fit.
+   */
+  private async placeStatus(statusHtml: string): Promise<void> {
+    const last = this.lastSealed;
+    const html = last ? `${last.html}\n\n${statusHtml}` : "";
+    if (last && html.length <= TELEGRAM_MAX_MESSAGE_UTF16) {
+      try {
+        await this.transport.editHtml(this.o.chatId, last.id, html, last.keyboard);
+        last.html = html;
+        return;
+      } catch (error) {
+        this.log.debug("telegram: could not add the status line", { error: String(error) });
+      }
+    }
+    await this.post(statusHtml, undefined, true);
   }
 
   // ── platform calls ────────────────────────────────────────────────────────────────────────
@@ -429,12 +500,30 @@ export class TelegramRenderer extends Renderer {
   }
 
   /** Finalize a message by editing it; if the edit cannot land (deleted message), post it anew. */
-  private async editOrPost(id: number, html: string, keyboard?: TgInlineKeyboard): Promise<void> {
+  private async editOrPost(id: number, html: string, keyboard?: TgInlineKeyboard): Promise<number | null> {
     try {
       await this.transport.editHtml(this.o.chatId, id, html, keyboard);
+      return id;
     } catch (error) {
       this.log.warn("telegram: final edit failed; sending as a new message", { error: String(error) });
-      await this.post(html, keyboard);
+      return this.post(html, keyboard);
+    }
+  }
+
+  /**
+   * The live message when it shows only its footer (no answer text yet), rewritten as `html` so
+   * that what follows opens below it; its id, or null when there is none to take (or the edit failed).
+   */
+  private async takeFooterOnlyLive(html: string, keyboard?: TgInlineKeyboard): Promise<number | null> {
+    const live = this.live;
+    if (!live || live.body || this.pendingSeals > 0 || this.splitter.tail.trim()) return null;
+    this.live = null;
+    try {
+      await this.transport.editHtml(this.o.chatId, live.id, html, keyboard);
+      return live.id;
+    } catch (error) {
+      this.log.debug("telegram: could not reuse the live message", { error: String(error) });
+      return null;
     }
   }
 

@@ -2,23 +2,27 @@
  * WebChatRenderer: streams one live bubble edited in place (throttled), rotates to a new bubble when
  * the text outgrows the cap (the shared StreamingSplitter seals fence-balanced chunks; the first
  * chunk reuses the live bubble, so there is never a preview plus a duplicate final), seals at a
- * steer boundary with a quote chip, and finishes with [OPTIONS:] chips and a turn-status line.
+ * steer boundary with a quote chip and at an approval prompt (what follows the decision opens a new
+ * bubble below the prompt), and finishes with [OPTIONS:] chips and a turn-status line. The live
+ * bubble's status line is the kit's LiveStatus; a turn that produced no answer ends with the
+ * kit's notice (with the failure's reason), never an empty bubble.
  * Every string reaches the page through the transport's one render path (display redaction, then
  * markdown-it with raw HTML off).
  */
 import type { Timers } from "../messaging/base/clock.js";
 import { realClock } from "../messaging/base/clock.js";
+import { LiveStatus, ToolParagraphs } from "../messaging/channel/live-status.js";
 import {
   EditThrottle,
+  freshSessionNotice,
   noAnswerNotice,
   steerChip,
   turnStatusLine,
   typedReplyHint,
 } from "../messaging/channel/render-kit.js";
-import { oneLine } from "../messaging/text/clip.js";
 import { applyOptionsCap, splitOptionsTrailer } from "../messaging/text/options.js";
 import { StreamingSplitter } from "../messaging/text/streaming-splitter.js";
-import type { PromptOption } from "../messaging/turn/renderer.js";
+import type { AgentStatus, PromptOption, ToolChange, TurnEnding } from "../messaging/turn/renderer.js";
 import { Renderer } from "../messaging/turn/renderer.js";
 import type { BubbleButton } from "./protocol.js";
 import type { WebChatTransport } from "./transport.js";
@@ -39,11 +43,18 @@ export class WebChatRenderer extends Renderer {
   private splitter: StreamingSplitter;
   private liveId: string | null = null;
   private prefix = "";
-  private status = "";
+  private readonly status = new LiveStatus("/stop");
+  private readonly paragraphs = new ToolParagraphs();
   private readonly throttle: EditThrottle;
   private readonly startedAt: number;
   private contextUsagePct: number | undefined;
-  private posted = false;
+  /** Answer text reached a bubble in this turn (a prompt or a notice is not an answer). */
+  private answered = false;
+  /** The live bubble shows text of its own (the steer chip counts): it cannot be reused. */
+  private liveHasText = false;
+  private finished = false;
+  /** The last frame pushed to the live bubble. */
+  private shown: { id: string; text: string; status: string } | null = null;
   private noted: string[] = [];
   /** requestId -> approval bubble id, so the dispatcher can show the outcome on the prompt itself. */
   readonly approvalBubbles = new Map<string, string>();
@@ -71,21 +82,43 @@ export class WebChatRenderer extends Renderer {
   }
 
   override async onTurnStart(): Promise<void> {
-    this.status = "💭 Thinking…";
+    this.status.thinking();
     this.ensureLive();
   }
 
   async onTextChunk(text: string): Promise<void> {
-    for (const sealed of this.splitter.append(text)) this.sealLive(sealed, {});
-    this.scheduleEdit();
+    this.status.writing();
+    const joined = this.paragraphs.next(this.splitter.tail, text);
+    for (const sealed of this.splitter.append(joined)) this.sealLive(sealed, {});
+    // The first words of a bubble go out at once (first-token latency is what a user feels);
+    // the rest of the stream is throttled.
+    if (this.liveHasText) this.scheduleEdit();
+    else this.flushEdit();
   }
 
   async onThinking(): Promise<void> {
-    this.setStatus("💭 Thinking…");
+    this.status.thinking();
+    this.scheduleEdit();
   }
 
-  async onToolCall(_toolCallId: string, title: string): Promise<void> {
-    this.setStatus(`🔧 ${oneLine(title, 200) || "Working"}…`);
+  async onToolCall(toolCallId: string, title: string): Promise<void> {
+    this.paragraphs.toolCalled();
+    this.status.tool(toolCallId, title);
+    this.scheduleEdit();
+  }
+
+  async onToolUpdate(toolCallId: string, change: ToolChange): Promise<void> {
+    this.status.toolChanged(toolCallId, change);
+    this.scheduleEdit();
+  }
+
+  async onAgentStatus(status: AgentStatus): Promise<void> {
+    if (status.type === "fresh_session") {
+      this.postNotice(freshSessionNotice(status.cause, status.reason));
+      return;
+    }
+    this.status.agent(status);
+    this.scheduleEdit();
   }
 
   async onPromptChoice(
@@ -93,7 +126,8 @@ export class WebChatRenderer extends Renderer {
     requestId: string,
     context: { toolTitle: string; toolPurpose: string; nonce: string },
   ): Promise<void> {
-    this.flushEdit();
+    // The answer so far stays above the prompt; what the decision releases continues below it.
+    this.sealSegment();
     const buttons: BubbleButton[] = options.slice(0, Math.max(0, this.capabilities.maxButtons)).map((o) => ({
       label: o.label,
       verdict: o.verdict,
@@ -101,20 +135,27 @@ export class WebChatRenderer extends Renderer {
       nonce: context.nonce,
     }));
     const purpose = context.toolPurpose ? `\n\n${context.toolPurpose}` : "";
-    const id = this.transport.post(this.conversationId, {
-      role: "approval",
-      text: `🔐 **Permission needed:** ${context.toolTitle || "a tool"}${purpose}\n\n${typedReplyHint(options, buttons.length > 0)}`,
+    const hint = typedReplyHint(buttons.length > 0 ? buttons : options, buttons.length > 0);
+    const bubble = {
+      role: "approval" as const,
+      text: `🔐 **Permission needed:** ${context.toolTitle || "a tool"}${purpose}\n\n${hint}`,
       buttons,
+      status: "",
       final: false,
-    });
+    };
+    const id = this.takeEmptyLive(bubble) ?? this.transport.post(this.conversationId, bubble);
     this.approvalBubbles.set(requestId, id);
-    this.posted = true;
   }
 
   /** Resolve the prompt on screen: the buttons go away and the outcome is written in. */
   override markApproval(requestId: string, outcome: string): void {
     const id = this.approvalBubbles.get(requestId);
     if (id) this.transport.edit(this.conversationId, id, { buttons: [], status: outcome, final: true });
+    // The turn goes on below the prompt: the next frame opens its bubble.
+    if (!this.finished) {
+      this.status.thinking();
+      this.scheduleEdit();
+    }
   }
 
   async onCompaction(contextUsagePct: number | undefined, receipt: string): Promise<void> {
@@ -124,29 +165,50 @@ export class WebChatRenderer extends Renderer {
 
   override async onSteerConsumed(summary: string): Promise<void> {
     // Seal the pre-steer answer (its options travel with it), then open the continuation with a chip.
-    this.sealAll();
+    this.sealSegment();
     const words = this.noted.shift() ?? summary;
     this.prefix = steerChip(words);
-    this.status = "💭 Thinking…";
+    this.status.thinking();
     this.ensureLive();
   }
 
-  async onDone(stopReason: string): Promise<void> {
+  async onDone(stopReason: string, ending: TurnEnding = {}): Promise<void> {
+    const { error } = ending;
+    if (ending.contextUsagePct !== undefined) this.contextUsagePct = ending.contextUsagePct;
+    this.finished = true;
+    this.throttle.cancel();
+    const chunks = this.splitter.finish();
+    this.splitter = this.newSplitter();
+    const last = chunks.pop() ?? "";
+    for (const chunk of chunks) this.sealLive(chunk, {});
+    const { body, choices } = splitOptionsTrailer(last, { hidePartial: false });
+    const capped = applyOptionsCap(body, choices, this.capabilities);
     const usage = this.contextUsagePct;
-    this.status = turnStatusLine(stopReason, {
+    const silent = !this.answered && !capped.body.trim() && capped.choices.length === 0;
+    const status = turnStatusLine(stopReason, {
       elapsedMs: this.now() - this.startedAt,
       ...(usage === undefined ? {} : { contextUsagePct: usage }),
+      ...(error ? { error } : {}),
+      reasonShown: silent,
     });
-    this.sealAll();
+    // A turn that produced nothing says so (and why, when it failed): never an empty bubble.
+    const text = silent ? noAnswerNotice(stopReason === "error", "`/new`", error) : capped.body;
+    if (!this.liveId && !text && !this.prefix) {
+      // Nothing after an approval prompt: the turn's status line ends the turn on its own.
+      this.transport.post(this.conversationId, { role: "system", text: "", status, final: true });
+      return;
+    }
+    this.sealLive(text, { chips: capped.choices, status });
   }
 
   override async close(reason?: unknown): Promise<void> {
     this.throttle.cancel();
-    if (this.liveId && !this.posted) {
-      // A turn that produced nothing must still say so, never leave a spinner behind.
+    if (this.liveId && !this.finished) {
+      // A turn that never reached its end (no DONE) must still say so, never leave a spinner behind.
       const text = noAnswerNotice(Boolean(reason), "`/new`");
       this.transport.edit(this.conversationId, this.liveId, { text, status: "", final: true });
     }
+    this.finished = true;
     this.liveId = null;
   }
 
@@ -154,41 +216,60 @@ export class WebChatRenderer extends Renderer {
 
   private ensureLive(): string {
     if (!this.liveId) {
-      this.liveId = this.transport.post(this.conversationId, {
-        role: "assistant",
-        text: this.prefix,
-        status: this.status,
-        final: false,
-      });
+      const frame = { text: this.prefix, status: this.status.line };
+      this.liveId = this.transport.post(this.conversationId, { role: "assistant", ...frame, final: false });
+      this.shown = { id: this.liveId, ...frame };
+      this.liveHasText = this.prefix !== "";
     }
     return this.liveId;
   }
 
-  private setStatus(status: string): void {
-    this.status = status;
-    this.scheduleEdit();
+  /**
+   * The live bubble when it shows nothing yet (a status line only), turned into `bubble` so that
+   * what comes next still opens below it; null when there is none to take.
+   */
+  private takeEmptyLive(bubble: Parameters<WebChatTransport["edit"]>[2]): string | null {
+    const id = this.liveId;
+    if (!id || this.liveHasText || this.splitter.tail) return null;
+    this.throttle.cancel();
+    this.liveId = null;
+    return this.transport.edit(this.conversationId, id, bubble) ? id : null;
+  }
+
+  /** A notice in the conversation, above the answer it concerns. */
+  private postNotice(text: string): void {
+    const notice = { role: "system" as const, text, status: "", final: true };
+    if (this.takeEmptyLive(notice) === null) this.transport.post(this.conversationId, notice);
+    if (!this.finished) this.ensureLive();
   }
 
   private scheduleEdit(): void {
-    this.throttle.schedule();
+    if (!this.finished) this.throttle.schedule();
   }
 
   /** Push the live presentation now: the unfinished [OPTIONS fragment stays off the screen. */
   private flushEdit(): void {
     this.throttle.cancel();
+    if (this.finished) return;
     const tail = this.splitter.tail;
     const body = splitOptionsTrailer(tail, { hidePartial: true }).body;
     const id = this.ensureLive();
-    if (body) this.posted = true;
+    if (body) {
+      this.answered = true;
+      this.liveHasText = true;
+    }
+    const frame = { text: this.prefix + body, status: this.status.line };
+    // A thinking stream changes nothing on screen: no edit (each one re-renders and re-sends the bubble).
+    if (this.shown?.id === id && this.shown.text === frame.text && this.shown.status === frame.status) return;
     this.throttle.mark();
-    if (!this.transport.edit(this.conversationId, id, { text: this.prefix + body, status: this.status }))
-      this.deliveryFailed = true;
+    this.shown = { id, ...frame };
+    if (!this.transport.edit(this.conversationId, id, frame)) this.deliveryFailed = true;
   }
 
   /** A chunk the splitter sealed: it finalizes the live bubble, and the tail moves to a new one. */
   private sealLive(text: string, extra: { chips?: string[]; status?: string }): void {
     const id = this.ensureLive();
-    this.posted = true;
+    if (text.trim()) this.answered = true;
     const ok = this.transport.edit(this.conversationId, id, {
       text: this.prefix + text,
       status: extra.status ?? "",
@@ -198,10 +279,14 @@ export class WebChatRenderer extends Renderer {
     if (!ok) this.deliveryFailed = true;
     this.prefix = "";
     this.liveId = null;
+    this.liveHasText = false;
   }
 
-  /** Seal everything buffered; the last piece carries the options chips and the status line. */
-  private sealAll(): void {
+  /**
+   * A semantic seal mid-turn (a steer, an approval prompt): everything buffered, its options as
+   * chips, no status line. A live bubble with nothing in it is left for the next use.
+   */
+  private sealSegment(): void {
     this.throttle.cancel();
     const chunks = this.splitter.finish();
     this.splitter = this.newSplitter();
@@ -209,16 +294,7 @@ export class WebChatRenderer extends Renderer {
     for (const chunk of chunks) this.sealLive(chunk, {});
     const { body, choices } = splitOptionsTrailer(last, { hidePartial: false });
     const capped = applyOptionsCap(body, choices, this.capabilities);
-    if (!this.liveId && !capped.body && capped.choices.length === 0 && !this.prefix) {
-      if (this.status)
-        this.transport.post(this.conversationId, {
-          role: "system",
-          text: "",
-          status: this.status,
-          final: true,
-        });
-      return;
-    }
-    this.sealLive(capped.body, { chips: capped.choices, status: this.status });
+    if (!capped.body && capped.choices.length === 0 && !this.liveHasText) return;
+    this.sealLive(capped.body, { chips: capped.choices });
   }
 }

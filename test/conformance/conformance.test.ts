@@ -11,6 +11,7 @@ import { CONTRACT_CHECKS, channelContract } from "./contract.js";
 import { discordDispatcher, discordHarness } from "./discord.harness.js";
 import type { DispatcherHarness } from "./dispatcher-contract.js";
 import { DISPATCHER_CHECKS, dispatcherContract } from "./dispatcher-contract.js";
+import { LIFECYCLE_CHECKS, lifecycleContract } from "./lifecycle-contract.js";
 import { telegramDispatcher, telegramHarness } from "./telegram.harness.js";
 import { webchatDispatcher, webchatHarness } from "./webchat.harness.js";
 
@@ -19,7 +20,7 @@ const HARNESSES: [ChannelHarness, DispatcherHarness][] = [
   [telegramHarness, telegramDispatcher],
   [discordHarness, discordDispatcher],
 ];
-const CHECKS = [...CONTRACT_CHECKS, ...DISPATCHER_CHECKS];
+const CHECKS = [...CONTRACT_CHECKS, ...DISPATCHER_CHECKS, ...LIFECYCLE_CHECKS];
 const results = new Map<string, Map<string, boolean>>();
 
 for (const [h, d] of HARNESSES) {
@@ -27,6 +28,7 @@ for (const [h, d] of HARNESSES) {
   results.set(h.name, r);
   describe(`${h.name}: transport and renderer`, () => channelContract(h, r));
   describe(`${h.name}: the whole channel`, () => dispatcherContract(d, r));
+  describe(`${h.name}: the agent's lifecycle`, () => lifecycleContract(d, r));
 }
 
 function renderDoc(): string {

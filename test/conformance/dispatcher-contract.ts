@@ -69,7 +69,7 @@ const SECRET = "AKIAQ7ZR3M5TXW2KP9VB";
 const text = (t: string): ScriptStep => ({ type: "text", text: t });
 const done: ScriptStep = { type: "complete", stopReason: "end_turn" };
 
-interface Rig {
+export interface Rig {
   lab: DispatchLab;
   shared: DispatchShared;
   keys: string[];
@@ -77,7 +77,7 @@ interface Rig {
   live: LiveChannel;
 }
 
-async function rig(
+export async function rig(
   h: DispatcherHarness,
   o: {
     turns?: (ScriptedTurn | ScriptStep[])[];
@@ -108,13 +108,13 @@ async function rig(
   return { lab, shared, keys, providers, live: await lab.start(shared) };
 }
 
-async function close(r: Rig): Promise<void> {
+export async function close(r: Rig): Promise<void> {
   await r.live.stop();
   await r.shared.sessions.closeAll();
   await r.lab.close();
 }
 
-const seen = (r: Rig, pattern: RegExp | string) =>
+export const seen = (r: Rig, pattern: RegExp | string) =>
   vi.waitFor(
     () => {
       const all = r.lab.visible();

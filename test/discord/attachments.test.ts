@@ -254,12 +254,13 @@ describe("discord: attachments and the turn frame", () => {
     const seen = stack.provider.linkedFiles;
     const att = stack.fake.attachment({ filename: "pixel.png", bytes: PNG });
     stack.fake.userMessage({ channelId: DM, userId: ALICE, content: "look", attachments: [att] });
-    // The failed turn's footer carries the warning mark.
+    // The failed turn says why (never a footer alone), and its footer carries the warning mark.
     await vi.waitFor(
-      () => expect(contents(stack as Stack)).toEqual([expect.stringMatching(/^-# ⚠️ Finished in/)]),
-      {
-        timeout: 5000,
-      },
+      () =>
+        expect(contents(stack as Stack)).toEqual([
+          expect.stringMatching(/^⚠️ Agent crashed\nTry again, or `!new` to start fresh\.\n-# ⚠️ Finished in/),
+        ]),
+      { timeout: 5000 },
     );
     expect(seen[0]?.get("pixel.png")).toEqual(PNG);
     const [path] = linkPaths(stack.provider.prompts[0]);

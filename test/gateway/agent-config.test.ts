@@ -39,4 +39,15 @@ describe("agent pool configuration", () => {
       '"agent.idleTimeoutSeconds"',
     ]);
   });
+
+  it("context thresholds: 80 % soft, 90 % hard by default; soft must stay below hard; 0 turns one off", () => {
+    expect(resolveAgent(parseConfig({}, {}))).toMatchObject({ contextSoftPct: 80, contextHardPct: 90 });
+    expect(resolveAgent(parseConfig({ agent: { contextSoftPct: 60, contextHardPct: 0 } }, {}))).toMatchObject(
+      { contextSoftPct: 60, contextHardPct: 0 },
+    );
+    expect(() => parseConfig({ agent: { contextSoftPct: 95 } }, {})).toThrow(
+      /"agent.contextSoftPct": contextSoftPct must be below contextHardPct/,
+    );
+    expect(() => parseConfig({ agent: { contextHardPct: 101 } }, {})).toThrow(/"agent.contextHardPct"/);
+  });
 });

@@ -1,9 +1,14 @@
+import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import type { CliIo } from "../../src/gateway/cli.js";
 import { runCli } from "../../src/gateway/cli.js";
+import { fakeAgent } from "../providers/helpers.js";
+
+const START_SCRIPT = fileURLToPath(new URL("../../scripts/start.mjs", import.meta.url));
 
 async function run(
   argv: string[],
@@ -130,12 +135,68 @@ describe("parley doctor", () => {
     });
     expect(missing.code).toBe(1);
     expect(missing.out).toContain('✗ agent: "no-such-agent-xyz" is not an executable file nor found on PATH');
+    // Found on PATH, the agent then has to answer the handshake too (a real scripted ACP agent).
+    const store = mkdtempSync(join(tmpdir(), "parley-doctor-store-"));
     const onPath = await run(["doctor"], {
-      config: { agent: { command: "node", args: ["agent.mjs"] } },
+      config: { agent: { command: "node", args: [fakeAgent("multi")], env: { FAKE_STORE: store } } },
       env: { PATH: dirname(process.execPath) },
     });
     expect(onPath.code).toBe(0);
-    expect(onPath.out).toContain("agent: node agent.mjs");
+    expect(onPath.out).toContain(`agent: node ${fakeAgent("multi")}`);
     expect(onPath.out).not.toContain("✗ agent");
   });
+});
+
+describe("parley doctor: the agent's ACP handshake", () => {
+  it("the demo agent: its name, version, capabilities, models and commands", async () => {
+    const r = await run(["doctor"]);
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/✓ agent handshake: .*0\.1\.0 \(initialize, session\/new, close in \d+ ms\)/);
+    expect(r.out).toMatch(/capabilities: loadSession no .*, close yes, steering yes, images no/);
+    expect(r.out).toMatch(/models: Demo \w+, Demo \w+/);
+    expect(r.out).toContain("commands: help, compact");
+  });
+
+  it("an agent whose every session/new fails is unhealthy, with its first error line", async () => {
+    const r = await run(["doctor"], {
+      config: { agent: { command: process.execPath, args: [fakeAgent("multi"), "auth"] } },
+    });
+    expect(r.code).toBe(1);
+    expect(r.out).toContain(
+      "✗ agent handshake: started but could not open a session: agent requires authentication: log in with its own CLI",
+    );
+  });
+
+  it("an agent that dies at start: its exit and first stderr lines, redacted", async () => {
+    const r = await run(["doctor"], {
+      config: { agent: { command: process.execPath, args: [fakeAgent("multi"), "stderr"] } },
+    });
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/✗ agent handshake: did not start: .*exited \(code 1\)/);
+    expect(r.out).toMatch(/agent stderr: fatal: config invalid, token=\[REDACTED/);
+    expect(r.out).not.toContain("sk-ant-api03");
+  });
+
+  it("`parley start doctor` is refused rather than starting the gateway", async () => {
+    const r = await run(["start", "doctor"]);
+    expect(r.code).toBe(2);
+    expect(r.err).toContain('unexpected argument "doctor" after start');
+  });
+
+  it("`npm start -- doctor` runs doctor (scripts/start.mjs, as npm runs it)", async () => {
+    const home = mkdtempSync(join(tmpdir(), "parley-npm-doctor-"));
+    const child = spawn(process.execPath, [START_SCRIPT, "doctor"], {
+      cwd: home,
+      env: { PATH: process.env.PATH ?? "", HOME: home, PARLEY_HOME: home },
+    });
+    let out = "";
+    child.stdout.on("data", (d) => {
+      out += String(d);
+    });
+    const code = await new Promise<number | null>((resolve) => child.on("exit", (c) => resolve(c)));
+    expect(out).toContain("✓ agent handshake:");
+    expect(out).toContain("✓ webchat: configured");
+    expect(out).not.toMatch(/http:\/\/\S+\?token=/);
+    expect(code).toBe(0);
+  }, 120_000);
 });

@@ -364,6 +364,7 @@ describe("redaction at both sinks", () => {
 describe("close", () => {
   it("a turn that produced nothing says so instead of leaving the user guessing", async () => {
     await turn([done]);
-    expect(fake.sentMessages(CHAT).map((m) => m.visible)).toEqual(["(no answer)"]);
+    // The notice and the turn's status line, in the one message the turn leaves.
+    expect(fake.sentMessages(CHAT).map((m) => m.visible)).toEqual(["(no answer)\n\nFinished in 0s"]);
   });
 });

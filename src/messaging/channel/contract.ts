@@ -11,6 +11,7 @@ import type { Logger } from "../base/logger.js";
 import type { QueueMode } from "../queue/mid-turn-router.js";
 import type { AuditSink } from "../security/audit.js";
 import type { TitleGenerator } from "../session/auto-title.js";
+import type { ContextThresholds } from "../session/context-thresholds.js";
 import type { SessionManager } from "../session/session-manager.js";
 import type { SessionStore } from "../session/session-store.js";
 import type { ApprovalMode } from "../turn/driver.js";
@@ -72,6 +73,8 @@ export interface ChannelDefaults {
   queueMode: QueueMode;
   /** Names the agent in session keys. */
   agentName: string;
+  /** When a conversation is told its context is filling up, and when it is compacted (default 80/90). */
+  contextThresholds?: ContextThresholds;
 }
 
 /** Everything a started channel gets from the gateway: one typed store, one complete pipeline. */

@@ -16,6 +16,7 @@ import type { QueuedItem, ReceiptSurface } from "../queue/receipt.js";
 import { stopRunningTurn } from "../queue/stop.js";
 import type { AuditSink } from "../security/audit.js";
 import { autoTitleStep } from "../session/auto-title.js";
+import { ContextWatch, DEFAULT_CONTEXT_THRESHOLDS } from "../session/context-thresholds.js";
 import { ConversationState } from "../session/generations.js";
 import { channelNamespaceOf } from "../session/keys.js";
 import { PrivacyModes } from "../session/privacy-mode.js";
@@ -107,6 +108,7 @@ export class ConversationHub<A, P = undefined> {
   private readonly grant: GrantControl;
   private readonly approvalMode: ApprovalMode;
   private readonly pipeline: TurnPipelineDeps;
+  private readonly context: ContextWatch;
 
   constructor(private readonly o: HubOptions<A, P>) {
     const c = o.ctx;
@@ -119,7 +121,23 @@ export class ConversationHub<A, P = undefined> {
     this.clock = c.clock;
     this.grant = c.grant;
     this.approvalMode = c.defaults.approvalMode;
-    this.pipeline = { ...c.pipeline, sessions: c.sessions, store: c.store, clock: c.clock };
+    this.context = new ContextWatch({
+      thresholds: c.defaults.contextThresholds ?? DEFAULT_CONTEXT_THRESHOLDS,
+      sessions: c.sessions,
+      logger: c.logger,
+      commands: { compact: o.commands.spell("compact"), new: o.commands.spell("new") },
+    });
+    this.pipeline = {
+      ...c.pipeline,
+      sessions: c.sessions,
+      store: c.store,
+      clock: c.clock,
+      // After every turn, inside its hold on the session: the context thresholds (notice, compaction).
+      postTurn: [
+        ...(c.pipeline.postTurn ?? []),
+        { name: "context_thresholds", run: (r) => this.afterTurn(r) },
+      ],
+    };
     this.approvals = new ChannelApprovals({
       channel: this.channel,
       timers: this.clock,
@@ -450,6 +468,18 @@ export class ConversationHub<A, P = undefined> {
 
   private muted(key: string): boolean {
     return deliveryIsMuted(this.store, key, this.channel, this.logger);
+  }
+
+  /** The context thresholds after a turn that ended normally, its notices sent to the conversation. */
+  private async afterTurn(result: TurnResult): Promise<void> {
+    if (!result.ok) return;
+    const key = result.sessionKey;
+    const address = this.addresses.get(key);
+    if (address === undefined) return;
+    await this.context.afterTurn(key, result.contextUsagePct, {
+      notify: (text) => this.o.surface.reply(address, text),
+      muted: () => this.muted(key),
+    });
   }
 
   /** The receipt bubble of a session's conversation; silent while the conversation is muted. */

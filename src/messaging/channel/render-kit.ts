@@ -1,32 +1,65 @@
 /**
  * The render kit: what every channel's renderer shows the same way, written once. The turn-status
- * line, the no-answer notice, the steer chip, the approval outcome labels and typed-reply hint, the
- * edit throttle and the serial operation queue. Sealing stays each channel's own (platforms differ
+ * line, the no-answer and fresh-session notices, the steer chip, the approval outcome labels and
+ * typed-reply hint, the edit throttle and the serial operation queue (the live status line and the
+ * paragraph rule around tool calls: live-status.ts). Sealing stays each channel's own (platforms differ
  * in what a message can be); these are the parts that must not differ.
  */
 import type { ApprovalVerdict } from "../approval/approvals.js";
 import type { Timers } from "../base/clock.js";
 import { oneLine } from "../text/clip.js";
+import type { SessionResumeCause } from "../turn/provider-events.js";
 import type { PromptOption } from "../turn/renderer.js";
-import { formatTurnStatus } from "./phase-ladder.js";
+import { formatElapsed, formatTurnStatus } from "./phase-ladder.js";
 
-/** "Finished in 3s · 🟢 ctx 12%", prefixed by how the turn ended when it did not end normally. */
+/**
+ * "Finished in 3s · 🟢 ctx 12%", prefixed by how the turn ended when it did not end normally. A
+ * failed turn says why when the reason is known (`error`, already one redacted line), unless the
+ * caller shows the reason elsewhere (the no-answer notice carries it: `reasonShown`).
+ */
 export function turnStatusLine(
   stopReason: string,
-  status: { elapsedMs: number; contextUsagePct?: number },
+  status: { elapsedMs: number; contextUsagePct?: number; error?: string; reasonShown?: boolean },
 ): string {
   const line = formatTurnStatus(status);
   if (stopReason === "cancelled") return `🛑 Stopped · ${line}`;
-  if (stopReason === "error") return `⚠️ ${line}`;
+  if (stopReason === "error") {
+    if (status.error && !status.reasonShown)
+      return `⚠️ Failed after ${formatElapsed(status.elapsedMs)}: ${status.error}`;
+    return `⚠️ ${line}`;
+  }
   return line;
 }
 
 /**
  * What a turn that produced nothing leaves behind: never a spinner, never an empty bubble. A failed
- * turn points at the way out (`newCommand` as the channel spells it).
+ * turn says why (`error`: one redacted line) and points at the way out (`newCommand` as the channel
+ * spells it).
  */
-export function noAnswerNotice(failed: boolean, newCommand: string): string {
-  return failed ? `⚠️ The agent did not answer. Try again, or ${newCommand} to start fresh.` : "(no answer)";
+export function noAnswerNotice(failed: boolean, newCommand: string, error?: string): string {
+  if (!failed) return "(no answer)";
+  const way = `Try again, or ${newCommand} to start fresh.`;
+  if (!error) return `⚠️ The agent did not answer. ${way}`;
+  return `⚠️ ${error.charAt(0).toUpperCase()}${error.slice(1)}\n${way}`;
+}
+
+/** Why the conversation's agent session had been closed, as the fresh-session notice says it. */
+const CLOSED_BECAUSE: Readonly<Record<SessionResumeCause, string>> = {
+  idle: "it had been idle",
+  capacity: "its place was needed for another conversation",
+  agent_exited: "the agent stopped",
+  post_cancel: "it had to be reopened after a stop",
+  replaced: "the agent was restarted",
+};
+
+/**
+ * The agent session was reopened without its history: the user must know that what they said
+ * before is gone, or the next answer reads as the agent having forgotten on a whim.
+ */
+export function freshSessionNotice(cause: SessionResumeCause, reason: string): string {
+  const why = CLOSED_BECAUSE[cause] ?? "it had been closed";
+  const detail = reason ? ` (${oneLine(reason, 200)})` : "";
+  return `⚠️ I had to start a fresh agent session because ${why}${detail}: the earlier context of this conversation is gone.`;
 }
 
 /** Quoted user words opening the continuation after a steer; one line, bounded. */
@@ -55,14 +88,23 @@ export function approvalOutcomeLabel(outcome: ApprovalOutcome): string {
 }
 
 /**
- * The typed-reply line under a prompt, naming only the choices the prompt offers and read the way
- * the prompt is answered: "Or reply …" beside buttons, "Reply …" without them.
+ * The typed-reply line under a prompt, naming exactly the choices the user can see and read the way
+ * the prompt is answered: "Or reply …" beside buttons, "Reply …" without them. `shown` is what the
+ * buttons offer (a channel may show fewer buttons than the agent's options), or the prompt's options
+ * when it has no buttons: a hint that offers "3" beside two buttons, or omits it beside three,
+ * reads as a different question.
  */
-export function typedReplyHint(options: readonly PromptOption[], withButtons: boolean): string {
-  const verdicts = new Set(options.map((o) => o.verdict));
-  const parts = [`1 to approve`, `2 to deny`];
+export function typedReplyHint(
+  shown: readonly Pick<PromptOption, "verdict">[],
+  withButtons: boolean,
+): string {
+  const verdicts = new Set(shown.map((o) => o.verdict));
+  const parts: string[] = [];
+  if (verdicts.has("approve")) parts.push("1 to approve");
+  if (verdicts.has("deny") || verdicts.size === 0) parts.push("2 to deny");
   if (verdicts.has("approve_always")) parts.push("3 to always allow");
-  const list = parts.length === 3 ? `${parts[0]}, ${parts[1]}, ${parts[2]}` : `${parts[0]} or ${parts[1]}`;
+  // "1 to approve or 2 to deny"; three read as a list: "1 to approve, 2 to deny, 3 to always allow".
+  const list = parts.length === 2 ? `${parts[0]} or ${parts[1]}` : parts.join(", ");
   return `${withButtons ? "Or reply" : "Reply"} ${list}.`;
 }
 

@@ -102,29 +102,40 @@ export async function compactSession<P extends ControlledProvider>(
     return sessions.activeKeys().includes(key) ? COMPACT_BUSY : COMPACT_NOTHING;
   }
   try {
-    // existingProvider, never provider(): spawning an agent only to compact its empty context is waste.
-    const provider = await sessions.existingProvider(key);
-    if (!provider) return COMPACT_NOTHING;
-    // A turn started outside the lock still owns the agent: never send a prompt beside it.
-    if (provider.hasActiveTurn()) return COMPACT_BUSY;
-    // Compaction exists only when the agent advertised it; the fresh session is the honest fallback.
-    if (!provider.compact || !provider.supportsCompaction?.())
-      return compactUnsupportedReply(copy.newCommand);
-    let outcome: CompactOutcome;
-    try {
-      outcome = await provider.compact();
-    } catch (error) {
-      // A dead agent stays dead: replace it now (the model choice carries over) so the next message
-      // starts cleanly instead of meeting the same error, as a failed turn does.
-      if (agentIsGone(error)) await sessions.hardStop(key);
-      return compactFailedReply(error);
-    }
-    // The receipt states what already happened: success only when the agent finished normally.
-    if (!outcome.ok) return compactFailedReply(outcome.error ?? "the agent did not finish the compaction");
-    return compactedReply(outcome.contextUsagePct);
+    return await compactHeldSession(sessions, key, copy);
   } finally {
     release();
   }
+}
+
+/**
+ * The compaction itself, for a caller that already holds the session's lock (the post-turn context
+ * step runs inside the turn's own hold). Returns the reply text.
+ */
+export async function compactHeldSession<P extends ControlledProvider>(
+  sessions: SessionManager<P>,
+  key: string,
+  copy: { newCommand: string },
+): Promise<string> {
+  // existingProvider, never provider(): spawning an agent only to compact its empty context is waste.
+  const provider = await sessions.existingProvider(key);
+  if (!provider) return COMPACT_NOTHING;
+  // A turn started outside the lock still owns the agent: never send a prompt beside it.
+  if (provider.hasActiveTurn()) return COMPACT_BUSY;
+  // Compaction exists only when the agent advertised it; the fresh session is the honest fallback.
+  if (!provider.compact || !provider.supportsCompaction?.()) return compactUnsupportedReply(copy.newCommand);
+  let outcome: CompactOutcome;
+  try {
+    outcome = await provider.compact();
+  } catch (error) {
+    // A dead agent stays dead: replace it now (the model choice carries over) so the next message
+    // starts cleanly instead of meeting the same error, as a failed turn does.
+    if (agentIsGone(error)) await sessions.hardStop(key);
+    return compactFailedReply(error);
+  }
+  // The receipt states what already happened: success only when the agent finished normally.
+  if (!outcome.ok) return compactFailedReply(outcome.error ?? "the agent did not finish the compaction");
+  return compactedReply(outcome.contextUsagePct);
 }
 
 export type ModelMenuResult = { menu: ModelMenu } | { reply: string };

@@ -12,6 +12,7 @@ import { silentLogger } from "../base/logger.js";
 import type { AuditSink } from "../security/audit.js";
 import { redactAll, StreamRedactor } from "../security/index.js";
 import { isProviderEvent } from "./event-guard.js";
+import { failureReason } from "./failure.js";
 import { COMPACTION_RECEIPT, CompactionNoticeFilter, SteerFrameParser } from "./frames.js";
 import type {
   PermissionOption,
@@ -22,6 +23,7 @@ import type {
 } from "./provider-events.js";
 import type { PromptOption, Renderer } from "./renderer.js";
 import {
+  AGENT_STATUS,
   COMPACTION,
   DONE,
   PROMPT_CHOICE,
@@ -29,6 +31,7 @@ import {
   TEXT_CHUNK,
   THINKING,
   TOOL_CALL,
+  TOOL_UPDATE,
 } from "./renderer.js";
 
 export const APPROVAL_AUTO = "auto";
@@ -103,6 +106,8 @@ export class TurnDriver {
   private readonly consumedDirectives = new Set<string>();
   private readonly subagentCalls = new Set<string>();
   private accumulated = "";
+  /** The context usage the agent last reported in this turn (the turn-status line shows it). */
+  private usagePct: number | undefined;
   /** The stop reason of the last run ("error" when the provider failed). */
   stopReason = "";
 
@@ -132,7 +137,7 @@ export class TurnDriver {
           await this.flushText();
           this.stopReason = raw.stopReason;
           done = true;
-          await this.emit({ kind: DONE, stopReason: raw.stopReason });
+          await this.emit({ kind: DONE, stopReason: raw.stopReason, ...this.usage() });
           continue;
         }
         // The common case stays off the async call chain: one promise per emitted chunk, none per
@@ -148,12 +153,13 @@ export class TurnDriver {
         // A stream that ended without `complete` still ends the turn for the renderer.
         await this.flushText();
         this.stopReason = "end_turn";
-        await this.emit({ kind: DONE, stopReason: "end_turn" });
+        await this.emit({ kind: DONE, stopReason: "end_turn", ...this.usage() });
       }
     } catch (error) {
       await this.flushText();
       this.stopReason = "error";
-      await this.emit({ kind: DONE, stopReason: "error" });
+      // The reason reaches the chat (redacted, one line): a failed turn never ends in silence.
+      await this.emit({ kind: DONE, stopReason: "error", error: failureReason(error), ...this.usage() });
       throw error;
     }
     return this.accumulated;
@@ -169,7 +175,12 @@ export class TurnDriver {
     this.consumedDirectives.clear();
     this.subagentCalls.clear();
     this.accumulated = "";
+    this.usagePct = undefined;
     this.stopReason = "";
+  }
+
+  private usage(): { contextUsagePct?: number } {
+    return this.usagePct === undefined ? {} : { contextUsagePct: this.usagePct };
   }
 
   private async handle(event: Exclude<ProviderEvent, { type: "complete" }>): Promise<void> {
@@ -199,6 +210,7 @@ export class TurnDriver {
         await this.flushText();
         return this.onPermission(event);
       case "compaction":
+        if (event.contextUsagePct !== undefined) this.usagePct = event.contextUsagePct;
         await this.flushText();
         // The summary body is protocol, never speech: only the terse receipt is rendered.
         return this.emit({
@@ -213,15 +225,38 @@ export class TurnDriver {
         if (event.toolCallId) this.subagentCalls.add(event.toolCallId);
         return;
       case "usage":
+        if (event.size > 0) this.usagePct = Math.min(100, Math.max(0, (event.used / event.size) * 100));
+        return;
       case "plan":
       case "available_commands":
         return;
-      // Issue 15's lifecycle notices: carried to the renderer by the channel work; inert until then.
-      case "tool_call_update":
+      case "tool_call_update": {
+        // Unknown ids included: an update may describe a call the agent announced before a resume.
+        const title = event.title === undefined ? undefined : redactAll(event.title);
+        if (title !== undefined) {
+          const known = this.tools.get(event.toolCallId);
+          this.tools.set(event.toolCallId, { title, purpose: known?.purpose ?? "" });
+        }
+        return this.emit({
+          kind: TOOL_UPDATE,
+          toolCallId: event.toolCallId,
+          ...(title !== undefined ? { title } : {}),
+          ...(event.kind !== undefined ? { toolKind: event.kind } : {}),
+          ...(event.status !== undefined ? { status: event.status } : {}),
+        });
+      }
       case "agent_wait":
-      case "session_resume":
+        return this.emit({ kind: AGENT_STATUS, status: { type: "waiting", position: event.position } });
       case "silence":
-        return;
+        return this.emit({ kind: AGENT_STATUS, status: { type: "silent", seconds: event.seconds } });
+      case "session_resume":
+        // A restored session is the normal case and says nothing; a fresh one lost the context.
+        if (event.outcome === "restored") return;
+        await this.flushText();
+        return this.emit({
+          kind: AGENT_STATUS,
+          status: { type: "fresh_session", cause: event.cause, reason: redactAll(event.reason) },
+        });
     }
   }
 

@@ -8,6 +8,13 @@ import type { ProviderEvent } from "./provider-events.js";
 const str = (v: unknown): v is string => typeof v === "string";
 const optStr = (v: unknown) => v === undefined || typeof v === "string";
 const optNum = (v: unknown) => v === undefined || (typeof v === "number" && Number.isFinite(v));
+const TOOL_STATUSES: ReadonlySet<unknown> = new Set([
+  undefined,
+  "pending",
+  "in_progress",
+  "completed",
+  "failed",
+]);
 
 export function isProviderEvent(value: unknown): value is ProviderEvent {
   if (typeof value !== "object" || value === null) return false;
@@ -51,13 +58,13 @@ export function isProviderEvent(value: unknown): value is ProviderEvent {
     case "available_commands":
       return Array.isArray(e.commands);
     case "tool_call_update":
-      return str(e.toolCallId) && optStr(e.title) && optStr(e.kind) && optStr(e.status);
+      return str(e.toolCallId) && optStr(e.title) && optStr(e.kind) && TOOL_STATUSES.has(e.status);
     case "agent_wait":
-      return typeof e.position === "number";
+      return typeof e.position === "number" && Number.isFinite(e.position);
     case "session_resume":
       return (e.outcome === "restored" || e.outcome === "fresh") && str(e.cause) && str(e.reason);
     case "silence":
-      return typeof e.seconds === "number";
+      return typeof e.seconds === "number" && Number.isFinite(e.seconds);
     default:
       return false;
   }

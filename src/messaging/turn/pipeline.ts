@@ -22,9 +22,10 @@ import { bindOriginMirror, channelNamespaceOf } from "../session/keys.js";
 import type { ManagedProvider, SessionManager } from "../session/session-manager.js";
 import type { TurnPolicy, TurnSource } from "./driver.js";
 import { TurnDriver } from "./driver.js";
+import { failureReason, startFailureReason } from "./failure.js";
 import type { PromptContent } from "./provider-events.js";
 import type { Renderer } from "./renderer.js";
-import { SilentRenderer } from "./renderer.js";
+import { DONE, SilentRenderer } from "./renderer.js";
 
 /** The store slice the pipeline needs; the SessionStore satisfies it. */
 export interface TurnStore extends LinkStore {
@@ -200,6 +201,22 @@ export async function runTurnPipeline(deps: TurnPipelineDeps, turn: TurnRequest)
     // A stop that landed while the files were still downloading ended the turn, not a failure.
     result.stopReason ||= stage === "ingest" && turn.signal?.aborted ? "cancelled" : "error";
     log.error("turn failed", { session: turn.sessionKey, error: String(error) });
+    if (!driverEnded(stage)) {
+      // The driver never ran (the agent could not be started, a file could not be fetched), so it
+      // could not end the turn on screen: the renderer hears how it ended here, with the reason.
+      const ending =
+        result.stopReason === "error"
+          ? {
+              stopReason: "error",
+              error: stage === "setup" ? startFailureReason(error) : failureReason(error),
+            }
+          : { stopReason: result.stopReason };
+      try {
+        await renderer.dispatch({ kind: DONE, ...ending });
+      } catch (e) {
+        log.error("renderer failed to show the failure", { session: turn.sessionKey, error: String(e) });
+      }
+    }
     // A provider that failed mid-turn (exit, protocol garbage) stays failed: replace it so the next
     // message starts cleanly instead of meeting the same error. An ingest that failed before the
     // agent was prompted is not the agent's failure: the agent is kept.
@@ -235,6 +252,11 @@ export async function runTurnPipeline(deps: TurnPipelineDeps, turn: TurnRequest)
     turn.release();
   }
   return result;
+}
+
+/** The driver was handed the prompt: it ended the turn on screen itself (with the reason). */
+function driverEnded(stage: "setup" | "ingest" | "prompted"): boolean {
+  return stage === "prompted";
 }
 
 /**

@@ -3,7 +3,7 @@
  * own golden tests record platform calls instead; this one pins the driver's output contract.
  */
 import type { TransportCapabilities } from "../channel/capabilities.js";
-import type { PromptOption } from "./renderer.js";
+import type { AgentStatus, PromptOption, ToolChange, TurnEnding } from "./renderer.js";
 import { Renderer } from "./renderer.js";
 
 export type RecordedCall =
@@ -11,6 +11,8 @@ export type RecordedCall =
   | { call: "onTextChunk"; text: string }
   | { call: "onThinking"; text: string }
   | { call: "onToolCall"; toolCallId: string; title: string; toolKind: string; toolPurpose: string }
+  | ({ call: "onToolUpdate"; toolCallId: string } & ToolChange)
+  | { call: "onAgentStatus"; status: AgentStatus }
   | {
       call: "onPromptChoice";
       requestId: string;
@@ -19,7 +21,7 @@ export type RecordedCall =
       toolPurpose: string;
     }
   | { call: "onCompaction"; contextUsagePct: number | null; receipt: string }
-  | { call: "onDone"; stopReason: string }
+  | ({ call: "onDone"; stopReason: string } & TurnEnding)
   | { call: "onSteerConsumed"; steerId: string; summary: string }
   | { call: "close" };
 
@@ -46,6 +48,12 @@ export class RecordingRenderer extends Renderer {
   async onToolCall(toolCallId: string, title: string, toolKind: string, toolPurpose: string): Promise<void> {
     this.calls.push({ call: "onToolCall", toolCallId, title, toolKind, toolPurpose });
   }
+  async onToolUpdate(toolCallId: string, change: ToolChange): Promise<void> {
+    this.calls.push({ call: "onToolUpdate", toolCallId, ...change });
+  }
+  async onAgentStatus(status: AgentStatus): Promise<void> {
+    this.calls.push({ call: "onAgentStatus", status });
+  }
   async onPromptChoice(
     options: PromptOption[],
     requestId: string,
@@ -64,8 +72,8 @@ export class RecordingRenderer extends Renderer {
   async onCompaction(contextUsagePct: number | undefined, receipt: string): Promise<void> {
     this.calls.push({ call: "onCompaction", contextUsagePct: contextUsagePct ?? null, receipt });
   }
-  async onDone(stopReason: string): Promise<void> {
-    this.calls.push({ call: "onDone", stopReason });
+  async onDone(stopReason: string, ending: TurnEnding = {}): Promise<void> {
+    this.calls.push({ call: "onDone", stopReason, ...ending });
   }
   override async onSteerConsumed(summary: string, steerId: string): Promise<void> {
     this.calls.push({ call: "onSteerConsumed", steerId, summary });

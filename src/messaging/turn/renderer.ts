@@ -6,6 +6,7 @@ import { randomBytes, timingSafeEqual } from "node:crypto";
 import { ParleyError } from "../base/errors.js";
 import type { TransportCapabilities } from "../channel/capabilities.js";
 import { DEFAULT_CAPABILITIES } from "../channel/capabilities.js";
+import type { SessionResumeCause } from "./provider-events.js";
 
 export const TEXT_CHUNK = "text_chunk";
 export const THINKING = "thinking";
@@ -14,16 +15,48 @@ export const PROMPT_CHOICE = "prompt_choice";
 export const COMPACTION = "compaction";
 export const DONE = "done";
 export const STEER_CONSUMED = "steer_consumed";
+export const TOOL_UPDATE = "tool_update";
+export const AGENT_STATUS = "agent_status";
 
 export const OUTPUT_KINDS: ReadonlySet<string> = new Set([
   TEXT_CHUNK,
   THINKING,
   TOOL_CALL,
+  TOOL_UPDATE,
   PROMPT_CHOICE,
   COMPACTION,
+  AGENT_STATUS,
   DONE,
   STEER_CONSUMED,
 ]);
+
+/** How a turn ended, beyond its stop reason. */
+export interface TurnEnding {
+  /** Why a failed turn (stopReason "error") failed: one redacted line a user may read. */
+  error?: string;
+  /** The agent's context usage (0..100) as last reported during the turn, when it reported one. */
+  contextUsagePct?: number;
+}
+
+export type ToolStatus = "pending" | "in_progress" | "completed" | "failed";
+
+/** What the agent changed about a tool call it announced (only the fields it changed; title redacted). */
+export interface ToolChange {
+  title?: string;
+  toolKind?: string;
+  status?: ToolStatus;
+}
+
+/**
+ * What the user should know about the agent itself, beside its answer: the conversation waits in
+ * line for a free agent; the agent has sent nothing for a while; or its session had to be started
+ * afresh and the earlier context is gone. (A session restored with its history says nothing: that
+ * is the normal case.)
+ */
+export type AgentStatus =
+  | { type: "waiting"; position: number }
+  | { type: "silent"; seconds: number }
+  | { type: "fresh_session"; cause: SessionResumeCause; reason: string };
 
 /** One choice of an approval prompt. `verdict` says what pressing it means. */
 export interface PromptOption {
@@ -36,6 +69,8 @@ export type OutputEvent =
   | { kind: typeof TEXT_CHUNK; text: string }
   | { kind: typeof THINKING; text: string }
   | { kind: typeof TOOL_CALL; toolCallId: string; title: string; toolKind: string; toolPurpose: string }
+  | ({ kind: typeof TOOL_UPDATE; toolCallId: string } & ToolChange)
+  | { kind: typeof AGENT_STATUS; status: AgentStatus }
   | {
       kind: typeof PROMPT_CHOICE;
       requestId: string;
@@ -47,7 +82,7 @@ export type OutputEvent =
       nonce: string;
     }
   | { kind: typeof COMPACTION; contextUsagePct: number | undefined; receipt: string }
-  | { kind: typeof DONE; stopReason: string }
+  | ({ kind: typeof DONE; stopReason: string } & TurnEnding)
   | { kind: typeof STEER_CONSUMED; steerId: string; summary: string };
 
 export type OutputKind = OutputEvent["kind"];
@@ -79,6 +114,12 @@ export abstract class Renderer {
         return this.onThinking(event.text);
       case TOOL_CALL:
         return this.onToolCall(event.toolCallId, event.title, event.toolKind, event.toolPurpose);
+      case TOOL_UPDATE: {
+        const { kind: _kind, toolCallId, ...change } = event;
+        return this.onToolUpdate(toolCallId, change);
+      }
+      case AGENT_STATUS:
+        return this.onAgentStatus(event.status);
       case PROMPT_CHOICE:
         return this.onPromptChoice(event.options, event.requestId, {
           toolTitle: event.toolTitle,
@@ -87,8 +128,10 @@ export abstract class Renderer {
         });
       case COMPACTION:
         return this.onCompaction(event.contextUsagePct, event.receipt);
-      case DONE:
-        return this.onDone(event.stopReason);
+      case DONE: {
+        const { kind: _kind, stopReason, ...ending } = event;
+        return this.onDone(stopReason, ending);
+      }
       case STEER_CONSUMED:
         return this.onSteerConsumed(event.summary, event.steerId);
       default: {
@@ -112,13 +155,18 @@ export abstract class Renderer {
     toolKind: string,
     toolPurpose: string,
   ): Promise<void>;
+  /** The agent retitled a tool call, or it moved on (completed, failed): the live line follows it. */
+  abstract onToolUpdate(toolCallId: string, change: ToolChange): Promise<void>;
+  /** A notice about the agent (waiting for one, silence, a fresh session): see AgentStatus. */
+  abstract onAgentStatus(status: AgentStatus): Promise<void>;
   abstract onPromptChoice(
     options: PromptOption[],
     requestId: string,
     context: { toolTitle: string; toolPurpose: string; nonce: string },
   ): Promise<void>;
   abstract onCompaction(contextUsagePct: number | undefined, receipt: string): Promise<void>;
-  abstract onDone(stopReason: string): Promise<void>;
+  /** The turn ended; a failed one (stopReason "error") says why in `ending.error` when it is known. */
+  abstract onDone(stopReason: string, ending?: TurnEnding): Promise<void>;
   /** The hub hands over the user's own words for the steer chip (not the backend's echo). */
   noteSteer?(text: string): void;
   /** Write a decided prompt's outcome onto the prompt itself and retire its widgets. */
@@ -139,6 +187,8 @@ export class SilentRenderer extends Renderer {
   async onTextChunk(): Promise<void> {}
   async onThinking(): Promise<void> {}
   async onToolCall(): Promise<void> {}
+  async onToolUpdate(): Promise<void> {}
+  async onAgentStatus(): Promise<void> {}
   async onPromptChoice(): Promise<void> {}
   async onCompaction(): Promise<void> {}
   async onDone(): Promise<void> {}

@@ -173,7 +173,71 @@ describe("TurnDriver: streaming and framing", () => {
     const renderer = new RecordingRenderer();
     const driver = new TurnDriver({ provider, renderer, audit: new MemoryAuditSink(), sessionKey: "k" });
     await expect(driver.run("go")).rejects.toThrow("agent exited");
-    expect(renderer.calls.at(-1)).toEqual({ call: "onDone", stopReason: "error" });
+    // The reason travels with the ending: the chat shows why, not only that it failed.
+    expect(renderer.calls.at(-1)).toEqual({ call: "onDone", stopReason: "error", error: "agent exited" });
+  });
+});
+
+describe("TurnDriver: the agent's lifecycle notices", () => {
+  const AKIA = "AKIAQ7ZR3M5TXW2KP9VB";
+
+  it("a tool retitle and status reach the renderer, redacted like the call itself", async () => {
+    const provider = new ScriptedProvider([
+      [
+        { type: "tool_call", toolCallId: "t1", title: "Terminal", kind: "execute" },
+        { type: "tool_call_update", toolCallId: "t1", title: `curl -H ${AKIA}`, status: "in_progress" },
+        { type: "tool_call_update", toolCallId: "t1", status: "completed" },
+        { type: "complete", stopReason: "end_turn" },
+      ],
+    ]);
+    const renderer = new RecordingRenderer();
+    await new TurnDriver({ provider, renderer, audit: new MemoryAuditSink(), sessionKey: "k" }).run("go");
+    const updates = renderer.calls.filter((c) => c.call === "onToolUpdate");
+    expect(updates).toEqual([
+      {
+        call: "onToolUpdate",
+        toolCallId: "t1",
+        title: expect.stringMatching(/^curl -H /),
+        status: "in_progress",
+      },
+      { call: "onToolUpdate", toolCallId: "t1", status: "completed" },
+    ]);
+    expect(renderer.allStrings().join("\n")).not.toContain(AKIA);
+  });
+
+  it("a wait in line, a silence and a fresh session become agent statuses; a restored session says nothing", async () => {
+    const provider = new ScriptedProvider([
+      [
+        { type: "agent_wait", position: 2 },
+        { type: "session_resume", outcome: "restored", cause: "idle", reason: "restored" },
+        { type: "session_resume", outcome: "fresh", cause: "agent_exited", reason: `key ${AKIA} lost` },
+        { type: "silence", seconds: 30 },
+        { type: "complete", stopReason: "end_turn" },
+      ],
+    ]);
+    const renderer = new RecordingRenderer();
+    await new TurnDriver({ provider, renderer, audit: new MemoryAuditSink(), sessionKey: "k" }).run("go");
+    const statuses = renderer.calls.flatMap((c) => (c.call === "onAgentStatus" ? [c.status] : []));
+    expect(statuses).toEqual([
+      { type: "waiting", position: 2 },
+      { type: "fresh_session", cause: "agent_exited", reason: expect.stringMatching(/^key .* lost$/) },
+      { type: "silent", seconds: 30 },
+    ]);
+    expect(renderer.allStrings().join("\n")).not.toContain(AKIA);
+  });
+
+  it("a failure's reason is one redacted line", async () => {
+    const provider = new ScriptedProvider([[{ throws: `API Error\n  at call (${AKIA})` }]]);
+    const renderer = new RecordingRenderer();
+    const driver = new TurnDriver({ provider, renderer, audit: new MemoryAuditSink(), sessionKey: "k" });
+    await expect(driver.run("go")).rejects.toThrow();
+    const done = renderer.calls.at(-1);
+    expect(done).toMatchObject({
+      call: "onDone",
+      stopReason: "error",
+      error: expect.stringMatching(/^API Error at call/),
+    });
+    expect(JSON.stringify(done)).not.toContain(AKIA);
   });
 });
 

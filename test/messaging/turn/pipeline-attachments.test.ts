@@ -226,7 +226,11 @@ describe("runTurnPipeline: attachments", () => {
     );
     expect(result.ok).toBe(false);
     expect(s.provider.prompts).toEqual([]);
-    expect(s.renderer.calls).toEqual([{ call: "close" }]);
+    // The driver never ran, so the pipeline ends the turn on screen itself, with the reason.
+    expect(s.renderer.calls).toEqual([
+      { call: "onDone", stopReason: "error", error: expect.stringMatching(/^ENOENT: .*mkdtemp/) },
+      { call: "close" },
+    ]);
     // A replacement would be under way by now (hardStop closes the provider after one await).
     await settle();
     expect(s.provider.closed).toBe(false);

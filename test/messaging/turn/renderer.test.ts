@@ -17,6 +17,8 @@ describe("Renderer.dispatch", () => {
       { kind: "text_chunk", text: "hi" },
       { kind: "thinking", text: "hmm" },
       { kind: "tool_call", toolCallId: "t1", title: "Read", toolKind: "read", toolPurpose: "look" },
+      { kind: "tool_update", toolCallId: "t1", title: "cat a.txt", status: "completed" },
+      { kind: "agent_status", status: { type: "waiting", position: 2 } },
       {
         kind: "prompt_choice",
         requestId: "r1",
@@ -34,12 +36,20 @@ describe("Renderer.dispatch", () => {
       "onTextChunk",
       "onThinking",
       "onToolCall",
+      "onToolUpdate",
+      "onAgentStatus",
       "onPromptChoice",
       "onCompaction",
       "onSteerConsumed",
       "onDone",
     ]);
-    expect(OUTPUT_KINDS.size).toBe(7);
+    expect(r.calls[3]).toEqual({
+      call: "onToolUpdate",
+      toolCallId: "t1",
+      title: "cat a.txt",
+      status: "completed",
+    });
+    expect(OUTPUT_KINDS.size).toBe(9);
     for (const e of events) expect(OUTPUT_KINDS.has(e.kind)).toBe(true);
   });
 
