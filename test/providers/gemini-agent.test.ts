@@ -81,24 +81,31 @@ describe("Gemini CLI (--acp) against a fake Gemini API", () => {
     expect(textOf(events)).toContain("parley-was-here");
   }, 60_000);
 
-  it("idle: the session closes and the process exits; the next message is answered, and told when it starts fresh", async () => {
-    // Gemini CLI 0.61.0 (pinned) advertises loadSession, but its session/load does not find a session
-    // made over ACP (observed: "Invalid session identifier" on the same process, "No previous
-    // sessions found" on a new one, whose startup rewrites the transcript first). parley must then
-    // start fresh and say so, not hide it.
+  it("idle: the session closes and the process exits; the next message is answered, and what parley says about the earlier turns is true", async () => {
+    // Gemini CLI 0.61.0 (pinned) advertises loadSession, but its session/load usually does not find
+    // a session made over ACP (observed: "Invalid session identifier" on the same process, "No
+    // previous sessions found" on a new one, whose startup rewrites the transcript first); on a busy
+    // machine it sometimes does. Either way parley must tell the truth: "fresh" only when the model
+    // really lost the earlier turn, silence only when it really kept it.
     const { pool, p } = gemini({ idleTimeoutMs: 1_000 });
     await collect(p.prompt("my favourite colour is teal"));
     const pid = p.pid as number;
     await vi.waitFor(() => expect(processGroup(pid)).toEqual([]), { timeout: 10_000, interval: 200 });
     expect(pool.stats().processes).toBe(0);
     const next = await collect(p.prompt("which colour?"));
-    const resumed = next.find((e) => e.type === "session_resume");
-    expect(resumed).toMatchObject({ outcome: "fresh", cause: "idle" });
-    expect((resumed as { reason: string }).reason).toMatch(
-      /^the agent could not restore the earlier session \(agent could not load the session: /,
-    );
     expect(textOf(next)).toBe("ECHO: which colour?");
-    // Fresh indeed: the earlier turn is not in what the model sees (a fixed CLI fails this line).
-    expect(userTexts()).not.toContain("my favourite colour is teal");
+    const resumed = next.find((e) => e.type === "session_resume") as
+      | { outcome: string; cause: string; reason?: string }
+      | undefined;
+    expect(resumed?.cause).toBe("idle");
+    if (resumed?.outcome === "fresh") {
+      expect(resumed.reason).toMatch(
+        /^the agent could not restore the earlier session \(agent could not load the session: /,
+      );
+      expect(userTexts()).not.toContain("my favourite colour is teal");
+    } else {
+      expect(resumed?.outcome).toBe("restored");
+      expect(userTexts()).toContain("my favourite colour is teal");
+    }
   }, 60_000);
 });
