@@ -1,6 +1,8 @@
 /**
- * `parley doctor`: what the gateway would do with this config and environment, per channel,
- * without starting anything and without ever printing a secret (only setting NAMES appear).
+ * `parley doctor`: what the gateway would do with this config and environment, per channel, and
+ * the state of its store (path, schema version, size, a full integrity check, messages accepted but
+ * not yet answered), without starting anything and without ever printing a secret (only setting
+ * NAMES appear).
  */
 import type { ChannelEntry } from "../messaging/channel/contract.js";
 import { probeChannel } from "../messaging/channel/contract.js";
@@ -10,13 +12,18 @@ import { resolveAgent } from "./gateway.js";
 import { checkHome } from "./home-checks.js";
 import { processIsAlive } from "./home-lock.js";
 import { CHANNELS } from "./registry.js";
+import { storeReport, storeReportLines } from "./store-report.js";
 
 export interface DoctorReport {
   lines: string[];
   healthy: boolean;
 }
 
-export function doctor(loaded: LoadedConfig, channels: readonly ChannelEntry[] = CHANNELS): DoctorReport {
+export async function doctor(
+  loaded: LoadedConfig,
+  channels: readonly ChannelEntry[] = CHANNELS,
+  nowMs: number = Date.now(),
+): Promise<DoctorReport> {
   const lines: string[] = [];
   let healthy = true;
   lines.push(`config: ${loaded.sources.length ? loaded.sources.join(" + ") : "defaults (no config file)"}`);
@@ -36,6 +43,10 @@ export function doctor(loaded: LoadedConfig, channels: readonly ChannelEntry[] =
   const home = checkHome(loaded.home, processIsAlive);
   lines.push(...home.lines);
   healthy &&= home.healthy;
+  // Read-only (safe while parley runs); a damaged store is reported with its repair, never touched.
+  const store = storeReportLines(await storeReport(loaded.home), nowMs);
+  lines.push(...store.lines);
+  healthy &&= store.healthy;
   for (const entry of channels) {
     const probe = probeChannel(
       entry,

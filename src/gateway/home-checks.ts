@@ -5,7 +5,7 @@
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { decodeStore, SESSION_STORE_FILE } from "../messaging/session/file-session-store.js";
+import { decodeStore, SESSION_STORE_FILE } from "../messaging/session/legacy-session-file.js";
 import {
   decodeExpectations,
   expectationsRepairHint,

@@ -13,6 +13,7 @@ import type { Timers } from "../messaging/base/clock.js";
 import { realClock } from "../messaging/base/clock.js";
 import type { Logger } from "../messaging/base/logger.js";
 import { silentLogger } from "../messaging/base/logger.js";
+import { TurnParts } from "../messaging/channel/delivery.js";
 import { DEFAULT_LADDER_TIMINGS } from "../messaging/channel/phase-ladder.js";
 import {
   approvalOutcomeLabel,
@@ -52,6 +53,8 @@ export interface TelegramRendererOptions {
   logger?: Logger;
   /** Local images to upload after the text; absent = paths stay text (the honest degradation). */
   uploads?: UploadPolicy;
+  /** The turn's outbound parts: every message this renderer creates goes through them. */
+  parts?: TurnParts;
 }
 
 const STALL_SOFT = "🥱";
@@ -66,6 +69,7 @@ export class TelegramRenderer extends Renderer {
   private readonly typingIntervalMs: number;
   private readonly stallSoftMs: number;
   private readonly stallHardMs: number;
+  private readonly parts: TurnParts;
   private splitter = new StreamingSplitter(TELEGRAM_SOURCE_CAP);
   private live: { id: number; shown: string } | null = null;
   /** The quote chip waiting for the first real text of the post-steer segment. */
@@ -107,6 +111,7 @@ export class TelegramRenderer extends Renderer {
     this.typingIntervalMs = o.typingIntervalMs ?? 4000;
     this.stallSoftMs = o.stallSoftMs ?? DEFAULT_LADDER_TIMINGS.stallSoftMs;
     this.stallHardMs = o.stallHardMs ?? DEFAULT_LADDER_TIMINGS.stallHardMs;
+    this.parts = o.parts ?? TurnParts.unrecorded();
     this.startedAt = this.now();
     this.lastProgressAt = this.startedAt;
   }
@@ -384,7 +389,12 @@ export class TelegramRenderer extends Renderer {
   private async sendPhotos(files: readonly OutboundFile[]): Promise<void> {
     for (const album of albums(files)) {
       try {
-        await this.transport.sendPhotos(this.o.chatId, this.o.threadId, album);
+        // A photo cannot be edited into another: the same album is left alone, another is posted.
+        const landed = await this.parts.post(JSON.stringify(album.map((f) => [f.filename, f.bytes.length])), {
+          create: async () => String(await this.transport.sendPhotos(this.o.chatId, this.o.threadId, album)),
+          replace: async () => false,
+        });
+        if (landed === null) throw new Error("the photos did not land");
         this.answered = true;
       } catch (error) {
         this.log.warn("telegram: photo upload failed; restoring the references", { error: String(error) });
@@ -413,14 +423,33 @@ export class TelegramRenderer extends Renderer {
 
   // ── platform calls ────────────────────────────────────────────────────────────────────────
 
-  /** Post one body; null (and deliveryFailed) when it did not land. */
+  /**
+   * Post one body as the turn's next part (a resumed turn edits what its first run posted there);
+   * null (and deliveryFailed) when it did not land.
+   */
   private async post(html: string, keyboard?: TgInlineKeyboard, quiet = false): Promise<number | null> {
     try {
-      return await this.transport.postHtml(this.o.chatId, html, {
-        threadId: this.o.threadId,
-        replyMarkup: keyboard,
-        disableNotification: quiet,
+      const id = await this.parts.post(JSON.stringify([html, keyboard ?? null]), {
+        create: async () =>
+          String(
+            await this.transport.postHtml(this.o.chatId, html, {
+              threadId: this.o.threadId,
+              replyMarkup: keyboard,
+              disableNotification: quiet,
+            }),
+          ),
+        // The earlier part's buttons go unless this part has its own.
+        replace: async (earlier) => {
+          await this.transport.editHtml(
+            this.o.chatId,
+            Number(earlier),
+            html,
+            keyboard ?? { inline_keyboard: [] },
+          );
+          return true;
+        },
       });
+      return id === null ? null : Number(id);
     } catch (error) {
       this.deliveryFailed = true;
       this.log.error("telegram: send failed", { error: String(error) });

@@ -330,7 +330,7 @@ export class TelegramTransport extends MessagingTransport<TgUpdate> {
     chatId: string,
     threadId: string | undefined,
     files: readonly OutboundFile[],
-  ): Promise<void> {
+  ): Promise<number> {
     const ops = this.requireOps();
     if (!ops.file) throw new Error("telegram: this client cannot upload files");
     const file = ops.file.bind(ops);
@@ -341,13 +341,18 @@ export class TelegramTransport extends MessagingTransport<TgUpdate> {
     };
     if (files.length === 1) {
       const [only] = files as [OutboundFile];
-      await ops.call("sendPhoto", { ...common, photo: file(only.bytes, only.filename) });
-      return;
+      const sent = await ops.call<{ message_id: number }>("sendPhoto", {
+        ...common,
+        photo: file(only.bytes, only.filename),
+      });
+      return sent.message_id;
     }
-    await ops.call("sendMediaGroup", {
+    const sent = await ops.call<{ message_id: number }[]>("sendMediaGroup", {
       ...common,
       media: files.map((f) => ({ type: "photo", media: file(f.bytes, f.filename) })),
     });
+    // The album's first message stands for it (what the delivery ledger records).
+    return sent[0]?.message_id ?? 0;
   }
 
   async typing(chatId: string, threadId: string | undefined): Promise<void> {

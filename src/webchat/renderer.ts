@@ -8,6 +8,7 @@
  */
 import type { Timers } from "../messaging/base/clock.js";
 import { realClock } from "../messaging/base/clock.js";
+import { TurnParts } from "../messaging/channel/delivery.js";
 import {
   EditThrottle,
   noAnswerNotice,
@@ -28,6 +29,8 @@ export interface WebChatRendererOptions {
   now?: () => number;
   /** Minimum gap between two edits of the live bubble. */
   throttleMs?: number;
+  /** The turn's outbound parts: each bubble this renderer creates is named by the next part key. */
+  parts?: TurnParts;
 }
 
 /** Room kept under the cap for the chip line a sealed segment may carry. */
@@ -41,6 +44,7 @@ export class WebChatRenderer extends Renderer {
   private prefix = "";
   private status = "";
   private readonly throttle: EditThrottle;
+  private readonly parts: TurnParts;
   private readonly startedAt: number;
   private contextUsagePct: number | undefined;
   private posted = false;
@@ -57,6 +61,7 @@ export class WebChatRenderer extends Renderer {
     this.timers = options.timers ?? realClock;
     this.now = options.now ?? (() => Date.now());
     this.throttle = new EditThrottle(this.timers, this.now, options.throttleMs ?? 80, () => this.flushEdit());
+    this.parts = options.parts ?? TurnParts.unrecorded();
     this.startedAt = this.now();
     this.splitter = this.newSplitter();
   }
@@ -101,7 +106,7 @@ export class WebChatRenderer extends Renderer {
       nonce: context.nonce,
     }));
     const purpose = context.toolPurpose ? `\n\n${context.toolPurpose}` : "";
-    const id = this.transport.post(this.conversationId, {
+    const id = this.create({
       role: "approval",
       text: `🔐 **Permission needed:** ${context.toolTitle || "a tool"}${purpose}\n\n${typedReplyHint(options, buttons.length > 0)}`,
       buttons,
@@ -119,7 +124,7 @@ export class WebChatRenderer extends Renderer {
 
   async onCompaction(contextUsagePct: number | undefined, receipt: string): Promise<void> {
     if (contextUsagePct !== undefined) this.contextUsagePct = contextUsagePct;
-    if (receipt) this.transport.post(this.conversationId, { role: "system", text: receipt, final: true });
+    if (receipt) this.create({ role: "system", text: receipt, final: true });
   }
 
   override async onSteerConsumed(summary: string): Promise<void> {
@@ -154,7 +159,7 @@ export class WebChatRenderer extends Renderer {
 
   private ensureLive(): string {
     if (!this.liveId) {
-      this.liveId = this.transport.post(this.conversationId, {
+      this.liveId = this.create({
         role: "assistant",
         text: this.prefix,
         status: this.status,
@@ -162,6 +167,17 @@ export class WebChatRenderer extends Renderer {
       });
     }
     return this.liveId;
+  }
+
+  /**
+   * The one way this renderer creates a bubble: named by the turn's next part key, so the same part
+   * of a turn resumed after a restart replaces its bubble instead of adding a second one.
+   */
+  private create(bubble: Parameters<WebChatTransport["post"]>[1]): string {
+    return this.transport.post(this.conversationId, bubble, {
+      id: this.parts.nextKey(),
+      turn: this.parts.turnId,
+    });
   }
 
   private setStatus(status: string): void {
@@ -211,7 +227,7 @@ export class WebChatRenderer extends Renderer {
     const capped = applyOptionsCap(body, choices, this.capabilities);
     if (!this.liveId && !capped.body && capped.choices.length === 0 && !this.prefix) {
       if (this.status)
-        this.transport.post(this.conversationId, {
+        this.create({
           role: "system",
           text: "",
           status: this.status,

@@ -7,6 +7,7 @@ import { ParleyError } from "../messaging/base/errors.js";
 import { SHARED_HANDLERS } from "../messaging/channel/command-handlers.js";
 import type { ChannelContext, RunningChannel } from "../messaging/channel/contract.js";
 import { ConversationHub } from "../messaging/channel/hub.js";
+import type { TranscriptLine } from "../messaging/store/port.js";
 import { OWNER_PRINCIPAL, WebChatServer } from "./client.js";
 import { WEBCHAT_HELP_FOOTER, webchatCommands } from "./commands.js";
 import type { WebChatSettings } from "./index.js";
@@ -25,7 +26,7 @@ export interface WebChatStartOptions {
 
 /** The web chat without its server: transport, surface, hub and the frame intake over them. */
 export function assembleWebChat(ctx: ChannelContext<WebChatSettings>, options: WebChatStartOptions = {}) {
-  const transport = new WebChatTransport({ audit: ctx.audit });
+  const transport = new WebChatTransport({ audit: ctx.audit, now: () => ctx.clock.now() });
   const surface = new WebChatSurface({ transport, agentName: ctx.defaults.agentName, ...options }, ctx);
   const hub = new ConversationHub<string, WebChatExtra>({
     surface,
@@ -43,6 +44,21 @@ export function assembleWebChat(ctx: ChannelContext<WebChatSettings>, options: W
     },
   });
   return { transport, surface, hub, frames: new WebChatFrames(transport, surface, hub, ctx) };
+}
+
+/** Lines of history a reloaded page shows at most (older ones stay in the transcript: /history). */
+const HISTORY_ON_LOAD = 200;
+
+async function conversationHistory(ctx: ChannelContext, key: string): Promise<TranscriptLine[]> {
+  const history = ctx.pipeline.history;
+  if (!history || history.restricted(key)) return [];
+  try {
+    return await history.recent(key, HISTORY_ON_LOAD);
+  } catch (error) {
+    // The page still opens; what this process rendered is still shown.
+    ctx.logger.warn("webchat: reading the history failed", { error: String(error) });
+    return [];
+  }
 }
 
 export async function start(
@@ -63,18 +79,24 @@ export async function start(
   }
   const token = randomBytes(18).toString("base64url");
   const { transport, hub, frames } = assembleWebChat(ctx, options);
+  // Before the page can send anything new: a conversation's older message is answered first.
+  await hub.resume();
   const server = new WebChatServer({
     host,
     port,
     token,
     logger: ctx.logger,
     page: renderPage,
-    onConnect: (conn) =>
+    // A (re)loaded page gets the conversation's history too, from before any restart.
+    onConnect: async (conn) => {
+      transport.open(conn.conversationId);
+      const history = await conversationHistory(ctx, hub.keyOf(conn.conversationId));
       conn.send({
         type: "snapshot",
         conversationId: conn.conversationId,
-        bubbles: [...transport.open(conn.conversationId)],
-      }),
+        bubbles: transport.snapshot(conn.conversationId, history),
+      });
+    },
     onFrame: (conn, frame) => frames.handleFrame(conn, frame),
     onBadFrame: (conn, refusal) => frames.handleBadFrame(conn, refusal),
   });

@@ -21,7 +21,7 @@ import type { PipelineProvider } from "../../src/messaging/turn/pipeline.js";
 import type { ScriptedProviderOptions, ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
 import { ScriptedProvider } from "../../src/providers/scripted.js";
 import { FakeDiscord } from "../fakes/discord/server.js";
-import { testChannelContext } from "../helpers/channel-context.js";
+import { openTestStore, testChannelContext } from "../helpers/channel-context.js";
 import { ManualClock } from "../helpers/manual-clock.js";
 
 export const ALICE = "200000000000000001";
@@ -68,7 +68,9 @@ export async function startStack(o: {
   });
   const home = o.home ?? mkdtempSync(join(tmpdir(), "parley-discord-"));
   const { clock, ...overrides } = o.overrides ?? {};
+  const parley = await openTestStore(home, clock ? { now: () => clock.now() } : {});
   const ctx = testChannelContext<DiscordSettings>(discordChannel, {
+    parley,
     section: { allowedUserIds: [ALICE], apiBase: fake.apiBase, ...o.discord },
     env: { DISCORD_BOT_TOKEN: fake.token },
     home,
@@ -93,6 +95,7 @@ export async function startStack(o: {
     store: ctx.store,
     async close() {
       await running.stop();
+      await parley.close();
       await fake.close();
       // Every stack, every test: no outbound message payload may lack the mention guard.
       const bare = mentionGuardViolations(fake);

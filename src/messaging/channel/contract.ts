@@ -12,8 +12,10 @@ import type { QueueMode } from "../queue/mid-turn-router.js";
 import type { AuditSink } from "../security/audit.js";
 import type { SessionManager } from "../session/session-manager.js";
 import type { SessionStore } from "../session/session-store.js";
+import type { DurableState } from "../store/port.js";
 import type { ApprovalMode } from "../turn/driver.js";
 import type { PipelineProvider, TurnPipelineDeps } from "../turn/pipeline.js";
+import type { JournalPolicy } from "./journal.js";
 
 /** The effective environment (process env over $PARLEY_HOME/.env), read once. Values are never logged. */
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -73,6 +75,15 @@ export interface ChannelDefaults {
   agentName: string;
 }
 
+/**
+ * The durable half of the kit: the intake journal (accept-before-ack), the delivery ledger, resume
+ * records and cursors, with the policy for what a restart finds unfinished. The hub uses it on the
+ * channel's behalf; a channel reads its own resume records and cursors here.
+ */
+export interface ChannelDurability extends JournalPolicy {
+  state: DurableState;
+}
+
 /** Everything a started channel gets from the gateway: one typed store, one complete pipeline. */
 export interface ChannelContext<S extends ChannelSettings = ChannelSettings> {
   name: string;
@@ -86,6 +97,11 @@ export interface ChannelContext<S extends ChannelSettings = ChannelSettings> {
   sessions: SessionManager<PipelineProvider>;
   store: SessionStore;
   pipeline: TurnPipelineDeps;
+  /**
+   * Always set by the gateway. Absent only where nothing is persisted (unit tests of one part):
+   * then nothing is journaled, no delivery is recorded and nothing is resumed.
+   */
+  durable?: ChannelDurability;
   grant: GrantControl;
   /** One line for the operator on stdout (the web chat URL). */
   announce: (line: string) => void;

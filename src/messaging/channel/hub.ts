@@ -5,6 +5,13 @@
  * modifiers, then the mid-turn router (run now, steer into the live turn, or hold behind one
  * receipt) into the turn pipeline with the channel's renderer. It owns approvals, in-flight work and
  * quiescent shutdown; a channel supplies only its surface (addresses, replies, renderers, files).
+ *
+ * It is also where accept-before-ack lives for every channel (see journal.ts): `receive` journals an
+ * authorized message before the platform is acknowledged; the message then travels as a ticket with
+ * whatever work it starts (a command, a turn, a queued item, a steer folded into a running turn)
+ * and is completed when that work ends; `resume` runs what a restart found unfinished. A turn that
+ * answers a journaled message is named after it, so its outbound parts (delivery.ts) and history
+ * lines are found again when it runs a second time.
  */
 import type { ApprovalDecider, ApprovalVerdict } from "../approval/approvals.js";
 import { ChannelApprovals, parseTypedVerdict, RECEIPT_EXPIRED } from "../approval/approvals.js";
@@ -22,14 +29,19 @@ import type { SessionBinder } from "../session/resume.js";
 import type { SessionManager } from "../session/session-manager.js";
 import type { SessionStore } from "../session/session-store.js";
 import { uploadsRestricted } from "../session/upload-gate.js";
+import type { IntakeOutcome } from "../store/port.js";
+import { oneLine } from "../text/clip.js";
 import type { ApprovalMode } from "../turn/driver.js";
-import type { PipelineProvider, TurnPipelineDeps } from "../turn/pipeline.js";
+import type { PipelineProvider, TurnPipelineDeps, TurnResult } from "../turn/pipeline.js";
 import { deliveryIsMuted, runTurnPipeline } from "../turn/pipeline.js";
 import type { Renderer } from "../turn/renderer.js";
 import type { CommandCall, CommandHandler, HubServices } from "./command-handlers.js";
 import { SHARED_HANDLERS } from "./command-handlers.js";
 import type { CommandKit, ParsedCommand } from "./command-kit.js";
-import type { ChannelContext, GrantControl } from "./contract.js";
+import type { ChannelContext, ChannelDurability, GrantControl } from "./contract.js";
+import { TurnParts } from "./delivery.js";
+import type { IntakeSource, IntakeTicket } from "./journal.js";
+import { ChannelJournal } from "./journal.js";
 import { ModelPicker } from "./model-picker.js";
 import { approvalOutcomeLabel } from "./render-kit.js";
 import type {
@@ -51,7 +63,16 @@ export interface HubOptions<A, P> {
   commands: CommandKit;
   ctx: Pick<
     ChannelContext,
-    "name" | "sessions" | "store" | "pipeline" | "audit" | "logger" | "clock" | "grant" | "defaults"
+    | "name"
+    | "sessions"
+    | "store"
+    | "pipeline"
+    | "audit"
+    | "logger"
+    | "clock"
+    | "grant"
+    | "defaults"
+    | "durable"
   >;
   /** Whether this sender is the channel's configured owner (/yolo, listings). */
   isOwner(userId: string): boolean;
@@ -76,6 +97,9 @@ interface Routed {
   resumed: boolean;
 }
 
+/** Internal: whether the work a message started took its tickets (and will complete them). */
+type Dispatched = Handled & { took?: boolean };
+
 export class ConversationHub<A, P = undefined> {
   readonly channel: string;
   readonly router: MidTurnRouter<HubPayload<P>>;
@@ -97,6 +121,12 @@ export class ConversationHub<A, P = undefined> {
   private readonly grant: GrantControl;
   private readonly approvalMode: ApprovalMode;
   private readonly pipeline: TurnPipelineDeps;
+  private readonly durable: ChannelDurability | undefined;
+  private readonly journal: ChannelJournal<A, P> | undefined;
+  /** Per session: the journaled messages its running turn answers (steered ones ride along). */
+  private readonly turnTickets = new Map<string, IntakeTicket[]>();
+  /** Shutting down: work cut short now stays unfinished in the journal, to run after the restart. */
+  private closing = false;
 
   constructor(private readonly o: HubOptions<A, P>) {
     const c = o.ctx;
@@ -110,6 +140,17 @@ export class ConversationHub<A, P = undefined> {
     this.grant = c.grant;
     this.approvalMode = c.defaults.approvalMode;
     this.pipeline = { ...c.pipeline, sessions: c.sessions, store: c.store, clock: c.clock };
+    this.durable = c.durable;
+    this.journal = c.durable
+      ? new ChannelJournal<A, P>({
+          channel: this.channel,
+          journal: c.durable.state.intake,
+          surface: o.surface,
+          audit: this.audit,
+          logger: this.logger,
+          now: () => this.clock.now(),
+        })
+      : undefined;
     this.approvals = new ChannelApprovals({
       channel: this.channel,
       timers: this.clock,
@@ -127,6 +168,14 @@ export class ConversationHub<A, P = undefined> {
       queueMode: o.queueMode ?? c.defaults.queueMode,
       surfaceFor: (key) => this.receipts(key),
       runTurn: (key, text, release, opts) => this.runTurn(key, text, release, opts.items),
+      // Dropped by /stop: they will never run. Dropped by a shutdown: they run after the restart.
+      onDropped: (_key, items) => {
+        if (!this.closing)
+          void this.finish(
+            items.flatMap((i) => i.payload?.tickets ?? []),
+            "refused",
+          );
+      },
     });
     this.models = new ModelPicker({
       sessions: this.sessions,
@@ -147,6 +196,7 @@ export class ConversationHub<A, P = undefined> {
       models: this.models,
       privacy: this.privacy,
       binder: o.binder,
+      history: c.pipeline.history,
       helpFooter: o.helpFooter,
       generation: (route) => this.generations.generation(route),
     };
@@ -192,8 +242,82 @@ export class ConversationHub<A, P = undefined> {
 
   // ── intake ────────────────────────────────────────────────────────────────────────────────
 
-  /** Route one authorized message; resolves once routed, with the end of the work it started. */
+  /**
+   * THE intake entry for one authorized message: journal it (durable when `onAccepted` runs, so
+   * that is where the platform is acknowledged), drop a redelivery of the same platform id, then
+   * route it like `handle`. Rejects when the journal cannot take it: the caller then does NOT
+   * acknowledge, and the platform delivers it again. `onAccepted` is told the ticket (null for a
+   * redelivery, undefined where nothing is journaled).
+   */
+  async receive(
+    message: IncomingMessage<A, P>,
+    source: IntakeSource,
+    opts: { onAccepted?: (ticket: IntakeTicket | null | undefined) => void } = {},
+  ): Promise<Handled> {
+    const ticket = await this.accept(message, source);
+    opts.onAccepted?.(ticket);
+    if (ticket === null) return NOTHING;
+    return this.handle({ ...message, tickets: ticket ? [ticket] : [] });
+  }
+
+  /**
+   * Only the journaling half of `receive`, for messages the platform sends as parts of one (an
+   * album's items are each journaled, then routed once, merged, with all their tickets). null for a
+   * redelivery; undefined when nothing is journaled here (no store).
+   */
+  async accept(
+    message: IncomingMessage<A, P>,
+    source: IntakeSource,
+  ): Promise<IntakeTicket | null | undefined> {
+    return this.journal?.accept(message, source);
+  }
+
+  /**
+   * Route one authorized message; resolves once routed, with the end of the work it started. Its
+   * tickets are completed when that work ends (at once, when it started none).
+   */
   async handle(message: IncomingMessage<A, P>): Promise<Handled> {
+    const tickets = message.tickets ?? [];
+    let handled: Dispatched;
+    try {
+      handled = await this.dispatch(message);
+    } catch (error) {
+      await this.finish(tickets, "failed");
+      throw error;
+    }
+    if (!handled.took) await this.finish(tickets, "answered");
+    return { turn: handled.turn };
+  }
+
+  /**
+   * At start: run again what the journal holds unfinished for this channel, oldest first, or, when
+   * it is too old (or was cut short too often), tell its sender instead. Call it before intake
+   * opens, so a conversation's older message still comes first.
+   */
+  async resume(): Promise<void> {
+    const durable = this.durable;
+    if (!this.journal || !durable) return;
+    for (const group of await this.journal.unfinished()) {
+      const merge = this.o.surface.mergeGroup;
+      const messages =
+        group.messages.length > 1 && merge
+          ? [{ ...merge(group.messages), tickets: group.tickets }]
+          : group.messages.map((m, i) => ({ ...m, tickets: group.tickets.slice(i, i + 1) }));
+      const stale = group.ageMs > durable.staleAfterMs;
+      const poisoned = group.attempts > durable.maxAttempts;
+      for (const message of messages) {
+        try {
+          if (stale || poisoned) await this.giveUp(message, poisoned ? group.attempts - 1 : 0);
+          else void this.track((await this.handle(message)).turn);
+        } catch (error) {
+          this.logger.error(`${this.channel}: resuming a message failed`, { error: String(error) });
+        }
+      }
+    }
+  }
+
+  /** Route one authorized message (the work behind `handle`). */
+  private async dispatch(message: IncomingMessage<A, P>): Promise<Dispatched> {
     const nativeKey = this.keyOf(message.address);
     const files = message.attachments ?? [];
     // A file's caption is content for the agent, never a command or a typed approval answer.
@@ -208,12 +332,17 @@ export class ConversationHub<A, P = undefined> {
         await this.replyTo(
           message,
           `I don't know that command.\n\n${this.o.commands.help(this.o.helpFooter)}`,
+          await this.partsFor(message.tickets),
         );
         return NOTHING;
       }
       if (parsed?.kind === "command" && parsed.spec.override) {
         if (!parsed.arg) {
-          await this.replyTo(message, this.o.commands.usage(parsed.spec));
+          await this.replyTo(
+            message,
+            this.o.commands.usage(parsed.spec),
+            await this.partsFor(message.tickets),
+          );
           return NOTHING;
         }
         override = parsed.spec.override;
@@ -284,8 +413,12 @@ export class ConversationHub<A, P = undefined> {
     return guarded;
   }
 
-  /** Quiescent shutdown: deny open prompts, stop live turns, wait for in-flight work to settle. */
+  /**
+   * Quiescent shutdown: deny open prompts, stop live turns, wait for in-flight work to settle. What
+   * the stop cut short stays unfinished in the journal: the next start answers it.
+   */
   async shutdown(): Promise<void> {
+    this.closing = true;
     for (const key of [...this.active.keys()]) {
       await stopRunningTurn(this.sessions, key, {
         router: this.router,
@@ -299,8 +432,44 @@ export class ConversationHub<A, P = undefined> {
 
   // ── internals ─────────────────────────────────────────────────────────────────────────────
 
-  private replyTo(message: IncomingMessage<A, P>, text: string): Promise<boolean> {
-    return message.replyTo ? message.replyTo(text) : this.o.surface.reply(message.address, text);
+  private replyTo(message: IncomingMessage<A, P>, text: string, parts?: TurnParts): Promise<boolean> {
+    return message.replyTo ? message.replyTo(text) : this.o.surface.reply(message.address, text, parts);
+  }
+
+  /**
+   * The outbound parts of the work answering these tickets (its first one names it): recorded in
+   * the ledger, so a second run after a crash edits what the first one posted. `suffix` names a
+   * different piece of work for the same message (the notice that it will not run).
+   */
+  private async partsFor(tickets: readonly IntakeTicket[] | undefined, suffix = ""): Promise<TurnParts> {
+    const first = tickets?.[0];
+    if (!first || !this.durable) return TurnParts.unrecorded();
+    return TurnParts.open(this.durable.state.deliveries, first.turnId + suffix, {
+      channel: this.channel,
+      logger: this.logger,
+      audit: this.audit,
+    });
+  }
+
+  /** Complete journaled messages (a no-op for none). */
+  private finish(tickets: readonly IntakeTicket[], outcome: IntakeOutcome): Promise<void> {
+    if (tickets.length === 0 || !this.journal) return Promise.resolve();
+    return this.journal.finish(tickets, outcome);
+  }
+
+  /** A message found unfinished at start that will not run: its sender is told, then it is closed. */
+  private async giveUp(message: IncomingMessage<A, P>, crashes: number): Promise<void> {
+    const preview = oneLine(message.text, 80) || "(files)";
+    const text =
+      crashes > 0
+        ? `⚠️ parley stopped ${crashes} times while working on your message “${preview}”, so it was not run again. Send it again to retry.`
+        : `⚠️ parley restarted while working on your message “${preview}”, and it is now too old to run. Send it again to run it.`;
+    await this.o.surface.reply(message.address, text, await this.partsFor(message.tickets, ":notice"));
+    this.audit.log("intake", "dropped", {
+      channel: this.channel,
+      reason: crashes > 0 ? "cut_short_repeatedly" : "stale",
+    });
+    await this.finish(message.tickets ?? [], crashes > 0 ? "failed" : "stale");
   }
 
   /** Every key a prompt of this conversation may be open under: its own, then any attached one. */
@@ -355,7 +524,7 @@ export class ConversationHub<A, P = undefined> {
     message: IncomingMessage<A, P>,
     parsed: Extract<ParsedCommand, { kind: "command" }>,
     nativeKey: string,
-  ): Promise<Handled> {
+  ): Promise<Dispatched> {
     const name = parsed.spec.name;
     let key = nativeKey;
     if (!RECOVERY_COMMANDS.has(name)) {
@@ -380,15 +549,19 @@ export class ConversationHub<A, P = undefined> {
     };
     // Off the intake path: a command may wait on the agent (/compact, /model), which must not hold
     // up the next message. Whatever queued while it held the session runs right after it.
+    const tickets = message.tickets ?? [];
     const work = (async () => {
+      let outcome: IntakeOutcome = "failed";
       try {
         const reply = handler ? await handler(call) : this.o.commands.usage(parsed.spec);
-        if (reply) await this.replyTo(message, reply);
+        if (reply) await this.replyTo(message, reply, await this.partsFor(tickets));
+        outcome = "answered";
       } finally {
+        await this.finish(tickets, outcome);
         await this.router.drain(key);
       }
     })();
-    return { turn: this.track(work).then(() => {}) };
+    return { turn: this.track(work).then(() => {}), took: true };
   }
 
   /** Hand a message to the router; resolves once it ran (started), steered or queued. */
@@ -397,15 +570,17 @@ export class ConversationHub<A, P = undefined> {
     message: IncomingMessage<A, P>,
     text: string,
     opts: { interpret: boolean; override: QueueMode | undefined },
-  ): Promise<Handled> {
+  ): Promise<Dispatched> {
     let started: () => void = () => {};
     const running = new Promise<"ran">((resolve) => {
       started = () => resolve("ran");
     });
     const files = message.attachments ?? [];
     // The queue carries descriptors: files fetched now would be deleted before a queued turn ran.
+    const tickets = message.tickets ?? [];
     const payload: HubPayload<P> = {
       started,
+      tickets,
       attachments: files,
       ...(message.messageId !== undefined ? { messageId: message.messageId } : {}),
       ...(message.extra !== undefined ? { extra: message.extra } : {}),
@@ -423,6 +598,10 @@ export class ConversationHub<A, P = undefined> {
     });
     const outcome = await Promise.race([turn, running]);
     if (outcome === "steered") {
+      // Folded into the running turn: answered when that turn ends (at once if it just did).
+      const riding = this.turnTickets.get(key);
+      if (riding) riding.push(...tickets);
+      else await this.finish(tickets, "answered");
       this.active.get(key)?.noteSteer?.(text);
       // A reaction, not a reply: a steer costs no bubble. A muted conversation gets none either.
       if (message.messageId && this.o.surface.acknowledgeSteer && !this.muted(key))
@@ -432,7 +611,7 @@ export class ConversationHub<A, P = undefined> {
             this.logger.debug(`${this.channel}: steer reaction failed`, { error: String(error) }),
           );
     }
-    return { turn: this.track(turn).then(() => {}) };
+    return { turn: this.track(turn).then(() => {}), took: true };
   }
 
   private muted(key: string): boolean {
@@ -486,10 +665,15 @@ export class ConversationHub<A, P = undefined> {
     }
     const conversation: Conversation = this.o.surface.conversation(address);
     const last = items[items.length - 1]?.payload;
+    // The messages this turn answers; steered ones join while it runs.
+    const tickets = items.flatMap((i) => [...(i.payload?.tickets ?? [])]);
+    this.turnTickets.set(key, tickets);
+    const parts = await this.partsFor(tickets);
     const renderer = this.o.surface.newRenderer(address, {
       sessionKey: key,
       files: this.outboundFiles(key),
       extras: items.map((i) => i.payload?.extra),
+      parts,
       ...(last?.messageId !== undefined ? { messageId: last.messageId } : {}),
     });
     // Every combined message's files, in arrival order; fetched and deleted inside the pipeline.
@@ -500,13 +684,16 @@ export class ConversationHub<A, P = undefined> {
         ? this.o.surface.attachments({ refs, extras }, address)
         : [];
     this.active.set(key, renderer);
+    let result: TurnResult | undefined;
     try {
-      await runTurnPipeline(this.pipeline, {
+      result = await runTurnPipeline(this.pipeline, {
         sessionKey: key,
         channelType: this.channel,
         text,
         renderer,
         release,
+        turnId: parts.turnId,
+        userLines: items.map((i) => ({ text: i.text, attachments: i.files ?? [] })),
         // A resumed session's origin is its web chat tab: re-binding it here would move that link.
         ...(channelNamespaceOf(key) === this.channel ? { origin: conversation.link } : {}),
         policy: {
@@ -525,7 +712,16 @@ export class ConversationHub<A, P = undefined> {
       });
     } finally {
       if (this.active.get(key) === renderer) this.active.delete(key);
+      if (this.turnTickets.get(key) === tickets) this.turnTickets.delete(key);
       this.approvals.registry.denyAll(key);
+      await this.settle(tickets, result);
     }
+  }
+
+  /** The turn's messages are done with it, unless a shutdown cut it short (they run after the restart). */
+  private async settle(tickets: readonly IntakeTicket[], result: TurnResult | undefined): Promise<void> {
+    const cancelled = result?.stopReason === "cancelled";
+    if (this.closing && (cancelled || !result?.ok)) return;
+    await this.finish(tickets, result?.ok ? "answered" : cancelled ? "refused" : "failed");
   }
 }

@@ -1,0 +1,218 @@
+/**
+ * Accept-before-ack, as the kit does it for every channel. An authorized message is written to the
+ * intake journal, with its platform id, before the platform is acknowledged or a cursor moves past
+ * it; a redelivery of the same platform id is dropped (authorization comes first, so a stranger can
+ * never occupy the dedupe window). Each journaled message travels as a ticket with its work and is
+ * completed when that work ends; at start, whatever is still unfinished comes back from here,
+ * decoded, to be run again.
+ *
+ * The journal form is plain data: the channel's address, the sender, the text, file descriptors,
+ * and the channel's own extra only through its surface's `journalExtra`/`reviveExtra`.
+ */
+import type { Logger } from "../base/logger.js";
+import type { AuditSink } from "../security/audit.js";
+import type { IntakeJournal, IntakeOutcome, JsonValue, UnfinishedIntake } from "../store/port.js";
+import type { ChannelSurface, IncomingMessage } from "./surface.js";
+import type { InboundAttachment } from "./transport.js";
+
+/** A journaled message, carried with its work until that work ends. */
+export interface IntakeTicket {
+  readonly id: number;
+  /**
+   * The id of the turn that answers it first: stable across a restart, so a resumed turn finds
+   * what its first run delivered and recorded.
+   */
+  readonly turnId: string;
+}
+
+/** Where a message came from, as the journal needs it. */
+export interface IntakeSource {
+  /** The platform's stable id of this delivery (the dedupe key); null when it gives none. */
+  platformId: string | null;
+  /** When the platform says it was sent (epoch ms); default: now. */
+  receivedAtMs?: number;
+  /** Messages the platform sent as one (a Telegram album): merged again when resumed together. */
+  group?: string;
+}
+
+/** What the journal settles at start. */
+export interface JournalPolicy {
+  /**
+   * An unfinished message older than this is not run after a restart: its sender is told the
+   * gateway restarted while working on it and to send it again.
+   */
+  staleAfterMs: number;
+  /** A message whose runs were cut short this often is not run again (it may be what kills us). */
+  maxAttempts: number;
+}
+
+/** Unfinished messages found at start that belong together (one, or an album), oldest first. */
+export interface UnfinishedGroup<A, P> {
+  messages: IncomingMessage<A, P>[];
+  tickets: IntakeTicket[];
+  ageMs: number;
+  /** The most runs any of them was already given. */
+  attempts: number;
+}
+
+interface JournaledMessage {
+  v: 1;
+  address: JsonValue;
+  userId: string;
+  text: string;
+  messageId?: string;
+  attachments?: InboundAttachment[];
+  isMention?: boolean;
+  interpretCommands?: boolean;
+  extra?: JsonValue;
+  group?: string;
+}
+
+export function turnIdOf(intakeId: number): string {
+  return `intake:${intakeId}`;
+}
+
+export interface ChannelJournalOptions<A, P> {
+  channel: string;
+  journal: IntakeJournal;
+  surface: ChannelSurface<A, P>;
+  audit: AuditSink;
+  logger: Logger;
+  now: () => number;
+}
+
+export class ChannelJournal<A, P> {
+  constructor(private readonly o: ChannelJournalOptions<A, P>) {}
+
+  /**
+   * Durable when it resolves: the message survives a SIGKILL right after. null for a redelivery
+   * (the caller acknowledges the platform again and does nothing else).
+   */
+  async accept(message: IncomingMessage<A, P>, source: IntakeSource): Promise<IntakeTicket | null> {
+    const result = await this.o.journal.accept({
+      channel: this.o.channel,
+      platformMessageId: source.platformId,
+      conversationKey: `${this.o.channel}:${this.o.surface.conversation(message.address).route}`,
+      payload: this.encode(message, source.group) as unknown as JsonValue,
+      receivedAtMs: source.receivedAtMs ?? this.o.now(),
+    });
+    if (result.kind === "duplicate") {
+      this.o.audit.log("intake", "dropped", {
+        channel: this.o.channel,
+        reason: result.samePayload ? "redelivered" : "redelivered_changed",
+        intake: result.id,
+      });
+      return null;
+    }
+    await this.claim(result.id);
+    return { id: result.id, turnId: turnIdOf(result.id) };
+  }
+
+  /** Mark the messages' work as ended. A failed write is logged: the message then runs once more. */
+  async finish(tickets: readonly IntakeTicket[], outcome: IntakeOutcome): Promise<void> {
+    for (const t of tickets) {
+      try {
+        await this.o.journal.complete(t.id, outcome);
+      } catch (error) {
+        this.o.logger.error(`${this.o.channel}: completing a journaled message failed`, {
+          intake: t.id,
+          error: String(error),
+        });
+      }
+    }
+  }
+
+  /** This channel's unfinished messages, decoded and grouped, oldest first; each claimed again. */
+  async unfinished(): Promise<UnfinishedGroup<A, P>[]> {
+    const rows = (await this.o.journal.unfinished()).filter((r) => r.channel === this.o.channel);
+    const groups: UnfinishedGroup<A, P>[] = [];
+    const byGroup = new Map<string, UnfinishedGroup<A, P>>();
+    for (const row of rows) {
+      const message = this.decode(row);
+      if (message === null) {
+        // Never runnable, so never left unfinished: it would be found again at every start.
+        await this.finish([{ id: row.id, turnId: turnIdOf(row.id) }], "failed");
+        continue;
+      }
+      const attempts = (await this.claim(row.id)) ?? row.attempts;
+      const ticket = { id: row.id, turnId: turnIdOf(row.id) };
+      const groupKey = (row.payload as { group?: unknown } | null)?.group;
+      const key = typeof groupKey === "string" ? `${row.conversationKey}\u0000${groupKey}` : undefined;
+      const existing = key === undefined ? undefined : byGroup.get(key);
+      if (existing) {
+        existing.messages.push(message);
+        existing.tickets.push(ticket);
+        existing.attempts = Math.max(existing.attempts, attempts);
+        continue;
+      }
+      const group = { messages: [message], tickets: [ticket], ageMs: row.ageMs, attempts };
+      groups.push(group);
+      if (key !== undefined) byGroup.set(key, group);
+    }
+    return groups;
+  }
+
+  private async claim(id: number): Promise<number | undefined> {
+    try {
+      const claimed = await this.o.journal.claim(id);
+      return claimed.kind === "claimed" ? claimed.attempt : undefined;
+    } catch (error) {
+      // The message still runs; only its attempt count is uncertain.
+      this.o.logger.warn(`${this.o.channel}: claiming a journaled message failed`, {
+        intake: id,
+        error: String(error),
+      });
+      return undefined;
+    }
+  }
+
+  private encode(m: IncomingMessage<A, P>, group: string | undefined): JournaledMessage {
+    const extra = m.extra !== undefined ? this.o.surface.journalExtra?.(m.extra) : undefined;
+    return {
+      v: 1,
+      address: m.address as unknown as JsonValue,
+      userId: m.userId,
+      text: m.text,
+      ...(m.messageId !== undefined ? { messageId: m.messageId } : {}),
+      ...(m.attachments?.length ? { attachments: [...m.attachments] } : {}),
+      ...(m.isMention !== undefined ? { isMention: m.isMention } : {}),
+      ...(m.interpretCommands === false ? { interpretCommands: false } : {}),
+      ...(extra !== undefined ? { extra } : {}),
+      ...(group !== undefined ? { group } : {}),
+    };
+  }
+
+  /** A row back into a message; null (the row completed as failed) when it does not decode. */
+  private decode(row: UnfinishedIntake): IncomingMessage<A, P> | null {
+    const p = row.payload as Partial<JournaledMessage> | null;
+    if (
+      p?.v !== 1 ||
+      typeof p.userId !== "string" ||
+      typeof p.text !== "string" ||
+      p.address === undefined ||
+      p.address === null
+    ) {
+      this.o.logger.error(`${this.o.channel}: a journaled message does not decode; dropped`, {
+        intake: row.id,
+      });
+      this.o.audit.log("intake", "dropped", {
+        channel: this.o.channel,
+        reason: "undecodable",
+        intake: row.id,
+      });
+      return null;
+    }
+    const address = p.address as unknown as A;
+    const extra = p.extra !== undefined ? this.o.surface.reviveExtra?.(p.extra, address) : undefined;
+    return {
+      address,
+      userId: p.userId,
+      text: p.text,
+      ...(p.messageId !== undefined ? { messageId: p.messageId } : {}),
+      ...(p.attachments ? { attachments: p.attachments } : {}),
+      ...(p.isMention !== undefined ? { isMention: p.isMention } : {}),
+      ...(p.interpretCommands === false ? { interpretCommands: false } : {}),
+      ...(extra !== undefined ? { extra } : {}),
+    };
+  }
+}
