@@ -469,7 +469,8 @@ export async function createPart(
   const content = JSON.stringify([body.content, body.components ?? null, files.map((f) => f.name)]);
   const id = await parts.post(content, {
     create: async (key) => {
-      const res = await rest.createMessage(channelId, { ...body, nonce: discordNonce(key) }, files);
+      const nonce = key === undefined ? {} : { nonce: discordNonce(key) };
+      const res = await rest.createMessage(channelId, { ...body, ...nonce }, files);
       return res.ok ? res.data.id : null;
     },
     replace: async (earlier) =>

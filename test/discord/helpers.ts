@@ -17,6 +17,7 @@ import type { GrantControl } from "../../src/messaging/channel/contract.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import { SessionManager } from "../../src/messaging/session/session-manager.js";
 import type { SessionStore } from "../../src/messaging/session/session-store.js";
+import type { ParleyStore } from "../../src/messaging/store/port.js";
 import type { PipelineProvider } from "../../src/messaging/turn/pipeline.js";
 import type { ScriptedProviderOptions, ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
 import { ScriptedProvider } from "../../src/providers/scripted.js";
@@ -40,6 +41,8 @@ export interface Stack {
   startedKeys: string[];
   home: string;
   store: SessionStore;
+  /** The real store in `home` (journal, ledger, history, resume records). */
+  parley: ParleyStore;
   close(): Promise<void>;
 }
 
@@ -93,6 +96,7 @@ export async function startStack(o: {
     startedKeys,
     home,
     store: ctx.store,
+    parley,
     async close() {
       await running.stop();
       await parley.close();

@@ -105,8 +105,12 @@ describe("discord: !sessions", () => {
     const outcome = await pick(stack, 0);
     expect(outcome).toMatch(/^✅ This chat now continues “Plan the trip”\./);
     expect(store.getMirrorLink(W1)).toEqual({ channelType: "discord", conversationId: DM });
-    const file = JSON.parse(readFileSync(join(stack.home, "trust/discord_resume_expectations.json"), "utf8"));
-    expect(file[DM]).toMatchObject({ key: W1, title: "Plan the trip", retired: false });
+    // The resume record is durable: in the store, for the next start.
+    expect(stack.parley.resume.forChannel("discord").get(DM)).toMatchObject({
+      key: W1,
+      title: "Plan the trip",
+      retired: false,
+    });
 
     stack.fake.userMessage({ channelId: DM, userId: ALICE, content: "where were we?" });
     await untilFooter(stack.fake, DM);

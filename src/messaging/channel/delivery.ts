@@ -25,9 +25,10 @@ import type { DeliveredPart, DeliveryLedger, PartKey } from "../store/port.js";
 export interface PartDelivery {
   /**
    * Create the message; resolves its platform id, or null when it did not land. `key` names this
-   * part stably across restarts: a platform that dedupes creation by a client key uses it.
+   * part stably across restarts (a platform that dedupes creation by a client key uses it); absent
+   * for parts no ledger records, since nothing will ever create them a second time.
    */
-  create(key: string): Promise<string | null>;
+  create(key: string | undefined): Promise<string | null>;
   /** Put this part on the message an earlier run of the turn landed; false when it cannot take it. */
   replace(platformMessageId: string): Promise<boolean>;
 }
@@ -107,7 +108,7 @@ export class TurnParts {
       });
     }
     await this.write(() => this.ledger?.markSending(part, digest));
-    const id = await delivery.create(this.keyOf(index));
+    const id = await delivery.create(this.ledger ? this.keyOf(index) : undefined);
     if (id) await this.write(() => this.ledger?.markLanded(part, id, digest));
     return id;
   }
