@@ -6,8 +6,6 @@
  * exists only as the ephemeral answer to the owner's `/sessions`: a press edits that private message,
  * and the thread is told publicly (without the title) that it now continues another session.
  */
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import {
   SESSIONS_OWNER_ONLY,
