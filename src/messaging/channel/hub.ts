@@ -694,6 +694,7 @@ export class ConversationHub<A, P = undefined> {
         release,
         turnId: parts.turnId,
         userLines: items.map((i) => ({ text: i.text, attachments: i.files ?? [] })),
+        recordAnswer: (r) => !this.cutShort(r),
         // A resumed session's origin is its web chat tab: re-binding it here would move that link.
         ...(channelNamespaceOf(key) === this.channel ? { origin: conversation.link } : {}),
         policy: {
@@ -718,10 +719,15 @@ export class ConversationHub<A, P = undefined> {
     }
   }
 
-  /** The turn's messages are done with it, unless a shutdown cut it short (they run after the restart). */
+  /** A turn that ended because this process is shutting down: its messages run after the restart. */
+  private cutShort(result: TurnResult | undefined): boolean {
+    return this.closing && (result?.stopReason === "cancelled" || !result?.ok);
+  }
+
+  /** The turn's messages are done with it, unless a shutdown cut it short. */
   private async settle(tickets: readonly IntakeTicket[], result: TurnResult | undefined): Promise<void> {
+    if (this.cutShort(result)) return;
     const cancelled = result?.stopReason === "cancelled";
-    if (this.closing && (cancelled || !result?.ok)) return;
     await this.finish(tickets, result?.ok ? "answered" : cancelled ? "refused" : "failed");
   }
 }

@@ -107,6 +107,11 @@ export interface TurnRequest {
   turnId?: string;
   /** The user messages this turn answers, as the history keeps them (default: `text`, no files). */
   userLines?: readonly UserLine[];
+  /**
+   * Whether the turn's final text goes into the history (default: always). A turn a shutdown cut
+   * short is answered again after the restart, under the same turn id: that answer is the one kept.
+   */
+  recordAnswer?: (result: TurnResult) => boolean;
   /** This conversation, bound as origin AND mirror every turn (bindings can vanish; re-assert). */
   origin?: ChannelLink;
   policy?: TurnPolicy;
@@ -232,7 +237,7 @@ export async function runTurnPipeline(deps: TurnPipelineDeps, turn: TurnRequest)
     }
     result.elapsedMs = clock.now() - started;
     try {
-      await record?.end(result.text);
+      await record?.end(turn.recordAnswer?.(result) === false ? "" : result.text);
     } catch (error) {
       log.warn("recording the turn failed", { session: turn.sessionKey, error: String(error) });
     }
