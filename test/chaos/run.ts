@@ -1,0 +1,273 @@
+/**
+ * The chaos run: the real `parley` binary as a child process, its web chat driven by page-like
+ * clients and its Telegram channel by the fake Bot API, a scripted agent answering every message
+ * "answer:<token>", and the gateway killed with SIGKILL at random (seeded) points and started again.
+ * When the last restart has settled, every message sent must have exactly one answer on its channel,
+ * and no message of the bot may hold a part of an answer that another message also holds (a part
+ * posted twice) or a fragment no answer completed (a part orphaned by a crash).
+ *
+ * The page clients behave like the page: they keep a message until the server says "accepted"
+ * (journaled) and send it again after a reconnect; they reconnect to each new start's URL (a new
+ * token per start), and the final check reads what a freshly loaded page is shown.
+ */
+import type { ChildProcessWithoutNullStreams } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import Database from "better-sqlite3";
+import WebSocket from "ws";
+import { storePath } from "../../src/store/index.js";
+import type { Bubble, ServerFrame } from "../../src/webchat/protocol.js";
+import { FakeTelegram } from "../fakes/telegram/server.js";
+import type { RunningParley } from "../helpers/spawn-parley.js";
+import { startParley } from "../helpers/spawn-parley.js";
+
+export interface ChaosOptions {
+  kills: number;
+  seed: number;
+  /** Pause between the agent's three answer pieces (ms). */
+  agentDelayMs?: number;
+  /** How long the final restart may take to answer everything. */
+  settleMs?: number;
+  log?: (line: string) => void;
+}
+
+export interface ChaosResult {
+  kills: number;
+  sent: { webchat: number; telegram: number };
+  /** Tokens sent (and so accepted, eventually: the clients and Telegram keep resending) with no answer. */
+  lost: string[];
+  /** Tokens answered more than once on their channel. */
+  duplicated: string[];
+  /** Bot messages holding a fragment of an answer and no whole one (an orphaned part). */
+  orphans: string[];
+  /** Parts the gateway created again because a kill left it unknown whether they had landed. */
+  ambiguousResends: number;
+  /** Journal rows still unfinished at the end (must be 0). */
+  unfinished: number;
+  elapsedMs: number;
+}
+
+const AGENT = fileURLToPath(new URL("../fakes/acp/chaos-agent.mjs", import.meta.url));
+const TELEGRAM_USERS = [4101, 4102];
+const CONVERSATIONS = ["chaos-a", "chaos-b"];
+
+/** mulberry32: a small seeded PRNG, so a failing run can be replayed with its seed. */
+function rng(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The queue receipt's states (formatReceipt): "⏳ Queued", "▶️ Now answering", "🛑 Cancelled". */
+const RECEIPT = /^(⏳|▶️|🛑) /u;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A page of the web chat, as far as the protocol goes. */
+class PageClient {
+  readonly outbox = new Map<string, string>();
+  bubbles = new Map<string, Bubble>();
+  private ws: WebSocket | undefined;
+
+  constructor(readonly conversation: string) {}
+
+  /** Connect to a start's URL; resolves once the snapshot arrived (and the outbox was sent again). */
+  connect(url: string): Promise<void> {
+    const u = new URL(url);
+    const ws = new WebSocket(
+      `ws://${u.host}/ws?token=${encodeURIComponent(u.searchParams.get("token") ?? "")}&c=${this.conversation}`,
+    );
+    this.ws = ws;
+    return new Promise((resolve, reject) => {
+      ws.once("error", reject);
+      ws.on("message", (data) => {
+        const frame = JSON.parse(String(data)) as ServerFrame;
+        if (frame.type === "snapshot") {
+          this.bubbles = new Map(frame.bubbles.map((b) => [b.id, b]));
+          for (const [id, text] of this.outbox) this.send(id, text);
+          resolve();
+        } else if (frame.type === "upsert") this.bubbles.set(frame.bubble.id, frame.bubble);
+        else if (frame.type === "accepted") this.outbox.delete(frame.id);
+      });
+    });
+  }
+
+  /** Send a message (kept until accepted; sent again after a reconnect). */
+  say(token: string): void {
+    this.outbox.set(token, token);
+    this.send(token, token);
+  }
+
+  private send(id: string, text: string): void {
+    if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify({ type: "message", id, text }));
+  }
+
+  close(): void {
+    this.ws?.terminate();
+  }
+}
+
+/** How often each token is answered in a set of message texts, and the fragments no answer completes. */
+function tally(texts: readonly string[]): { counts: Map<string, number>; orphans: string[] } {
+  const counts = new Map<string, number>();
+  const orphans: string[] = [];
+  for (const text of texts) {
+    const whole = text.match(/answer:m\d+\b/g) ?? [];
+    for (const a of whole) {
+      const token = a.slice("answer:".length);
+      counts.set(token, (counts.get(token) ?? 0) + 1);
+    }
+    // The agent's first piece alone ("answ…"): a part that landed and was never completed. (A queue
+    // receipt quotes the messages it holds: it is not an answer.)
+    if (whole.length === 0 && /\bans/.test(text) && !RECEIPT.test(text)) orphans.push(text);
+  }
+  return { counts, orphans };
+}
+
+export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
+  const log = o.log ?? (() => {});
+  const random = rng(o.seed);
+  const started = Date.now();
+  const home = mkdtempSync(join(tmpdir(), "parley-chaos-"));
+  const fake = await FakeTelegram.start({ lifetimeMs: 60 * 60_000, maxCalls: 1_000_000, maxPollMs: 500 });
+  writeFileSync(
+    join(home, "config.json"),
+    JSON.stringify({
+      telegram: { allowedUserIds: TELEGRAM_USERS.map(String), pollTimeoutSeconds: 1 },
+      agent: { command: process.execPath, args: [AGENT], maxProcesses: 1 },
+      // The run is about losing and doubling, not the cap on a message that keeps dying (own test).
+      intake: { maxAttempts: 100 },
+      audit: { jsonl: false },
+    }),
+  );
+  const env = {
+    TELEGRAM_BOT_TOKEN: fake.token,
+    TELEGRAM_API_ROOT: fake.apiRoot,
+    CHAOS_AGENT_DELAY_MS: String(o.agentDelayMs ?? 30),
+  };
+  const pages = CONVERSATIONS.map((c) => new PageClient(c));
+  const sentTo = {
+    webchat: [] as { page: PageClient; token: string }[],
+    telegram: [] as { user: number; token: string }[],
+  };
+  let next = 1;
+  let parley: RunningParley | undefined;
+
+  const boot = async () => {
+    parley = await startParley([], { home, env });
+    await Promise.all(pages.map((p) => p.connect(parley?.url ?? "")));
+  };
+  const kill = async (p: RunningParley) => {
+    const child: ChildProcessWithoutNullStreams = p.child;
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGKILL");
+    await exited;
+    for (const page of pages) page.close();
+  };
+
+  try {
+    await boot();
+    for (let k = 1; k <= o.kills; k += 1) {
+      const burst = 1 + Math.floor(random() * 3);
+      for (let i = 0; i < burst; i += 1) {
+        const token = `m${next++}`;
+        if (random() < 0.5) {
+          const page = pages[Math.floor(random() * pages.length)] as PageClient;
+          page.say(token);
+          sentTo.webchat.push({ page, token });
+        } else {
+          const user = TELEGRAM_USERS[Math.floor(random() * TELEGRAM_USERS.length)] as number;
+          fake.pushMessage({ id: user }, token);
+          sentTo.telegram.push({ user, token });
+        }
+        await sleep(Math.floor(random() * 120));
+      }
+      // The kill lands anywhere: before, during or after the journal, the turn, a part's creation.
+      await sleep(Math.floor(random() * 900));
+      await kill(parley as RunningParley);
+      log(`kill ${k}/${o.kills} after m${next - 1}`);
+      await boot();
+    }
+    // Settle: the last start answers everything still owed.
+    const deadline = Date.now() + (o.settleMs ?? 90_000);
+    const owed = () => {
+      const web = pages.flatMap(
+        (p) => tally([...p.bubbles.values()].filter((b) => b.role === "assistant").map((b) => b.text)).counts,
+      );
+      const tg = TELEGRAM_USERS.map((u) => tally(fake.sentMessages(u).map((m) => m.visible)).counts);
+      const webMissing = sentTo.webchat.filter(({ token }) => !web.some((c) => c.has(token)));
+      const tgMissing = sentTo.telegram.filter(({ token }) => !tg.some((c) => c.has(token)));
+      return webMissing.length + tgMissing.length;
+    };
+    while (owed() > 0 && Date.now() < deadline) await sleep(200);
+    await sleep(500); // anything late (a duplicate in flight) lands before the count
+
+    // What a freshly loaded page is shown (the history after every restart), and each Telegram chat.
+    const fresh = CONVERSATIONS.map((c) => new PageClient(c));
+    await Promise.all(fresh.map((p) => p.connect(parley?.url ?? "")));
+    const lost: string[] = [];
+    const duplicated: string[] = [];
+    const orphans: string[] = [];
+    for (const page of fresh) {
+      const bubbles = [...page.bubbles.values()];
+      const answers = tally(bubbles.filter((b) => b.role === "assistant").map((b) => b.text));
+      orphans.push(...answers.orphans);
+      const users = bubbles.filter((b) => b.role === "user").map((b) => b.text);
+      for (const { token } of sentTo.webchat.filter((s) => s.page.conversation === page.conversation)) {
+        const n = answers.counts.get(token) ?? 0;
+        if (n === 0) lost.push(`webchat:${token}`);
+        if (n > 1) duplicated.push(`webchat:${token}`);
+        // The reloaded page shows the question once too.
+        if (users.filter((u) => u === token).length !== 1) duplicated.push(`webchat-user:${token}`);
+      }
+      page.close();
+    }
+    for (const user of TELEGRAM_USERS) {
+      const answers = tally(fake.sentMessages(user).map((m) => m.visible));
+      orphans.push(...answers.orphans);
+      for (const { token } of sentTo.telegram.filter((s) => s.user === user)) {
+        const n = answers.counts.get(token) ?? 0;
+        if (n === 0) lost.push(`telegram:${token}`);
+        if (n > 1) duplicated.push(`telegram:${token}`);
+      }
+    }
+    const db = new Database(storePath(home), { readonly: true });
+    let unfinished: number;
+    let ambiguousResends: number;
+    try {
+      unfinished = (
+        db.prepare("select count(*) as n from intake where state <> 'done'").get() as { n: number }
+      ).n;
+      ambiguousResends = (
+        db
+          .prepare(
+            "select count(*) as n from audit where operation = 'delivery' and fields like '%ambiguous_resend%'",
+          )
+          .get() as { n: number }
+      ).n;
+    } finally {
+      db.close();
+    }
+    return {
+      kills: o.kills,
+      sent: { webchat: sentTo.webchat.length, telegram: sentTo.telegram.length },
+      lost,
+      duplicated,
+      orphans,
+      ambiguousResends,
+      unfinished,
+      elapsedMs: Date.now() - started,
+    };
+  } finally {
+    for (const page of pages) page.close();
+    await parley?.stop();
+    await fake.stop();
+  }
+}
