@@ -16,10 +16,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
-import WebSocket from "ws";
 import { storePath } from "../../src/store/index.js";
-import type { Bubble, ServerFrame } from "../../src/webchat/protocol.js";
 import { FakeTelegram } from "../fakes/telegram/server.js";
+import { PageClient } from "../helpers/page-client.js";
 import type { RunningParley } from "../helpers/spawn-parley.js";
 import { startParley } from "../helpers/spawn-parley.js";
 
@@ -69,50 +68,6 @@ function rng(seed: number): () => number {
 const RECEIPT = /^(⏳|▶️|🛑) /u;
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** A page of the web chat, as far as the protocol goes. */
-class PageClient {
-  readonly outbox = new Map<string, string>();
-  bubbles = new Map<string, Bubble>();
-  private ws: WebSocket | undefined;
-
-  constructor(readonly conversation: string) {}
-
-  /** Connect to a start's URL; resolves once the snapshot arrived (and the outbox was sent again). */
-  connect(url: string): Promise<void> {
-    const u = new URL(url);
-    const ws = new WebSocket(
-      `ws://${u.host}/ws?token=${encodeURIComponent(u.searchParams.get("token") ?? "")}&c=${this.conversation}`,
-    );
-    this.ws = ws;
-    return new Promise((resolve, reject) => {
-      ws.once("error", reject);
-      ws.on("message", (data) => {
-        const frame = JSON.parse(String(data)) as ServerFrame;
-        if (frame.type === "snapshot") {
-          this.bubbles = new Map(frame.bubbles.map((b) => [b.id, b]));
-          for (const [id, text] of this.outbox) this.send(id, text);
-          resolve();
-        } else if (frame.type === "upsert") this.bubbles.set(frame.bubble.id, frame.bubble);
-        else if (frame.type === "accepted") this.outbox.delete(frame.id);
-      });
-    });
-  }
-
-  /** Send a message (kept until accepted; sent again after a reconnect). */
-  say(token: string): void {
-    this.outbox.set(token, token);
-    this.send(token, token);
-  }
-
-  private send(id: string, text: string): void {
-    if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify({ type: "message", id, text }));
-  }
-
-  close(): void {
-    this.ws?.terminate();
-  }
-}
 
 /** How often each token is answered in a set of message texts, and the fragments no answer completes. */
 function tally(texts: readonly string[]): { counts: Map<string, number>; orphans: string[] } {
