@@ -21,7 +21,7 @@ const out = {
   unfinished: r.unfinished,
   seconds: Math.round(r.elapsedMs / 1000),
   ...(r.lost.length + r.duplicated.length + r.orphans.length > 0
-    ? { details: { lost: r.lost, duplicated: r.duplicated, orphans: r.orphans } }
+    ? { details: { lost: r.lost, duplicated: r.duplicated, orphans: r.orphans, telegram: r.telegramChats } }
     : {}),
 };
 process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);

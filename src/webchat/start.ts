@@ -46,8 +46,11 @@ export function assembleWebChat(ctx: ChannelContext<WebChatSettings>, options: W
   return { transport, surface, hub, frames: new WebChatFrames(transport, surface, hub, ctx) };
 }
 
-/** Lines of history a reloaded page shows at most (older ones stay in the transcript: /history). */
-const HISTORY_ON_LOAD = 200;
+/**
+ * Lines of history a reloaded page shows at most: as many as this process keeps bubbles (500), and
+ * the most one transcript read returns. Older lines stay in the transcript until its retention.
+ */
+const HISTORY_ON_LOAD = 500;
 
 async function conversationHistory(ctx: ChannelContext, key: string): Promise<TranscriptLine[]> {
   const history = ctx.pipeline.history;

@@ -45,6 +45,8 @@ export interface ChaosResult {
   ambiguousResends: number;
   /** Journal rows still unfinished at the end (must be 0). */
   unfinished: number;
+  /** On a failure: each Telegram chat's bot messages as they ended (for the diagnosis). */
+  telegramChats?: Record<string, string[]>;
   elapsedMs: number;
 }
 
@@ -145,7 +147,9 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
         await sleep(Math.floor(random() * 120));
       }
       // The kill lands anywhere: before, during or after the journal, the turn, a part's creation.
-      await sleep(Math.floor(random() * 900));
+      // Now and then the gateway is left alone longer, so paced turns (Telegram: a call a second per
+      // chat) finish between kills too, as they would between real crashes.
+      await sleep(random() < 0.2 ? 1500 + Math.floor(random() * 2500) : Math.floor(random() * 900));
       await kill(parley as RunningParley);
       log(`kill ${k}/${o.kills} after m${next - 1}`);
       await boot();
@@ -180,7 +184,9 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
         if (n === 0) lost.push(`webchat:${token}`);
         if (n > 1) duplicated.push(`webchat:${token}`);
         // The reloaded page shows the question once too.
-        if (users.filter((u) => u === token).length !== 1) duplicated.push(`webchat-user:${token}`);
+        const asked = users.filter((u) => u === token).length;
+        if (asked === 0) lost.push(`webchat-user:${token}`);
+        if (asked > 1) duplicated.push(`webchat-user:${token}`);
       }
       page.close();
     }
@@ -210,7 +216,15 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     } finally {
       db.close();
     }
+    const failed = lost.length + duplicated.length + orphans.length > 0;
     return {
+      ...(failed
+        ? {
+            telegramChats: Object.fromEntries(
+              TELEGRAM_USERS.map((u) => [String(u), fake.sentMessages(u).map((m) => `${m.messageId}: ${m.visible}`)]),
+            ),
+          }
+        : {}),
       kills: o.kills,
       sent: { webchat: sentTo.webchat.length, telegram: sentTo.telegram.length },
       lost,
