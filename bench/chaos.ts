@@ -20,6 +20,7 @@ const out = {
   ambiguousResends: r.ambiguousResends,
   unfinished: r.unfinished,
   seconds: Math.round(r.elapsedMs / 1000),
+  home: r.home,
   ...(r.lost.length + r.duplicated.length + r.orphans.length > 0
     ? { details: { lost: r.lost, duplicated: r.duplicated, orphans: r.orphans, telegram: r.telegramChats } }
     : {}),

@@ -430,12 +430,15 @@ export class TelegramRenderer extends Renderer {
   private async post(html: string, keyboard?: TgInlineKeyboard, quiet = false): Promise<number | null> {
     try {
       const id = await this.parts.post(JSON.stringify([html, keyboard ?? null]), {
-        create: async () =>
+        // "Sending" once the chat's pacing lets the call go: a crash while it waits sent nothing.
+        marksSending: true,
+        create: async (_key, sending) =>
           String(
             await this.transport.postHtml(this.o.chatId, html, {
               threadId: this.o.threadId,
               replyMarkup: keyboard,
               disableNotification: quiet,
+              onWire: sending,
             }),
           ),
         // The earlier part's buttons go unless this part has its own.

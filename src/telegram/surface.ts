@@ -62,14 +62,16 @@ export class TelegramSurface implements ChannelSurface<Route, TelegramExtra> {
   /** Markdown into a route, split and bound like every body; false when a part did not land. */
   async reply(r: Route, text: string, parts?: TurnParts): Promise<boolean> {
     const t = this.o.transport;
-    const post = async (html: string) => String(await t.postHtml(r.chatId, html, { threadId: r.threadId }));
+    const post = async (html: string, onWire?: () => Promise<void>) =>
+      String(await t.postHtml(r.chatId, html, { threadId: r.threadId, ...(onWire ? { onWire } : {}) }));
     for (const source of splitMarkdownSafe(text, TELEGRAM_SOURCE_CAP)) {
       for (const html of fitTelegramHtml(source)) {
         try {
           if (!parts) await post(html);
           else
             await parts.post(html, {
-              create: () => post(html),
+              marksSending: true,
+              create: (_key, sending) => post(html, sending),
               replace: async (earlier) => {
                 await t.editHtml(r.chatId, Number(earlier), html, { inline_keyboard: [] });
                 return true;

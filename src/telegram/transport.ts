@@ -69,6 +69,8 @@ export interface TelegramTransportOptions {
 
 export interface PostOptions {
   threadId?: string | undefined;
+  /** Awaited right before the request leaves (after pacing): the delivery ledger's "sending". */
+  onWire?: () => Promise<void>;
   replyMarkup?: TgInlineKeyboard | undefined;
   disableNotification?: boolean;
   replyTo?: number | undefined;
@@ -239,20 +241,23 @@ export class TelegramTransport extends MessagingTransport<TgUpdate> {
       link_preview_options: { is_disabled: true },
     };
     try {
-      const sent = await ops.call<{ message_id: number }>("sendMessage", {
-        ...payload,
-        text: html,
-        parse_mode: "HTML",
-      });
+      const sent = await ops.call<{ message_id: number }>(
+        "sendMessage",
+        { ...payload, text: html, parse_mode: "HTML" },
+        undefined,
+        opts.onWire,
+      );
       return sent.message_id;
     } catch (error) {
       if (!isEntityParseError(error)) throw error;
       // Our converter only emits nesting tags; if Telegram still refuses, the words matter more.
       this.log.warn("telegram: HTML refused; resending as plain text");
-      const sent = await ops.call<{ message_id: number }>("sendMessage", {
-        ...payload,
-        text: htmlVisibleText(html),
-      });
+      const sent = await ops.call<{ message_id: number }>(
+        "sendMessage",
+        { ...payload, text: htmlVisibleText(html) },
+        undefined,
+        opts.onWire,
+      );
       return sent.message_id;
     }
   }

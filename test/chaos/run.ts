@@ -11,7 +11,7 @@
  * token per start), and the final check reads what a freshly loaded page is shown.
  */
 import type { ChildProcessWithoutNullStreams } from "node:child_process";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -27,8 +27,11 @@ export interface ChaosOptions {
   seed: number;
   /** Pause between the agent's three answer pieces (ms). */
   agentDelayMs?: number;
-  /** How long the final restart may take to answer everything. */
-  settleMs?: number;
+  /**
+   * How long the last start may go without answering anything more before what is still owed
+   * counts as lost (a backlog of paced Telegram turns takes a while; a stuck one never ends).
+   */
+  stallMs?: number;
   log?: (line: string) => void;
 }
 
@@ -47,6 +50,8 @@ export interface ChaosResult {
   unfinished: number;
   /** On a failure: each Telegram chat's bot messages as they ended (for the diagnosis). */
   telegramChats?: Record<string, string[]>;
+  /** The run's data home (its store, and parley.log with every start's log). */
+  home: string;
   elapsedMs: number;
 }
 
@@ -116,8 +121,10 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
   };
   let next = 1;
   let parley: RunningParley | undefined;
+  let boots = 0;
 
   const boot = async () => {
+    boots += 1;
     parley = await startParley([], { home, env });
     await Promise.all(pages.map((p) => p.connect(parley?.url ?? "")));
   };
@@ -126,6 +133,8 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     const exited = new Promise((resolve) => child.once("exit", resolve));
     child.kill("SIGKILL");
     await exited;
+    // Each start's log, kept beside the store: a failing seed can be read, not only replayed.
+    appendFileSync(join(home, "parley.log"), `--- start ${boots}\n${p.stderr()}`);
     for (const page of pages) page.close();
   };
 
@@ -154,8 +163,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
       log(`kill ${k}/${o.kills} after m${next - 1}`);
       await boot();
     }
-    // Settle: the last start answers everything still owed.
-    const deadline = Date.now() + (o.settleMs ?? 90_000);
+    // Settle: the last start answers everything still owed, for as long as it makes progress.
     const owed = () => {
       const web = pages.flatMap(
         (p) => tally([...p.bubbles.values()].filter((b) => b.role === "assistant").map((b) => b.text)).counts,
@@ -165,7 +173,14 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
       const tgMissing = sentTo.telegram.filter(({ token }) => !tg.some((c) => c.has(token)));
       return webMissing.length + tgMissing.length;
     };
-    while (owed() > 0 && Date.now() < deadline) await sleep(200);
+    let left = owed();
+    let progressAt = Date.now();
+    while (left > 0 && Date.now() - progressAt < (o.stallMs ?? 45_000)) {
+      await sleep(200);
+      const now = owed();
+      if (now < left) progressAt = Date.now();
+      left = now;
+    }
     await sleep(500); // anything late (a duplicate in flight) lands before the count
 
     // What a freshly loaded page is shown (the history after every restart), and each Telegram chat.
@@ -221,10 +236,14 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
       ...(failed
         ? {
             telegramChats: Object.fromEntries(
-              TELEGRAM_USERS.map((u) => [String(u), fake.sentMessages(u).map((m) => `${m.messageId}: ${m.visible}`)]),
+              TELEGRAM_USERS.map((u) => [
+                String(u),
+                fake.sentMessages(u).map((m) => `${m.messageId}: ${m.visible}`),
+              ]),
             ),
           }
         : {}),
+      home,
       kills: o.kills,
       sent: { webchat: sentTo.webchat.length, telegram: sentTo.telegram.length },
       lost,

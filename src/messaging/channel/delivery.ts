@@ -26,9 +26,16 @@ export interface PartDelivery {
   /**
    * Create the message; resolves its platform id, or null when it did not land. `key` names this
    * part stably across restarts (a platform that dedupes creation by a client key uses it); absent
-   * for parts no ledger records, since nothing will ever create them a second time.
+   * for parts no ledger records, since nothing will ever create them a second time. With
+   * `marksSending`, `create` awaits `sending()` right before its platform call leaves.
    */
-  create(key: string | undefined): Promise<string | null>;
+  create(key: string | undefined, sending: () => Promise<void>): Promise<string | null>;
+  /**
+   * `create` calls `sending()` itself, after any local queue (Telegram's per-chat pacing): a crash
+   * while the call still waits there leaves nothing unknown, so only the call itself is the window
+   * in which a part's fate cannot be told. Otherwise the part is marked sending before `create`.
+   */
+  marksSending?: boolean;
   /** Put this part on the message an earlier run of the turn landed; false when it cannot take it. */
   replace(platformMessageId: string): Promise<boolean>;
 }
@@ -107,8 +114,14 @@ export class TurnParts {
         part: index,
       });
     }
-    await this.write(() => this.ledger?.markSending(part, digest));
-    const id = await delivery.create(this.ledger ? this.keyOf(index) : undefined);
+    let marked = false;
+    const sending = async () => {
+      if (marked) return;
+      marked = true;
+      await this.write(() => this.ledger?.markSending(part, digest));
+    };
+    if (!delivery.marksSending) await sending();
+    const id = await delivery.create(this.ledger ? this.keyOf(index) : undefined, sending);
     if (id) await this.write(() => this.ledger?.markLanded(part, id, digest));
     return id;
   }

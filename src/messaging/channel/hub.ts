@@ -30,7 +30,6 @@ import type { SessionManager } from "../session/session-manager.js";
 import type { SessionStore } from "../session/session-store.js";
 import { uploadsRestricted } from "../session/upload-gate.js";
 import type { IntakeOutcome } from "../store/port.js";
-import { oneLine } from "../text/clip.js";
 import type { ApprovalMode } from "../turn/driver.js";
 import type { PipelineProvider, TurnPipelineDeps, TurnResult } from "../turn/pipeline.js";
 import { deliveryIsMuted, runTurnPipeline } from "../turn/pipeline.js";
@@ -38,7 +37,7 @@ import type { Renderer } from "../turn/renderer.js";
 import type { CommandCall, CommandHandler, HubServices } from "./command-handlers.js";
 import { SHARED_HANDLERS } from "./command-handlers.js";
 import type { CommandKit, ParsedCommand } from "./command-kit.js";
-import type { ChannelContext, ChannelDurability, GrantControl } from "./contract.js";
+import type { ChannelContext, GrantControl } from "./contract.js";
 import { TurnParts } from "./delivery.js";
 import type { IntakeSource, IntakeTicket } from "./journal.js";
 import { ChannelJournal } from "./journal.js";
@@ -121,7 +120,6 @@ export class ConversationHub<A, P = undefined> {
   private readonly grant: GrantControl;
   private readonly approvalMode: ApprovalMode;
   private readonly pipeline: TurnPipelineDeps;
-  private readonly durable: ChannelDurability | undefined;
   private readonly journal: ChannelJournal<A, P> | undefined;
   /** Per session: the journaled messages its running turn answers (steered ones ride along). */
   private readonly turnTickets = new Map<string, IntakeTicket[]>();
@@ -140,11 +138,10 @@ export class ConversationHub<A, P = undefined> {
     this.grant = c.grant;
     this.approvalMode = c.defaults.approvalMode;
     this.pipeline = { ...c.pipeline, sessions: c.sessions, store: c.store, clock: c.clock };
-    this.durable = c.durable;
     this.journal = c.durable
       ? new ChannelJournal<A, P>({
           channel: this.channel,
-          journal: c.durable.state.intake,
+          durable: c.durable,
           surface: o.surface,
           audit: this.audit,
           logger: this.logger,
@@ -290,30 +287,12 @@ export class ConversationHub<A, P = undefined> {
   }
 
   /**
-   * At start: run again what the journal holds unfinished for this channel, oldest first, or, when
-   * it is too old (or was cut short too often), tell its sender instead. Call it before intake
-   * opens, so a conversation's older message still comes first.
+   * At start: run again what the journal holds unfinished for this channel (or tell its sender why
+   * not: journal.ts). Resolves once all of it is routed; call it before intake opens, so a
+   * conversation's older message still comes first.
    */
   async resume(): Promise<void> {
-    const durable = this.durable;
-    if (!this.journal || !durable) return;
-    for (const group of await this.journal.unfinished()) {
-      const merge = this.o.surface.mergeGroup;
-      const messages =
-        group.messages.length > 1 && merge
-          ? [{ ...merge(group.messages), tickets: group.tickets }]
-          : group.messages.map((m, i) => ({ ...m, tickets: group.tickets.slice(i, i + 1) }));
-      const stale = group.ageMs > durable.staleAfterMs;
-      const poisoned = group.attempts > durable.maxAttempts;
-      for (const message of messages) {
-        try {
-          if (stale || poisoned) await this.giveUp(message, poisoned ? group.attempts - 1 : 0);
-          else void this.track((await this.handle(message)).turn);
-        } catch (error) {
-          this.logger.error(`${this.channel}: resuming a message failed`, { error: String(error) });
-        }
-      }
-    }
+    await this.journal?.resume(async (message) => void this.track((await this.handle(message)).turn));
   }
 
   /** Route one authorized message (the work behind `handle`). */
@@ -436,40 +415,15 @@ export class ConversationHub<A, P = undefined> {
     return message.replyTo ? message.replyTo(text) : this.o.surface.reply(message.address, text, parts);
   }
 
-  /**
-   * The outbound parts of the work answering these tickets (its first one names it): recorded in
-   * the ledger, so a second run after a crash edits what the first one posted. `suffix` names a
-   * different piece of work for the same message (the notice that it will not run).
-   */
-  private async partsFor(tickets: readonly IntakeTicket[] | undefined, suffix = ""): Promise<TurnParts> {
-    const first = tickets?.[0];
-    if (!first || !this.durable) return TurnParts.unrecorded();
-    return TurnParts.open(this.durable.state.deliveries, first.turnId + suffix, {
-      channel: this.channel,
-      logger: this.logger,
-      audit: this.audit,
-    });
+  /** The outbound parts of the work answering these tickets (unrecorded where nothing is journaled). */
+  private partsFor(tickets: readonly IntakeTicket[] | undefined): Promise<TurnParts> {
+    return this.journal?.parts(tickets) ?? Promise.resolve(TurnParts.unrecorded());
   }
 
   /** Complete journaled messages (a no-op for none). */
   private finish(tickets: readonly IntakeTicket[], outcome: IntakeOutcome): Promise<void> {
     if (tickets.length === 0 || !this.journal) return Promise.resolve();
     return this.journal.finish(tickets, outcome);
-  }
-
-  /** A message found unfinished at start that will not run: its sender is told, then it is closed. */
-  private async giveUp(message: IncomingMessage<A, P>, crashes: number): Promise<void> {
-    const preview = oneLine(message.text, 80) || "(files)";
-    const text =
-      crashes > 0
-        ? `⚠️ parley stopped ${crashes} times while working on your message “${preview}”, so it was not run again. Send it again to retry.`
-        : `⚠️ parley restarted while working on your message “${preview}”, and it is now too old to run. Send it again to run it.`;
-    await this.o.surface.reply(message.address, text, await this.partsFor(message.tickets, ":notice"));
-    this.audit.log("intake", "dropped", {
-      channel: this.channel,
-      reason: crashes > 0 ? "cut_short_repeatedly" : "stale",
-    });
-    await this.finish(message.tickets ?? [], crashes > 0 ? "failed" : "stale");
   }
 
   /** Every key a prompt of this conversation may be open under: its own, then any attached one. */

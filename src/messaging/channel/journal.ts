@@ -1,10 +1,10 @@
 /**
- * Accept-before-ack, as the kit does it for every channel. An authorized message is written to the
- * intake journal, with its platform id, before the platform is acknowledged or a cursor moves past
- * it; a redelivery of the same platform id is dropped (authorization comes first, so a stranger can
- * never occupy the dedupe window). Each journaled message travels as a ticket with its work and is
- * completed when that work ends; at start, whatever is still unfinished comes back from here,
- * decoded, to be run again.
+ * Accept-before-ack, as the kit does it for every channel (the hub holds one of these). An
+ * authorized message is written to the intake journal, with its platform id, before the platform is
+ * acknowledged or a cursor moves past it; a redelivery of the same platform id is dropped
+ * (authorization comes first, so a stranger can never occupy the dedupe window). Each journaled
+ * message travels as a ticket with its work and is completed when that work ends; at start, whatever
+ * is still unfinished is run again (or, too old or cut short too often, its sender is told).
  *
  * The journal form is plain data: the channel's address, the sender, the text, file descriptors,
  * and the channel's own extra only through its surface's `journalExtra`/`reviveExtra`.
@@ -12,6 +12,9 @@
 import type { Logger } from "../base/logger.js";
 import type { AuditSink } from "../security/audit.js";
 import type { IntakeJournal, IntakeOutcome, JsonValue, UnfinishedIntake } from "../store/port.js";
+import { oneLine } from "../text/clip.js";
+import type { ChannelDurability } from "./contract.js";
+import { TurnParts } from "./delivery.js";
 import type { ChannelSurface, IncomingMessage } from "./surface.js";
 import type { InboundAttachment } from "./transport.js";
 
@@ -74,7 +77,7 @@ export function turnIdOf(intakeId: number): string {
 
 export interface ChannelJournalOptions<A, P> {
   channel: string;
-  journal: IntakeJournal;
+  durable: ChannelDurability;
   surface: ChannelSurface<A, P>;
   audit: AuditSink;
   logger: Logger;
@@ -82,14 +85,18 @@ export interface ChannelJournalOptions<A, P> {
 }
 
 export class ChannelJournal<A, P> {
-  constructor(private readonly o: ChannelJournalOptions<A, P>) {}
+  private readonly journal: IntakeJournal;
+
+  constructor(private readonly o: ChannelJournalOptions<A, P>) {
+    this.journal = o.durable.state.intake;
+  }
 
   /**
    * Durable when it resolves: the message survives a SIGKILL right after. null for a redelivery
    * (the caller acknowledges the platform again and does nothing else).
    */
   async accept(message: IncomingMessage<A, P>, source: IntakeSource): Promise<IntakeTicket | null> {
-    const result = await this.o.journal.accept({
+    const result = await this.journal.accept({
       channel: this.o.channel,
       platformMessageId: source.platformId,
       conversationKey: `${this.o.channel}:${this.o.surface.conversation(message.address).route}`,
@@ -112,7 +119,7 @@ export class ChannelJournal<A, P> {
   async finish(tickets: readonly IntakeTicket[], outcome: IntakeOutcome): Promise<void> {
     for (const t of tickets) {
       try {
-        await this.o.journal.complete(t.id, outcome);
+        await this.journal.complete(t.id, outcome);
       } catch (error) {
         this.o.logger.error(`${this.o.channel}: completing a journaled message failed`, {
           intake: t.id,
@@ -124,7 +131,7 @@ export class ChannelJournal<A, P> {
 
   /** This channel's unfinished messages, decoded and grouped, oldest first; each claimed again. */
   async unfinished(): Promise<UnfinishedGroup<A, P>[]> {
-    const rows = (await this.o.journal.unfinished()).filter((r) => r.channel === this.o.channel);
+    const rows = (await this.journal.unfinished()).filter((r) => r.channel === this.o.channel);
     const groups: UnfinishedGroup<A, P>[] = [];
     const byGroup = new Map<string, UnfinishedGroup<A, P>>();
     for (const row of rows) {
@@ -152,9 +159,79 @@ export class ChannelJournal<A, P> {
     return groups;
   }
 
+  /**
+   * The outbound parts of the work answering these tickets (its first one names it): recorded in
+   * the ledger, so a second run after a crash edits what the first one posted. `suffix` names a
+   * different piece of work for the same message (the notice that it will not run).
+   */
+  parts(tickets: readonly IntakeTicket[] | undefined, suffix = ""): Promise<TurnParts> {
+    const first = tickets?.[0];
+    if (!first) return Promise.resolve(TurnParts.unrecorded());
+    return TurnParts.open(this.o.durable.state.deliveries, first.turnId + suffix, {
+      channel: this.o.channel,
+      logger: this.o.logger,
+      audit: this.o.audit,
+    });
+  }
+
+  /**
+   * At start: run again (`run`, which resolves once a message is routed) what this channel left
+   * unfinished, or, when it is too old or was cut short too often, tell its sender instead. Each
+   * conversation's messages go in the order they came, the conversations side by side (one busy
+   * chat must not hold up the others); resolves once all are routed.
+   */
+  async resume(run: (message: IncomingMessage<A, P>) => Promise<void>): Promise<void> {
+    const byConversation = new Map<string, UnfinishedGroup<A, P>[]>();
+    for (const group of await this.unfinished()) {
+      const route = this.o.surface.conversation((group.messages[0] as IncomingMessage<A, P>).address).route;
+      byConversation.set(route, [...(byConversation.get(route) ?? []), group]);
+    }
+    await Promise.all([...byConversation.values()].map((groups) => this.resumeConversation(groups, run)));
+  }
+
+  private async resumeConversation(
+    groups: readonly UnfinishedGroup<A, P>[],
+    run: (message: IncomingMessage<A, P>) => Promise<void>,
+  ): Promise<void> {
+    const merge = this.o.surface.mergeGroup;
+    for (const group of groups) {
+      const messages =
+        group.messages.length > 1 && merge
+          ? [{ ...merge(group.messages), tickets: group.tickets }]
+          : group.messages.map((m, i) => ({ ...m, tickets: group.tickets.slice(i, i + 1) }));
+      const stale = group.ageMs > this.o.durable.staleAfterMs;
+      // `attempts` counts this start's claim too: the runs cut short are one fewer.
+      const cutShort = group.attempts - 1;
+      const poisoned = cutShort >= this.o.durable.maxAttempts;
+      for (const message of messages) {
+        try {
+          if (stale || poisoned) await this.giveUp(message, poisoned ? cutShort : 0);
+          else await run(message);
+        } catch (error) {
+          this.o.logger.error(`${this.o.channel}: resuming a message failed`, { error: String(error) });
+        }
+      }
+    }
+  }
+
+  /** A message found unfinished at start that will not run: its sender is told, then it is closed. */
+  private async giveUp(message: IncomingMessage<A, P>, crashes: number): Promise<void> {
+    const preview = oneLine(message.text, 80) || "(files)";
+    const text =
+      crashes > 0
+        ? `⚠️ parley stopped ${crashes} times while working on your message “${preview}”, so it was not run again. Send it again to retry.`
+        : `⚠️ parley restarted while working on your message “${preview}”, and it is now too old to run. Send it again to run it.`;
+    await this.o.surface.reply(message.address, text, await this.parts(message.tickets, ":notice"));
+    this.o.audit.log("intake", "dropped", {
+      channel: this.o.channel,
+      reason: crashes > 0 ? "cut_short_repeatedly" : "stale",
+    });
+    await this.finish(message.tickets ?? [], crashes > 0 ? "failed" : "stale");
+  }
+
   private async claim(id: number): Promise<number | undefined> {
     try {
-      const claimed = await this.o.journal.claim(id);
+      const claimed = await this.journal.claim(id);
       return claimed.kind === "claimed" ? claimed.attempt : undefined;
     } catch (error) {
       // The message still runs; only its attempt count is uncertain.

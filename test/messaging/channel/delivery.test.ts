@@ -111,6 +111,27 @@ describe("TurnParts", () => {
     await store.close();
   });
 
+  it("a delivery that marks sending itself is recorded sending only from that moment", async () => {
+    const store = await open(home.dir);
+    const parts = await TurnParts.open(store.deliveries, "intake:8", opts());
+    const states: (string | undefined)[] = [];
+    const look = async () => states.push((await store.deliveries.parts("intake:8"))[0]?.state);
+    const id = await parts.post("paced", {
+      marksSending: true,
+      create: async (_key, sending) => {
+        await look(); // queued (a chat's pacing): nothing recorded, nothing sent
+        await sending();
+        await look(); // leaving now: its fate is unknown until it returns
+        return "m1";
+      },
+      replace: async () => false,
+    });
+    await look();
+    expect(id).toBe("m1");
+    expect(states).toEqual([undefined, "sending", "landed"]);
+    await store.close();
+  });
+
   it("unrecorded parts post every time and carry no key (nothing will create them twice)", async () => {
     const platform = new Platform();
     const parts = TurnParts.unrecorded();
