@@ -4,8 +4,9 @@
  * (accept-before-ack: the next getUpdates is Telegram's acknowledgement); a redelivered update is
  * dropped there. Albums are journaled item by item and routed as one message. Button presses
  * settle approvals, model lists and [OPTIONS:] choices (a chosen option is journaled like a
- * message). `handleUpdate` answers `accepted` once the update is journaled and routed, so the
- * poller keeps per-chat order and advances the cursor only past what is safe.
+ * message). `handleUpdate` answers `accepted` once the update is journaled (or needed no journal),
+ * so the poller takes the next one at once and moves the cursor only past what is safe; routing
+ * goes on in the background, each chat's messages in order (the hub's `handleInOrder`).
  */
 import type { ChannelContext } from "../messaging/channel/contract.js";
 import type { ConversationHub } from "../messaging/channel/hub.js";
@@ -24,8 +25,8 @@ import { threadOf } from "./transport.js";
 import type { TgCallbackQuery, TgUpdate } from "./wire.js";
 export interface UpdateHandling {
   /**
-   * The update is journaled (or needed no journal) and routed: the cursor may pass it. Rejects when
-   * it could not be journaled; the cursor then stays, and Telegram delivers it again.
+   * The update is journaled (or needed no journal): the cursor may pass it. Rejects when it could
+   * not be journaled; the cursor then stays, and Telegram delivers it again.
    */
   accepted: Promise<void>;
 }
@@ -49,7 +50,7 @@ export class TelegramUpdates {
     this.albums = new AlbumCollector<Incoming>({
       timers: ctx.clock,
       logger: ctx.logger,
-      flush: (items) => this.hub.handle(mergeAlbumItems(items)),
+      flush: (items) => this.hub.handleInOrder(mergeAlbumItems(items)),
       ...albums,
     });
   }
@@ -60,17 +61,31 @@ export class TelegramUpdates {
       return { accepted: this.hub.track(this.onCallback(q, update.update_id)).then(() => {}) };
     }
     if (!update.message) return DONE;
-    // Not tracked as a whole: a failure to journal must reach the poller (it then keeps the cursor).
-    const accepted = (async () => {
-      const outcome = await this.transport.receive(update);
-      if (outcome.status !== "dispatched") return;
-      const { turn } = await this.onMessage(outcome.message, update.update_id);
-      void this.hub.track(turn);
-    })();
+    const accepted = new Promise<void>((resolve, reject) => {
+      let journaled = false;
+      const onJournaled = () => {
+        journaled = true;
+        resolve();
+      };
+      const work = (async () => {
+        const outcome = await this.transport.receive(update);
+        if (outcome.status !== "dispatched") return;
+        const { turn } = await this.onMessage(outcome.message, update.update_id, onJournaled);
+        void this.hub.track(turn);
+      })();
+      void this.hub.track(
+        work.then(resolve, (error: unknown) => {
+          // Before the journal: the poller keeps the cursor (Telegram delivers it again).
+          if (!journaled) reject(error);
+          throw error;
+        }),
+      );
+    });
     return { accepted };
   }
 
-  private async onMessage(message: InboundMessage, updateId: number) {
+  /** Journal the message (`journaled` is told when it is), then route it; resolves once routed. */
+  private async onMessage(message: InboundMessage, updateId: number, journaled: () => void) {
     const raw = this.transport.rawOf(message);
     const incoming: Incoming = {
       address: routeOf(message.userId, message.conversationId, message.threadId),
@@ -86,12 +101,14 @@ export class TelegramUpdates {
     if (album !== undefined && message.attachments.length > 0) {
       // Each item is journaled as it comes (the cursor moves on); the album is routed once, merged.
       const ticket = await this.hub.accept(incoming, { ...source, group: `album:${album}` });
+      journaled();
       if (ticket === null) return { turn: Promise.resolve() };
       return this.albums.add(incoming.address.route, album, { ...incoming, tickets: ticket ? [ticket] : [] });
     }
-    // Anything else from this conversation comes after the album sent before it.
-    await this.albums.flush(incoming.address.route);
-    return this.hub.receive(incoming, source);
+    // Anything else from this conversation comes after the album sent before it: flushing queues
+    // the album's routing now, ahead of this message's (no need to wait for it here).
+    void this.albums.flush(incoming.address.route);
+    return this.hub.receive(incoming, source, { onAccepted: journaled });
   }
 
   private async onCallback(q: TgCallbackQuery, updateId: number): Promise<void> {

@@ -256,6 +256,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
   } finally {
     for (const page of pages) page.close();
     await parley?.stop();
+    if (parley) appendFileSync(join(home, "parley.log"), `--- start ${boots} (the last)\n${parley.stderr()}`);
     await fake.stop();
   }
 }

@@ -125,6 +125,8 @@ export class ConversationHub<A, P = undefined> {
   private readonly turnTickets = new Map<string, IntakeTicket[]>();
   /** Shutting down: work cut short now stays unfinished in the journal, to run after the restart. */
   private closing = false;
+  /** Per conversation: the routing of its received messages, one after another in arrival order. */
+  private readonly routing = new Map<string, Promise<unknown>>();
 
   constructor(private readonly o: HubOptions<A, P>) {
     const c = o.ctx;
@@ -242,9 +244,10 @@ export class ConversationHub<A, P = undefined> {
   /**
    * THE intake entry for one authorized message: journal it (durable when `onAccepted` runs, so
    * that is where the platform is acknowledged), drop a redelivery of the same platform id, then
-   * route it like `handle`. Rejects when the journal cannot take it: the caller then does NOT
-   * acknowledge, and the platform delivers it again. `onAccepted` is told the ticket (null for a
-   * redelivery, undefined where nothing is journaled).
+   * route it like `handle`, after the conversation's earlier messages (`handleInOrder`). Rejects
+   * when the journal cannot take it: the caller then does NOT acknowledge, and the platform
+   * delivers it again. `onAccepted` is told the ticket (null for a redelivery, undefined where
+   * nothing is journaled); a caller that acknowledges there need not wait for the routing.
    */
   async receive(
     message: IncomingMessage<A, P>,
@@ -254,7 +257,26 @@ export class ConversationHub<A, P = undefined> {
     const ticket = await this.accept(message, source);
     opts.onAccepted?.(ticket);
     if (ticket === null) return NOTHING;
-    return this.handle({ ...message, tickets: ticket ? [ticket] : [] });
+    return this.handleInOrder({ ...message, tickets: ticket ? [ticket] : [] });
+  }
+
+  /**
+   * `handle`, after every message of the same conversation handed here earlier has been routed:
+   * routing can wait (a receipt behind a paced platform), and the next message must neither wait
+   * for that at intake nor overtake it.
+   */
+  handleInOrder(message: IncomingMessage<A, P>): Promise<Handled> {
+    const route = this.o.surface.conversation(message.address).route;
+    const mine = (this.routing.get(route) ?? Promise.resolve()).then(() => this.handle(message));
+    const tail = mine.then(
+      () => {},
+      () => {},
+    );
+    this.routing.set(route, tail);
+    void tail.then(() => {
+      if (this.routing.get(route) === tail) this.routing.delete(route);
+    });
+    return mine;
   }
 
   /**

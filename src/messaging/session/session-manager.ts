@@ -134,7 +134,7 @@ export class SessionManager<P extends ManagedProvider = ManagedProvider> {
     this.recalled.add(key);
     try {
       const id = await memory.recall(key);
-      if (id !== undefined && !this.agentSessions.has(key)) this.agentSessions.set(key, id);
+      if (id !== undefined && !this.agentSessions.has(key)) this.resumeFrom(key, id);
     } catch (error) {
       // A fresh agent session instead (it says so): the conversation goes on.
       this.log.warn("recalling the agent session failed", { session: key, error: String(error) });
