@@ -47,7 +47,7 @@ const intakeSchema = z.strictObject({
    * the tools it runs) arriving much later than that would surprise the person who asked.
    */
   staleAfterMinutes: z.number().min(0).default(15),
-  /** A message whose runs were cut short (the gateway died) this many times is not run again. */
+  /** A message whose turn was started this many times and never finished (each run cut short by the gateway dying) is not run again. */
   maxAttempts: z.number().int().min(1).max(100).default(3),
 });
 

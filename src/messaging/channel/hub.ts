@@ -528,6 +528,7 @@ export class ConversationHub<A, P = undefined> {
     const tickets = message.tickets ?? [];
     const work = (async () => {
       let outcome: IntakeOutcome = "failed";
+      await this.journal?.claim(tickets);
       try {
         const reply = handler ? await handler(call) : this.o.commands.usage(parsed.spec);
         if (reply) await this.replyTo(message, reply, await this.partsFor(tickets));
@@ -644,6 +645,7 @@ export class ConversationHub<A, P = undefined> {
     // The messages this turn answers; steered ones join while it runs.
     const tickets = items.flatMap((i) => [...(i.payload?.tickets ?? [])]);
     this.turnTickets.set(key, tickets);
+    await this.journal?.claim(tickets);
     const parts = await this.partsFor(tickets);
     const renderer = this.o.surface.newRenderer(address, {
       sessionKey: key,

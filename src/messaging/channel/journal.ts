@@ -54,7 +54,7 @@ export interface UnfinishedGroup<A, P> {
   messages: IncomingMessage<A, P>[];
   tickets: IntakeTicket[];
   ageMs: number;
-  /** The most runs any of them was already given. */
+  /** The most runs any of them was given (each cut short: they are unfinished). */
   attempts: number;
 }
 
@@ -111,7 +111,6 @@ export class ChannelJournal<A, P> {
       });
       return null;
     }
-    await this.claim(result.id);
     return { id: result.id, turnId: turnIdOf(result.id) };
   }
 
@@ -129,7 +128,7 @@ export class ChannelJournal<A, P> {
     }
   }
 
-  /** This channel's unfinished messages, decoded and grouped, oldest first; each claimed again. */
+  /** This channel's unfinished messages, decoded and grouped, oldest first. */
   async unfinished(): Promise<UnfinishedGroup<A, P>[]> {
     const rows = (await this.journal.unfinished()).filter((r) => r.channel === this.o.channel);
     const groups: UnfinishedGroup<A, P>[] = [];
@@ -141,7 +140,7 @@ export class ChannelJournal<A, P> {
         await this.finish([{ id: row.id, turnId: turnIdOf(row.id) }], "failed");
         continue;
       }
-      const attempts = (await this.claim(row.id)) ?? row.attempts;
+      const attempts = row.attempts;
       const ticket = { id: row.id, turnId: turnIdOf(row.id) };
       const groupKey = (row.payload as { group?: unknown } | null)?.group;
       const key = typeof groupKey === "string" ? `${row.conversationKey}\u0000${groupKey}` : undefined;
@@ -200,12 +199,11 @@ export class ChannelJournal<A, P> {
           ? [{ ...merge(group.messages), tickets: group.tickets }]
           : group.messages.map((m, i) => ({ ...m, tickets: group.tickets.slice(i, i + 1) }));
       const stale = group.ageMs > this.o.durable.staleAfterMs;
-      // `attempts` counts this start's claim too: the runs cut short are one fewer.
-      const cutShort = group.attempts - 1;
-      const poisoned = cutShort >= this.o.durable.maxAttempts;
+      // Started that often and never finished: each run was cut short (it may be what kills us).
+      const poisoned = group.attempts >= this.o.durable.maxAttempts;
       for (const message of messages) {
         try {
-          if (stale || poisoned) await this.giveUp(message, poisoned ? cutShort : 0);
+          if (stale || poisoned) await this.giveUp(message, poisoned ? group.attempts : 0);
           else await run(message);
         } catch (error) {
           this.o.logger.error(`${this.o.channel}: resuming a message failed`, { error: String(error) });
@@ -229,17 +227,21 @@ export class ChannelJournal<A, P> {
     await this.finish(message.tickets ?? [], crashes > 0 ? "failed" : "stale");
   }
 
-  private async claim(id: number): Promise<number | undefined> {
-    try {
-      const claimed = await this.journal.claim(id);
-      return claimed.kind === "claimed" ? claimed.attempt : undefined;
-    } catch (error) {
-      // The message still runs; only its attempt count is uncertain.
-      this.o.logger.warn(`${this.o.channel}: claiming a journaled message failed`, {
-        intake: id,
-        error: String(error),
-      });
-      return undefined;
+  /**
+   * The work answering these messages starts now (a turn, a command): counted, so a message whose
+   * runs keep being cut short can be told from one that merely waited in a queue.
+   */
+  async claim(tickets: readonly IntakeTicket[]): Promise<void> {
+    for (const t of tickets) {
+      try {
+        await this.journal.claim(t.id);
+      } catch (error) {
+        // The message still runs; only its attempt count is uncertain.
+        this.o.logger.warn(`${this.o.channel}: claiming a journaled message failed`, {
+          intake: t.id,
+          error: String(error),
+        });
+      }
     }
   }
 

@@ -78,7 +78,7 @@ export interface IntakeJournal {
    * the dedupe check, so two redeliveries racing each other yield one "accepted".
    */
   accept(message: InboundMessage): Promise<AcceptResult>;
-  /** Mark a message as being worked on (again, after a restart). */
+  /** Mark a message as being worked on (its turn or command starts; again after a restart). */
   claim(id: number): Promise<ClaimResult>;
   /**
    * True when this call finished it; false when it was already done or is unknown. The payload is
