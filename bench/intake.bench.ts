@@ -9,11 +9,19 @@
  * - concurrentPerSec: 16 producers accepting at once (several chats arriving together).
  * - fullSyncPerSec / fullSyncP99Ms: the same single-message accepts with synchronous=FULL (fsync
  *   per commit), for comparison: the reason NORMAL is the default.
+ * - kitPerSec / kitAddedP50Ms / kitAddedP99Ms: what the kit adds to a message before its turn runs
+ *   (the hub's ChannelJournal: encode and journal it at receive, claim it when its turn starts), one
+ *   message at a time: the latency the journal adds to every message. kitFinishP99Ms: completing
+ *   it when its work ends (off the reply's path).
  * Targets (issue 16): >= 2,000 messages/s and p99 < 5 ms.
  */
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { MemoryLogger } from "../src/messaging/base/logger.js";
+import { ChannelJournal } from "../src/messaging/channel/journal.js";
+import type { ChannelSurface } from "../src/messaging/channel/surface.js";
+import { MemoryAuditSink } from "../src/messaging/security/audit.js";
 import type { InboundMessage, ParleyStore } from "../src/messaging/store/port.js";
 import { openStore } from "../src/store/index.js";
 
@@ -80,6 +88,51 @@ async function sequential(store: ParleyStore, n: number, offset: number, lifecyc
   };
 }
 
+/** Through the kit: the ChannelJournal a hub holds, as `receive` and the end of a turn use it. */
+async function throughKit(store: ParleyStore, n: number) {
+  // The journal reads only the conversation of a surface (for its conversation key).
+  const surface = {
+    conversation: (chat: string) => ({
+      route: chat,
+      direct: true,
+      link: { channelType: "telegram", conversationId: chat },
+    }),
+  } as unknown as ChannelSurface<string, undefined>;
+  const journal = new ChannelJournal<string, undefined>({
+    channel: "telegram",
+    durable: { state: store, staleAfterMs: 15 * 60_000, maxAttempts: 3 },
+    surface,
+    audit: new MemoryAuditSink(),
+    logger: new MemoryLogger(),
+    now: Date.now,
+  });
+  const added: number[] = [];
+  const finish: number[] = [];
+  const start = performance.now();
+  for (let i = 0; i < n; i++) {
+    const m = message(200_000 + i);
+    const t = performance.now();
+    const ticket = await journal.accept(
+      { address: String(4000 + (i % 50)), userId: "9000", text: (m.payload as { text: string }).text },
+      { platformId: m.platformMessageId },
+    );
+    if (ticket) await journal.claim([ticket]); // its turn starts
+    added.push(performance.now() - t);
+    const f = performance.now();
+    if (ticket) await journal.finish([ticket], "answered");
+    finish.push(performance.now() - f);
+  }
+  const elapsed = performance.now() - start;
+  added.sort((a, b) => a - b);
+  finish.sort((a, b) => a - b);
+  return {
+    perSec: Math.round((n / elapsed) * 1000),
+    p50: percentile(added, 0.5),
+    p99: percentile(added, 0.99),
+    finishP99: percentile(finish, 0.99),
+  };
+}
+
 export default async (): Promise<Record<string, number>> => {
   const normal = await withStore("NORMAL", async (store) => {
     await sequential(store, 500, 0, false); // warm up
@@ -93,7 +146,8 @@ export default async (): Promise<Record<string, number>> => {
       }),
     );
     const concurrentPerSec = Math.round((N / (performance.now() - start)) * 1000);
-    return { accept, lifecycle, concurrentPerSec };
+    const kit = await throughKit(store, N);
+    return { accept, lifecycle, concurrentPerSec, kit };
   });
   const full = await withStore("FULL", (store) => sequential(store, FULL_N, 0, false));
   return {
@@ -105,6 +159,10 @@ export default async (): Promise<Record<string, number>> => {
     lifecyclePerSec: normal.lifecycle.perSec,
     lifecycleP99Ms: round(normal.lifecycle.p99),
     concurrentPerSec: normal.concurrentPerSec,
+    kitPerSec: normal.kit.perSec,
+    kitAddedP50Ms: round(normal.kit.p50),
+    kitAddedP99Ms: round(normal.kit.p99),
+    kitFinishP99Ms: round(normal.kit.finishP99),
     fullSyncPerSec: full.perSec,
     fullSyncP50Ms: round(full.p50),
     fullSyncP99Ms: round(full.p99),

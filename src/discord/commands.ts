@@ -17,6 +17,7 @@ export const DISCORD_COMMANDS = commandTable(
     "link",
     "unlink",
     "yolo",
+    "history",
     "help",
     "sessions",
     "queue",

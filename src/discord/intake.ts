@@ -63,15 +63,20 @@ export class DiscordEvents {
       message = routed;
       parsed = parsed?.kind === "command" ? parsed : null;
     }
-    const { turn } = await this.hub.handle({
-      address: addressOf(message),
-      userId: message.userId,
-      text: message.text,
-      attachments: message.attachments,
-      isMention: message.isMention,
-      parsed,
-      ...(message.messageId ? { messageId: message.messageId } : {}),
-    });
+    // Journaled before anything else happens to it: Discord never redelivers, so this is the only
+    // copy once the event is read (the message id is still the dedupe key, for a Gateway replay).
+    const { turn } = await this.hub.receive(
+      {
+        address: addressOf(message),
+        userId: message.userId,
+        text: message.text,
+        attachments: message.attachments,
+        isMention: message.isMention,
+        parsed,
+        ...(message.messageId ? { messageId: message.messageId } : {}),
+      },
+      { platformId: message.messageId ? `message:${message.messageId}` : null },
+    );
     await turn;
   }
 
@@ -171,13 +176,12 @@ export class DiscordEvents {
       content: fitPlatformCap(`${shown.content}\n-# ✔️ ${discordSafe(label)}`)[0] ?? "",
       components: [],
     });
-    // A label is model-authored: re-dispatched with command interpretation OFF.
-    const { turn } = await this.hub.handle({
-      address,
-      userId: message.userId,
-      text: label,
-      interpretCommands: false,
-    });
+    // A label is model-authored: re-dispatched with command interpretation OFF, journaled like a
+    // message (the choice is the user's next message to the agent).
+    const { turn } = await this.hub.receive(
+      { address, userId: message.userId, text: label, interpretCommands: false },
+      { platformId: `interaction:${interaction.id}` },
+    );
     await turn;
   }
 

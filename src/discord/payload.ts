@@ -34,10 +34,19 @@ export interface MessageBody {
   /** 1 << 6 EPHEMERAL (interaction responses only), 1 << 2 SUPPRESS_EMBEDS. */
   flags?: number;
   attachments?: AttachmentDescriptor[];
+  /**
+   * A creation's idempotency key (at most 25 characters): sent with enforce_nonce, Discord returns
+   * the message already created under it (within a few minutes) instead of creating a second one.
+   */
+  nonce?: string;
 }
 
 /** What goes over the wire: the body plus the mention guard, always. */
-export type WireMessage = MessageBody & { allowed_mentions: { parse: [] } };
+export type WireMessage = Omit<MessageBody, "nonce"> & {
+  allowed_mentions: { parse: [] };
+  nonce?: string;
+  enforce_nonce?: boolean;
+};
 
 export const EPHEMERAL = 1 << 6;
 
@@ -46,6 +55,10 @@ export function messagePayload(body: MessageBody): WireMessage {
   if (body.components !== undefined) out.components = body.components;
   if (body.flags !== undefined) out.flags = body.flags;
   if (body.attachments !== undefined) out.attachments = body.attachments;
+  if (body.nonce !== undefined) {
+    out.nonce = body.nonce;
+    out.enforce_nonce = true;
+  }
   return out;
 }
 

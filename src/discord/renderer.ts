@@ -12,9 +12,11 @@
  * land sets deliveryFailed. The phase-reaction ladder decorates the user's message.
  */
 
+import { createHash } from "node:crypto";
 import type { Clock } from "../messaging/base/clock.js";
 import { realClock } from "../messaging/base/clock.js";
 import type { Logger } from "../messaging/base/logger.js";
+import { TurnParts } from "../messaging/channel/delivery.js";
 import { LiveStatus, ToolParagraphs } from "../messaging/channel/live-status.js";
 import type { LadderTimings, PhaseEmojis, StallEmojis } from "../messaging/channel/phase-ladder.js";
 import { PhaseReactionLadder, phaseForToolTitle } from "../messaging/channel/phase-ladder.js";
@@ -81,6 +83,8 @@ export interface DiscordRendererOptions {
   /** Read at turn END, so the chip reports the window as the user leaves it. */
   contextUsage?: () => number | undefined | Promise<number | undefined>;
   ladderTimings?: Partial<LadderTimings>;
+  /** The turn's outbound parts: every message this renderer creates goes through them. */
+  parts?: TurnParts;
 }
 
 interface Sealed {
@@ -95,6 +99,7 @@ export class DiscordRenderer extends Renderer {
   private readonly throttleMs: number;
   // The clock starts at construction: the cold start that spawns a session is time the user waited.
   private readonly startedAt: number;
+  private readonly parts: TurnParts;
   private seg = new SegmentBuffer(SEGMENT_LIMIT);
   private chip = "";
   private liveId: string | null = null;
@@ -128,6 +133,7 @@ export class DiscordRenderer extends Renderer {
     this.clock = options.clock ?? realClock;
     this.throttleMs = options.throttleMs ?? DEFAULT_THROTTLE_MS;
     this.startedAt = this.clock.now();
+    this.parts = options.parts ?? TurnParts.unrecorded();
   }
 
   /** The dispatcher records the user's own words for the steer chip (not the backend's echo). */
@@ -171,7 +177,7 @@ export class DiscordRenderer extends Renderer {
 
   async onAgentStatus(status: AgentStatus): Promise<void> {
     if (status.type === "fresh_session") {
-      const content = discordSafe(freshSessionNotice(status.cause, status.reason));
+      const content = discordSafe(freshSessionNotice(status.cause, status.reason, status.replayed));
       // Above the answer it concerns: a live message showing only its status becomes the notice.
       await this.run(async () => {
         if ((await this.takeStatusOnlyLive({ content })) === null) await this.create({ content });
@@ -444,20 +450,19 @@ export class DiscordRenderer extends Renderer {
 
   private async create(body: MessageBody, files: UploadFile[] = []): Promise<string> {
     await this.flushThinking();
-    const res = await this.o.rest.createMessage(this.o.channelId, body, files);
-    if (!res.ok) return "";
+    const id = await createPart(this.o.rest, this.o.channelId, this.parts, body, files);
+    if (!id) return "";
     this.landed = true;
-    return res.data.id;
+    return id;
   }
 
   /** show_thinking: the reasoning, once, as its own subtext message ahead of the answer. */
   private async flushThinking(): Promise<void> {
     if (this.thinkingPosted || !this.thinking.trim()) return;
     this.thinkingPosted = true;
-    const res = await this.o.rest.createMessage(this.o.channelId, {
-      content: subtext(`💭 ${clip(discordSafe(this.thinking), THINKING_PREVIEW)}`),
-    });
-    if (!res.ok) this.o.logger.debug("discord thinking message failed", { status: res.status });
+    const content = subtext(`💭 ${clip(discordSafe(this.thinking), THINKING_PREVIEW)}`);
+    const id = await createPart(this.o.rest, this.o.channelId, this.parts, { content });
+    if (!id) this.o.logger.debug("discord thinking message failed");
   }
 
   /** `reasonShown`: the no-answer notice above already says why the turn failed. */
@@ -536,4 +541,34 @@ function withLines(content: string, lines: readonly string[]): string {
   let out = content;
   for (const line of lines) out = withLine(out, line);
   return out;
+}
+
+/**
+ * Create a message as a turn's next part: a resumed turn edits what its first run posted there,
+ * and the part's stable key travels as Discord's nonce (enforce_nonce), so even a part whose first
+ * creation crashed unconfirmed is not created twice. The message id, or "" when it did not land.
+ */
+export async function createPart(
+  rest: Pick<DiscordRest, "createMessage" | "editMessage">,
+  channelId: string,
+  parts: TurnParts,
+  body: MessageBody,
+  files: UploadFile[] = [],
+): Promise<string> {
+  const content = JSON.stringify([body.content, body.components ?? null, files.map((f) => f.name)]);
+  const id = await parts.post(content, {
+    create: async (key) => {
+      const nonce = key === undefined ? {} : { nonce: discordNonce(key) };
+      const res = await rest.createMessage(channelId, { ...body, ...nonce }, files);
+      return res.ok ? res.data.id : null;
+    },
+    replace: async (earlier) =>
+      (await rest.editMessage(channelId, earlier, { ...body, components: body.components ?? [] }, files)).ok,
+  });
+  return id ?? "";
+}
+
+/** A part key as a nonce: Discord takes at most 25 characters, so a digest of it. */
+function discordNonce(key: string): string {
+  return createHash("sha256").update(key).digest("hex").slice(0, 25);
 }

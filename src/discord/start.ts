@@ -12,7 +12,6 @@ import { PickerRegistry } from "../messaging/channel/picker.js";
 import { ownerOf } from "../messaging/channel/settings.js";
 import type { SessionChoice } from "../messaging/session/resume.js";
 import { SessionBinder } from "../messaging/session/resume.js";
-import { expectationsRepairHint, ResumeExpectationStore } from "../messaging/session/resume-expectations.js";
 import type { SessionStore } from "../messaging/session/session-store.js";
 import type { DiscordClientOptions } from "./client.js";
 import { DiscordClient, intentsFor } from "./client.js";
@@ -159,6 +158,8 @@ export async function start(
   });
   events = new DiscordEvents(transport, client, surface, hub, resume, ctx);
   await client.connect();
+  // What a restart left unanswered, before new messages find their turns taken.
+  await hub.resume();
   const { rows, skipped } = applicationCommandPayload();
   if (skipped.length) ctx.logger.warn("discord: command rows skipped (invalid for Discord)", { skipped });
   const registration = client.registerCommands(rows).then((res) => {
@@ -195,8 +196,9 @@ function earlierThreads(store: SessionStore): Set<string> {
 
 /**
  * `!sessions` needs the durable session store (the binding lives on the picked session's row) and the
- * channel's expectation file. An unreadable file does not stop the channel: every resume route then
- * refuses with the repair hint, and the operator sees it here at startup too.
+ * channel's resume records (the store's). An unreadable record (an older install's file that could
+ * not be imported) does not stop the channel: every resume route then refuses with the repair hint,
+ * and the operator sees it here at startup too.
  */
 async function sessionResume(
   ctx: ChannelContext<DiscordSettings>,
@@ -204,12 +206,11 @@ async function sessionResume(
   owner: string | undefined,
 ): Promise<DiscordSessionPicker> {
   const store = ctx.store;
-  const expectations = new ResumeExpectationStore(ctx.home, "discord", { logger: ctx.logger });
+  if (!ctx.durable) throw new ParleyError("CONFIG_INVALID", "discord needs the store for its resume records");
+  const expectations = ctx.durable.state.resume.forChannel("discord");
   const status = await expectations.ready();
   if (status.state === "unreadable")
-    ctx.logger.error(
-      `discord: ${status.problem}; session routing is paused. ${expectationsRepairHint(expectations.relPath)}`,
-    );
+    ctx.logger.error(`discord: ${status.problem}; session routing is paused. ${expectations.repairHint()}`);
   const binder = new SessionBinder({
     channel: "discord",
     store,

@@ -4,6 +4,7 @@
  * with the mention guard on every body.
  */
 import type { ChannelContext } from "../messaging/channel/contract.js";
+import type { TurnParts } from "../messaging/channel/delivery.js";
 import type { ChannelSurface, Conversation, PickerSurface, TurnStart } from "../messaging/channel/surface.js";
 import type { InboundAttachment, InboundMessage } from "../messaging/channel/transport.js";
 import type { Attachment } from "../messaging/files/ingest.js";
@@ -11,7 +12,7 @@ import type { ReceiptSurface } from "../messaging/queue/receipt.js";
 import { buildDmSessionKey } from "../messaging/session/keys.js";
 import { DISCORD_SOFT_LIMIT, discordSafe, fitPlatformCap } from "./format.js";
 import type { DiscordSettings } from "./index.js";
-import { DiscordRenderer } from "./renderer.js";
+import { createPart, DiscordRenderer } from "./renderer.js";
 import type { DiscordRest, DiscordTransport } from "./transport.js";
 import { modelRows } from "./widgets.js";
 import type { DiscordInteraction } from "./wire.js";
@@ -81,15 +82,19 @@ export class DiscordSurface implements ChannelSurface<DiscordAddress, DiscordExt
   }
 
   /** True only when every part landed: a resume notice counts as delivered on confirmation alone. */
-  async reply(a: DiscordAddress, text: string): Promise<boolean> {
-    return this.post(a.channelId, text);
+  async reply(a: DiscordAddress, text: string, parts?: TurnParts): Promise<boolean> {
+    return this.post(a.channelId, text, parts);
   }
 
-  async post(channelId: string, text: string): Promise<boolean> {
+  async post(channelId: string, text: string, parts?: TurnParts): Promise<boolean> {
     for (const part of fitPlatformCap(discordSafe(text))) {
-      const res = await this.o.rest.createMessage(channelId, { content: part });
-      if (!res.ok) {
-        this.ctx.logger.warn("discord reply failed", { status: res.status });
+      const id = parts
+        ? await createPart(this.o.rest, channelId, parts, { content: part })
+        : await this.o.rest
+            .createMessage(channelId, { content: part })
+            .then((res) => (res.ok ? res.data.id : ""));
+      if (!id) {
+        this.ctx.logger.warn("discord reply failed");
         return false;
       }
     }
@@ -121,6 +126,7 @@ export class DiscordSurface implements ChannelSurface<DiscordAddress, DiscordExt
       clock: this.ctx.clock,
       ...(this.o.throttleMs !== undefined ? { throttleMs: this.o.throttleMs } : {}),
       uploads: turn.files,
+      parts: turn.parts,
       contextUsage: async () => (await this.ctx.sessions.existingProvider(turn.sessionKey))?.contextUsagePct,
     });
   }

@@ -1,6 +1,6 @@
 /**
- * The `parley` command: start | doctor | --help. Exit codes: 0 ok, 1 unhealthy (doctor) or startup
- * failure, 2 usage or configuration error.
+ * The `parley` command: start | doctor | transcripts purge | --help. Exit codes: 0 ok, 1 unhealthy
+ * (doctor), a startup or purge failure, 2 usage or configuration error.
  */
 import { parseArgs } from "node:util";
 import { ParleyError } from "../messaging/base/errors.js";
@@ -10,19 +10,26 @@ import { doctor } from "./doctor.js";
 import { Gateway } from "./gateway.js";
 import { createLogger, logScrubber } from "./logging.js";
 import { CHANNELS } from "./registry.js";
+import { purgeScope, purgeTranscripts } from "./transcripts-cli.js";
 
 export const HELP = `parley: make an AI agent reachable from the chat apps people already use
 
 Usage:
   parley start [--config FILE] [--host H] [--port N] [--agent "COMMAND ARGS…"] [--allow-remote]
   parley doctor [--config FILE]
+  parley transcripts purge (--session KEY | --before DATE | --all)
   parley --help
 
 start    Run the gateway. With no configuration it serves the web chat on
          http://127.0.0.1:8787 with the bundled demo agent and prints the URL (with its token).
 doctor   Run the agent's ACP handshake (initialize, session/new, close) and report its name,
          version and capabilities or its first error; report, per channel, whether it is
-         configured, incomplete (naming the missing setting) or disabled. Never prints a secret.
+         configured, incomplete (naming the missing setting) or disabled, and the store (path,
+         schema, size, integrity, messages not yet answered). Never prints a secret.
+transcripts purge
+         Delete conversation history: one session's (--session KEY, as /sessions lists it), lines
+         older than a date (--before 2024-05-01), or all of it (--all). Stop parley first.
+         History is also pruned on its own after transcripts.retainDays (default 30).
 
 Options:
   --config FILE     Config file (default: ./parley.config.json, over $PARLEY_HOME/config.json)
@@ -56,11 +63,12 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     io.out(HELP);
     return command || values.help ? 0 : 2;
   }
-  if (command !== "start" && command !== "doctor") {
+  if (command !== "start" && command !== "doctor" && command !== "transcripts") {
     io.err(`parley: unknown command "${command}"\n\n${HELP}`);
     return 2;
   }
-  if (positionals.length > 1) {
+  // `transcripts` takes its own subcommand (purge); start and doctor take none.
+  if (positionals.length > 1 && command !== "transcripts") {
     // Silently ignoring it once turned `parley start doctor` into a gateway start.
     io.err(`parley: unexpected argument "${positionals[1]}" after ${command}\n\n${HELP}`);
     return 2;
@@ -82,6 +90,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     for (const line of report.lines) io.out(line);
     return report.healthy ? 0 : 1;
   }
+  if (command === "transcripts") return transcripts(positionals.slice(1), values, loaded.home, io);
   // The secret values parley holds are cut out of every log line verbatim, whatever their shape.
   const secrets = CHANNELS.flatMap((c) => c.secretEnv).flatMap((name) => loaded.env[name] ?? []);
   const logger = createLogger(loaded.config.logLevel, process.stderr, { secrets });
@@ -112,6 +121,33 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   return 0;
 }
 
+async function transcripts(
+  rest: string[],
+  values: ReturnType<typeof parse>["values"],
+  home: string,
+  io: CliIo,
+): Promise<number> {
+  if (rest[0] !== "purge" || rest.length > 1) {
+    io.err(`parley: "transcripts" takes one subcommand: purge\n\n${HELP}`);
+    return 2;
+  }
+  let scope: ReturnType<typeof purgeScope>;
+  try {
+    scope = purgeScope({ session: values.session, before: values.before, all: values.all });
+  } catch (error) {
+    io.err(`parley: ${(error as Error).message}`);
+    return 2;
+  }
+  try {
+    const n = await purgeTranscripts(home, scope);
+    io.out(`purged ${n} transcript line${n === 1 ? "" : "s"}`);
+    return 0;
+  } catch (error) {
+    io.err(`parley: purge failed: ${error instanceof ParleyError ? error.message : String(error)}`);
+    return 1;
+  }
+}
+
 function parse(argv: string[]) {
   return parseArgs({
     args: argv,
@@ -122,6 +158,9 @@ function parse(argv: string[]) {
       port: { type: "string" },
       agent: { type: "string" },
       "allow-remote": { type: "boolean" },
+      session: { type: "string" },
+      before: { type: "string" },
+      all: { type: "boolean" },
       help: { type: "boolean", short: "h" },
     },
   });

@@ -11,6 +11,7 @@ import { z } from "zod";
 import { ParleyError } from "../messaging/base/errors.js";
 import type { ChannelEntry, ChannelSettings, Env } from "../messaging/channel/contract.js";
 import { DEFAULT_CONTEXT_THRESHOLDS } from "../messaging/session/context-thresholds.js";
+import { DEFAULT_RETENTION } from "../messaging/store/retention.js";
 import { AGENT_POOL_DEFAULTS } from "../providers/agent-pool.js";
 import { CHANNELS } from "./registry.js";
 
@@ -40,9 +41,40 @@ const agentSettingsSchema = agentSchema.refine(
   { message: "contextSoftPct must be below contextHardPct (or either 0 for off)", path: ["contextSoftPct"] },
 );
 
+/** How long conversation history is kept (the transcripts); see docs/store.md. */
+const transcriptsSchema = z.strictObject({
+  /**
+   * Days a transcript line is kept: 30 by default (DEFAULT_RETENTION), enough for /history, a
+   * reloaded web chat and resume's replay, without the gateway becoming a permanent archive of
+   * private chats. null keeps history until `parley transcripts purge`.
+   */
+  retainDays: z.number().min(0).nullable().default(DEFAULT_RETENTION.transcriptsRetainDays),
+});
+
+/** What a restart does with messages it finds accepted but unanswered (accept-before-ack). */
+const intakeSchema = z.strictObject({
+  /**
+   * An unanswered message older than this is not run after a restart; its sender is told to send it
+   * again. 15 minutes: a crash, a restart loop or an upgrade is well inside it, and an answer (and
+   * the tools it runs) arriving much later than that would surprise the person who asked.
+   */
+  staleAfterMinutes: z.number().min(0).default(15),
+  /** A message whose turn was started this many times and never finished (each run cut short by the gateway dying) is not run again. */
+  maxAttempts: z.number().int().min(1).max(100).default(3),
+});
+
+/** Where audit rows go besides the store. */
+const auditSchema = z.strictObject({
+  /** Also append every audit row to $PARLEY_HOME/audit.jsonl (for operators who ship log files). */
+  jsonl: z.boolean().default(true),
+});
+
 /** The gateway-wide keys; every channel's section is composed in from the registry. */
 const coreShape = {
   agent: agentSettingsSchema.optional(),
+  transcripts: transcriptsSchema.prefault({}),
+  intake: intakeSchema.prefault({}),
+  audit: auditSchema.prefault({}),
   approvalMode: z.enum(["interactive", "auto", "trust", "trust-reads"]).default("interactive"),
   queueMode: z.enum(["steer", "queue"]).default("steer"),
   logLevel: z.enum(["debug", "info", "warn", "error"]).default("info"),
@@ -55,9 +87,10 @@ const coreSchema = z.strictObject(coreShape);
  * trusted configuration ($PARLEY_HOME/config.json, an explicit --config, the command line), never
  * from a parley.config.json in the working directory: that directory is the agent's default
  * working folder, so one approved file write (or an untrusted repository) could otherwise turn
- * approvals off or send a bot token to a server of its choosing.
+ * approvals off or send a bot token to a server of its choosing (or, with `audit` and
+ * `transcripts`, switch off the audit file an operator ships, or erase the history).
  */
-export const CORE_SECURITY_KEYS: readonly string[] = ["agent", "approvalMode"];
+export const CORE_SECURITY_KEYS: readonly string[] = ["agent", "approvalMode", "audit", "transcripts"];
 
 export type CoreConfig = z.infer<typeof coreSchema>;
 /** The validated configuration: the core keys plus each known channel's section, defaults applied. */

@@ -2,7 +2,8 @@
  * `parley doctor`: what the gateway would do with this config and environment, per channel, and
  * whether the agent really answers (the ACP handshake: initialize, session/new, close, within a
  * deadline), without starting the gateway and without ever printing a secret (only setting NAMES
- * appear; the agent's error and stderr lines are redacted).
+ * appear; the agent's error and stderr lines are redacted), and the state of its store (path, schema
+ * version, size, a full integrity check, messages accepted but not yet answered).
  */
 import { resolve } from "node:path";
 import type { ChannelEntry } from "../messaging/channel/contract.js";
@@ -17,6 +18,7 @@ import { checkHome } from "./home-checks.js";
 import { processIsAlive } from "./home-lock.js";
 import { CHANNELS } from "./registry.js";
 import { securityWarnings } from "./security-checks.js";
+import { storeReport, storeReportLines } from "./store-report.js";
 
 export interface DoctorReport {
   lines: string[];
@@ -29,6 +31,8 @@ export interface DoctorOptions {
   cwd?: string;
   /** The whole handshake must finish within this (default 30 s: an agent launched via npx is slow). */
   handshakeTimeoutMs?: number;
+  /** "Now", for the age of unanswered messages in the store report. */
+  nowMs?: number;
 }
 
 /** At most this many model and command names on a line: a long list says nothing more. */
@@ -75,6 +79,10 @@ export async function doctor(loaded: LoadedConfig, o: DoctorOptions = {}): Promi
   lines.push(...home.lines);
   lines.push(...securityWarnings(loaded.home, agent, !loaded.config.agent?.command));
   healthy &&= home.healthy;
+  // Read-only (safe while parley runs); a damaged store is reported with its repair, never touched.
+  const store = storeReportLines(await storeReport(loaded.home), o.nowMs ?? Date.now());
+  lines.push(...store.lines);
+  healthy &&= store.healthy;
   for (const entry of channels) {
     const probe = probeChannel(
       entry,

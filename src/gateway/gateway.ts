@@ -1,7 +1,8 @@
 /**
- * Gateway lifecycle: build the shared machinery once (audit, sessions over the configured ACP
- * agent, the auto-approve grant), start every configured channel in isolation, and shut down
- * quiescently: stop intake and settle turns per channel, then close agent processes.
+ * Gateway lifecycle: build the shared machinery once (the store, audit, history, sessions over the
+ * configured ACP agent, the auto-approve grant), start every configured channel in isolation (each
+ * first answers what a restart left unanswered), and shut down quiescently: stop intake and settle
+ * turns per channel, then close agent processes, then the store.
  */
 import { mkdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
@@ -16,16 +17,21 @@ import type {
   RunningChannel,
 } from "../messaging/channel/contract.js";
 import { probeChannel } from "../messaging/channel/contract.js";
-import { JsonlAuditSink } from "../messaging/security/audit.js";
+import type { AuditSink } from "../messaging/security/audit.js";
+import { JsonlAuditSink, TeeAuditSink } from "../messaging/security/audit.js";
 import { DenialWindowAuditSink } from "../messaging/security/audit-window.js";
 import { agentTitleGenerator } from "../messaging/session/auto-title.js";
 import { DEFAULT_CONTEXT_THRESHOLDS } from "../messaging/session/context-thresholds.js";
-import { FileSessionStore } from "../messaging/session/file-session-store.js";
+import { ConversationHistory } from "../messaging/session/history.js";
 import { SessionManager } from "../messaging/session/session-manager.js";
+import { StoreAuditSink } from "../messaging/store/audit-sink.js";
+import type { ParleyStore } from "../messaging/store/port.js";
+import { applyRetention, DEFAULT_RETENTION } from "../messaging/store/retention.js";
 import type { PipelineProvider } from "../messaging/turn/pipeline.js";
 import { AcpProvider } from "../providers/acp.js";
 import { AGENT_POOL_DEFAULTS, AgentPool } from "../providers/agent-pool.js";
 import { demoAgentCommand } from "../providers/demo-command.js";
+import { openStore } from "../store/index.js";
 import type { AgentConfig, ParleyConfig } from "./config.js";
 import type { HomeLock } from "./home-lock.js";
 import { acquireHomeLock } from "./home-lock.js";
@@ -100,16 +106,30 @@ export function agentBaseEnv(env: Env, channels: readonly ChannelEntry[] = CHANN
 /** What every started channel shares: the context without its own name and settings. */
 type SharedContext = Omit<ChannelContext, "name" | "settings">;
 
+/** How often old history, finished journal rows and landed delivery records are pruned. */
+const RETENTION_EVERY_MS = 6 * 60 * 60 * 1000;
+
+/** The audit sinks: the store's rows, and the JSONL file when configured; flushed at shutdown. */
+interface AuditSinks {
+  sink: AuditSink;
+  /** Repeated refusals aggregated per sender and window; its open counts are written at shutdown. */
+  window: DenialWindowAuditSink;
+  store: StoreAuditSink;
+  file: JsonlAuditSink | undefined;
+}
+
 export class Gateway {
   readonly running: RunningChannel[] = [];
   readonly failures: ChannelFailure[] = [];
   private stopping: Promise<void> | null = null;
 
+  private retentionTimer: unknown = null;
+
   private constructor(
     private readonly shared: SharedContext,
     private readonly options: GatewayOptions,
-    private readonly audit: { window: DenialWindowAuditSink; file: JsonlAuditSink },
-    private readonly store: FileSessionStore,
+    private readonly audit: AuditSinks,
+    private readonly store: ParleyStore,
     private readonly lock: HomeLock,
     private readonly pool: AgentPool,
   ) {}
@@ -132,14 +152,52 @@ export class Gateway {
   }
 
   private static async startLocked(o: GatewayOptions, lock: HomeLock): Promise<Gateway> {
-    const jsonl = new JsonlAuditSink(join(o.home, "audit.jsonl"), (error) =>
-      o.logger.error("audit write failed", { error: String(error) }),
-    );
+    // A corrupt store refuses to start (StoreCorruptError names the file and the repair) rather
+    // than silently resetting state; an older install's JSON files are imported once.
+    const store = await openStore(o.home, {
+      logger: o.logger,
+      onImport: (r) =>
+        o.logger.info("imported the state of an older install", {
+          sessions: r.sessions,
+          renamed: r.renamed.join(", "),
+          unreadable: [...r.resumeProblems.keys()].join(", "),
+        }),
+    });
+    try {
+      return await Gateway.startWithStore(o, lock, store);
+    } catch (error) {
+      await store
+        .close()
+        .catch((e: unknown) => o.logger.error("closing the store failed", { error: String(e) }));
+      throw error;
+    }
+  }
+
+  private static async startWithStore(
+    o: GatewayOptions,
+    lock: HomeLock,
+    store: ParleyStore,
+  ): Promise<Gateway> {
+    const onAuditError = (error: unknown) => o.logger.error("audit write failed", { error: String(error) });
+    const storeAudit = new StoreAuditSink(store.audit, onAuditError);
+    const file = o.config.audit.jsonl
+      ? new JsonlAuditSink(join(o.home, "audit.jsonl"), onAuditError)
+      : undefined;
     // A stranger's every message is refused and audited: one row per sender per window, with a count.
-    const audit = new DenialWindowAuditSink(jsonl, realClock);
-    // A corrupt store refuses to start with a repair hint rather than silently resetting state.
-    const store = await FileSessionStore.openIn(o.home, { logger: o.logger });
+    const window = new DenialWindowAuditSink(
+      file ? new TeeAuditSink([storeAudit, file]) : storeAudit,
+      realClock,
+    );
+    const audit: AuditSinks = { sink: window, window, store: storeAudit, file };
+    const history = new ConversationHistory({
+      transcripts: store.transcripts,
+      flags: store.sessions,
+      now: () => realClock.now(),
+      logger: o.logger,
+    });
     const agent = resolveAgent(o.config);
+    // Agent session ids do not travel between agents: one is resumed only by the agent that issued it.
+    const agentIdentity = [agent.command, ...agent.args].join(" ");
     const channels = o.channels ?? CHANNELS;
     // One pool for every conversation: sessions share a bounded set of agent processes.
     const pool = new AgentPool({
@@ -159,11 +217,23 @@ export class Gateway {
     pool
       .prewarm(pool.maxProcesses, agent.idleTimeoutSeconds * 1000)
       .catch((error: unknown) => o.logger.warn("agent prewarm failed", { error: String(error) }));
+    const persistFailed = (error: unknown) =>
+      o.logger.warn("persisting the agent session failed", { error: String(error) });
     const sessions = new SessionManager<PipelineProvider>({
       softStopBudgetMs: o.config.softStopBudgetSeconds * 1000,
       logger: o.logger,
-      audit,
-      createProvider: (_key, seed) =>
+      audit: audit.sink,
+      // Kept with the conversation, so a restarted gateway resumes its agent session (session/load).
+      onAgentSessionId: (key, agentSessionId) =>
+        void store.agentSessions.set(key, { agent: agentIdentity, agentSessionId }).catch(persistFailed),
+      memory: {
+        recall: async (key) => {
+          const ref = await store.agentSessions.get(key);
+          return ref?.agent === agentIdentity ? ref.agentSessionId : undefined;
+        },
+        forget: (key) => void store.agentSessions.clear(key).catch(persistFailed),
+      },
+      createProvider: (key, seed) =>
         new AcpProvider({
           command: agent.command,
           ...(agent.cwd ? { cwd: agent.cwd } : {}),
@@ -171,6 +241,8 @@ export class Gateway {
           pool,
           ...(seed.resumeSessionId !== undefined && { resumeSessionId: seed.resumeSessionId }),
           onSessionId: seed.onAgentSessionId,
+          // When the session could not be restored: its last messages, from the history.
+          replayContext: () => history.replayFor(key),
           idleTimeoutMs: agent.idleTimeoutSeconds * 1000,
           silenceNoticeMs: agent.silenceNoticeSeconds * 1000,
         }),
@@ -185,18 +257,48 @@ export class Gateway {
       },
       home: o.home,
       logger: o.logger,
-      audit,
+      audit: audit.sink,
       clock: realClock,
       sessions,
-      store,
-      pipeline: { sessions, audit, logger: o.logger, store },
-      grant: o.grant ?? new AutoApproveGrant({ audit, logger: o.logger }),
-      titles: agentTitleGenerator(sessions, { audit, logger: o.logger }),
+      store: store.sessions,
+      pipeline: { sessions, audit: audit.sink, logger: o.logger, store: store.sessions, history },
+      durable: {
+        state: store,
+        staleAfterMs: o.config.intake.staleAfterMinutes * 60_000,
+        maxAttempts: o.config.intake.maxAttempts,
+      },
+      grant: o.grant ?? new AutoApproveGrant({ audit: audit.sink, logger: o.logger }),
+      titles: agentTitleGenerator(sessions, { audit: audit.sink, logger: o.logger }),
       announce: o.announce,
     };
-    const gateway = new Gateway(shared, o, { window: audit, file: jsonl }, store, lock, pool);
+    const gateway = new Gateway(shared, o, audit, store, lock, pool);
+    await gateway.prune();
+    gateway.scheduleRetention();
     for (const entry of channels) await gateway.startChannel(entry);
     return gateway;
+  }
+
+  private scheduleRetention(): void {
+    this.retentionTimer = realClock.setTimeout(() => {
+      void this.prune().finally(() => {
+        if (!this.stopping) this.scheduleRetention();
+      });
+    }, RETENTION_EVERY_MS);
+  }
+
+  /** Forget what is past its retention (history, finished journal rows, landed deliveries). */
+  private async prune(): Promise<void> {
+    try {
+      const pruned = await applyRetention(
+        this.store,
+        { ...DEFAULT_RETENTION, transcriptsRetainDays: this.options.config.transcripts.retainDays },
+        realClock.now(),
+      );
+      if (pruned.intake + pruned.deliveries + pruned.transcripts > 0)
+        this.shared.logger.info("pruned what is past its retention", { ...pruned });
+    } catch (error) {
+      this.shared.logger.error("pruning the store failed", { error: String(error) });
+    }
   }
 
   /** One channel's failure is logged with what to do, and the others still start. */
@@ -234,16 +336,18 @@ export class Gateway {
           logger.error(`${channel.name}: stop failed`, { error: String(error) });
         }
       }
+      realClock.clearTimeout(this.retentionTimer);
       await this.shared.sessions.closeAll();
       await this.pool.close();
+      // The open window's counts first, then the store's audit rows: the store closes next.
+      this.audit.window.close();
+      await this.audit.store.flush();
       try {
         await this.store.close();
       } catch (error) {
-        logger.error("session store close failed", { error: String(error) });
+        logger.error("store close failed", { error: String(error) });
       }
-      // The open window's counts are written before the file is flushed.
-      this.audit.window.close();
-      await this.audit.file.flush();
+      await this.audit.file?.flush();
       try {
         await this.lock.release();
       } catch (error) {

@@ -1,11 +1,12 @@
 /**
  * What `parley doctor` can tell about the data home without starting anything: whether a gateway
- * holds it, and whether the durable files a start would refuse on (the session store, each
- * channel's resume record) can be read. Synchronous reads only; nothing is written or repaired.
+ * holds it, and whether an older install's JSON files, which the next start imports into the store
+ * (sessions.json, each channel's resume record), can be read: an unreadable sessions.json refuses
+ * the start. Synchronous reads only; nothing is written or repaired. (The store itself: store-report.ts.)
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { decodeStore, SESSION_STORE_FILE } from "../messaging/session/file-session-store.js";
+import { decodeStore, SESSION_STORE_FILE } from "../messaging/session/legacy-session-file.js";
 import {
   decodeExpectations,
   expectationsRepairHint,
@@ -40,11 +41,11 @@ export function checkHome(home: string, isAlive: (pid: number) => boolean): Home
   if (existsSync(storePath)) {
     try {
       const rows = decodeStore(readFileSync(storePath, "utf8"));
-      lines.push(`✓ session store: ${rows.length} session(s)`);
+      lines.push(`✓ sessions.json (older install): ${rows.length} session(s), imported at the next start`);
     } catch (error) {
       healthy = false;
       lines.push(
-        `✗ session store: ${storePath}: ${errorCode(error)}; start refuses until it is ` +
+        `✗ sessions.json (older install): ${storePath}: ${errorCode(error)}; start refuses until it is ` +
           "repaired or moved aside",
       );
     }
@@ -61,11 +62,13 @@ export function checkHome(home: string, isAlive: (pid: number) => boolean): Home
     try {
       const rows = decodeExpectations(readFileSync(join(trust, name)));
       const active = [...rows.values()].filter((r) => !r.retired).length;
-      lines.push(`✓ ${channel} resume record: ${active} attached conversation(s)`);
+      lines.push(
+        `✓ ${channel} resume file (older install): ${active} attached conversation(s), imported at the next start`,
+      );
     } catch (error) {
       healthy = false;
       lines.push(
-        `✗ ${channel} resume record: ${rel} ${errorCode(error)}; every ${channel} message is refused. ` +
+        `✗ ${channel} resume file (older install): ${rel} ${errorCode(error)}; every ${channel} message is refused. ` +
           expectationsRepairHint(rel),
       );
     }

@@ -43,6 +43,12 @@ export interface AcpProviderOptions {
   resumeSessionId?: string;
   /** Told each new agent session id (to persist it with the conversation). */
   onSessionId?: (sessionId: string) => void;
+  /**
+   * The conversation's last messages as one text block, asked for when a session that should have
+   * been restored opened fresh instead: the block goes ahead of the prompt, so the agent is not
+   * left without the context it lost. Absent, or resolving undefined: nothing is replayed.
+   */
+  replayContext?: () => Promise<{ text: string; messages: number } | undefined>;
   /** Close the agent session after this long without a turn (it resumes on the next). 0 = never (default). */
   idleTimeoutMs?: number;
   /** Emit a `silence` event after this long without agent output during a turn. 0 = never. Default 30000. */

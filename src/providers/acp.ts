@@ -67,6 +67,7 @@ export class AcpProvider implements Provider {
   /** The pool is this provider's own (no shared pool given): close() stops its process. */
   private readonly ownsPool: boolean;
   private readonly session: PooledSession;
+  private readonly replayContext: AcpProviderOptions["replayContext"];
   private closed = false;
   private turn: Turn | undefined;
   /** True while compact() drains its hidden turn: nobody reads it, so nothing may be steered into it. */
@@ -95,6 +96,7 @@ export class AcpProvider implements Provider {
     this.killGraceMs = opts.killGraceMs ?? DEFAULTS.killGraceMs;
     this.silenceMs = opts.silenceNoticeMs ?? DEFAULTS.silenceNoticeMs;
     this.ownsPool = opts.pool === undefined;
+    this.replayContext = opts.replayContext;
     this.pool =
       opts.pool ??
       new AgentPool({
@@ -433,7 +435,8 @@ export class AcpProvider implements Provider {
   }
 
   /** Inside the turn: waiting for a slot and reopening the session are visible to its reader. */
-  private async beginTurn(turn: Turn, blocks: ContentBlock[]): Promise<void> {
+  private async beginTurn(turn: Turn, prompt: ContentBlock[]): Promise<void> {
+    let blocks = prompt;
     try {
       await this.session.ensure(true, (position) => turn.notice({ type: "agent_wait", position }));
     } catch (err) {
@@ -441,11 +444,36 @@ export class AcpProvider implements Provider {
       return;
     }
     if (turn.finished) return; // cancelled or closed while it waited
-    for (const notice of this.session.takeNotices()) turn.notice(notice);
+    const notices = this.session.takeNotices();
+    // A fresh session is given the conversation's last messages, and the chat is told how many.
+    let replayed = 0;
+    if (notices.some((n) => n.type === "session_resume" && n.outcome === "fresh")) {
+      ({ blocks, replayed } = await this.withReplay(blocks));
+      if (turn.finished) return;
+    }
+    for (const notice of notices)
+      turn.notice(
+        notice.type === "session_resume" && notice.outcome === "fresh" && replayed > 0
+          ? { ...notice, replayed }
+          : notice,
+      );
     // Commands the agent announced while idle (typically right after session/new).
     if (this.idleCommands) turn.push(this.idleCommands);
     this.idleCommands = undefined;
     this.sendPrompt(turn, blocks);
+  }
+
+  /** The conversation's earlier messages ahead of the prompt (the session that knew them is gone). */
+  private async withReplay(blocks: ContentBlock[]): Promise<{ blocks: ContentBlock[]; replayed: number }> {
+    let context: { text: string; messages: number } | undefined;
+    try {
+      context = await this.replayContext?.();
+    } catch (err) {
+      this.log("warn", "could not read the conversation to replay", { error: errorText(err) });
+    }
+    return context
+      ? { blocks: [{ type: "text", text: context.text }, ...blocks], replayed: context.messages }
+      : { blocks, replayed: 0 };
   }
 
   private sendPrompt(turn: Turn, blocks: ContentBlock[]): void {

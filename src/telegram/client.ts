@@ -10,6 +10,7 @@
  * Implemented here rather than with @grammyjs/auto-retry: the plugin is not a dependency, and the
  * waits must run on the injected clock (tests drive them without real time) and feed the pacer.
  */
+import { AsyncLocalStorage } from "node:async_hooks";
 import type { ApiCallFn, RawApi, Transformer } from "grammy";
 import { Bot, InputFile } from "grammy";
 import type { Clock } from "../messaging/base/clock.js";
@@ -107,6 +108,12 @@ function chatOf(payload: unknown): string | undefined {
 
 type Call = (method: string, payload: unknown, signal?: AbortSignal) => ReturnType<ApiCallFn<RawApi>>;
 
+/**
+ * The hook of the call being made (TelegramOps.call's `onWire`), carried through grammY's
+ * transformer chain by async context: the pacer runs it once the call's turn has come.
+ */
+const onWireOfCall = new AsyncLocalStorage<() => Promise<void>>();
+
 /** The pacing + 429 transformer described in the module comment. */
 export function pacingTransformer(
   pacer: ChatPacer,
@@ -118,6 +125,7 @@ export function pacingTransformer(
     const chat = PACED_METHODS.has(method) ? chatOf(payload) : undefined;
     const attempt = async () => {
       for (let retry = 0; ; retry += 1) {
+        await onWireOfCall.getStore()?.();
         const result = await prev(method, payload, signal);
         if (result.ok || result.error_code !== 429) return result;
         const retryAfter = result.parameters?.retry_after;
@@ -170,14 +178,20 @@ type RawCall = (payload: TgPayload, signal?: AbortSignal) => Promise<unknown>;
 export function telegramOps(bot: Bot): TelegramOps {
   const raw = bot.api.raw as unknown as Record<string, RawCall>;
   return {
-    call: async <T>(method: string, payload: TgPayload, signal?: AbortSignal) => {
+    call: async <T>(
+      method: string,
+      payload: TgPayload,
+      signal?: AbortSignal,
+      onWire?: () => Promise<void>,
+    ) => {
       const fn = raw[method];
       if (!fn) throw new Error(`unknown Bot API method ${method}`);
       // grammY pre-binds an empty payload for zero-argument methods such as getMe.
-      const result =
+      const send = () =>
         method === "getMe"
-          ? await (fn as unknown as (s?: AbortSignal) => Promise<unknown>)(signal)
-          : await fn(payload, signal);
+          ? (fn as unknown as (s?: AbortSignal) => Promise<unknown>)(signal)
+          : fn(payload, signal);
+      const result = await (onWire ? onWireOfCall.run(onWire, send) : send());
       return result as T;
     },
     file: (bytes, filename) => new InputFile(bytes, filename),

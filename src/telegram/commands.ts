@@ -21,6 +21,7 @@ export const TELEGRAM_COMMANDS = commandTable([
   "unlink",
   "sessions",
   "yolo",
+  "history",
   "help",
 ]);
 

@@ -1,12 +1,16 @@
 /**
  * Telegram's intake: updates from the poller through the transport's audited gate into the hub.
- * Albums are collected into one message; button presses settle approvals, model lists and
- * [OPTIONS:] choices. `handleUpdate` answers `accepted` once the message is routed (so the poller
- * keeps per-chat order) and `settled` once the update is terminal (the cursor advances past it only
- * then).
+ * Every authorized message is journaled by the hub before the poller's cursor may pass its update
+ * (accept-before-ack: the next getUpdates is Telegram's acknowledgement); a redelivered update is
+ * dropped there. Albums are journaled item by item and routed as one message. Button presses
+ * settle approvals, model lists and [OPTIONS:] choices (a chosen option is journaled like a
+ * message). `handleUpdate` answers `accepted` once the update is journaled (or needed no journal),
+ * so the poller takes the next one at once and moves the cursor only past what is safe; routing
+ * goes on in the background, each chat's messages in order (the hub's `handleInOrder`).
  */
 import type { ChannelContext } from "../messaging/channel/contract.js";
 import type { ConversationHub } from "../messaging/channel/hub.js";
+import type { IncomingMessage } from "../messaging/channel/surface.js";
 import type { InboundMessage } from "../messaging/channel/transport.js";
 import { AlbumCollector } from "./albums.js";
 import { optionLabel, parseApprovalData, parseModelData } from "./buttons.js";
@@ -15,21 +19,22 @@ import type { TelegramSettings } from "./index.js";
 import type { Route } from "./routes.js";
 import { routeOf } from "./routes.js";
 import type { TelegramExtra, TelegramSurface } from "./surface.js";
+import { mergeAlbumItems } from "./surface.js";
 import type { TelegramTransport } from "./transport.js";
 import { threadOf } from "./transport.js";
-import type { TgCallbackQuery, TgMessage, TgUpdate } from "./wire.js";
+import type { TgCallbackQuery, TgUpdate } from "./wire.js";
 export interface UpdateHandling {
+  /**
+   * The update is journaled (or needed no journal): the cursor may pass it. Rejects when it could
+   * not be journaled; the cursor then stays, and Telegram delivers it again.
+   */
   accepted: Promise<void>;
-  settled: Promise<void>;
 }
 
-const DONE: UpdateHandling = { accepted: Promise.resolve(), settled: Promise.resolve() };
+const DONE: UpdateHandling = { accepted: Promise.resolve() };
 
 /** One message as the conversation path needs it (an album's items arrive merged into one). */
-interface Incoming {
-  message: InboundMessage;
-  raw: TgMessage | undefined;
-}
+type Incoming = IncomingMessage<Route, TelegramExtra>;
 
 /** Updates from the poller, through the transport's gate into the hub. */
 export class TelegramUpdates {
@@ -45,63 +50,68 @@ export class TelegramUpdates {
     this.albums = new AlbumCollector<Incoming>({
       timers: ctx.clock,
       logger: ctx.logger,
-      flush: (items) => this.converse(mergeAlbum(items)),
+      flush: (items) => this.hub.handleInOrder(mergeAlbumItems(items)),
       ...albums,
     });
   }
 
   handleUpdate(update: TgUpdate): UpdateHandling {
     if (update.callback_query) {
-      const done = this.hub.track(this.onCallback(update.callback_query)).then(() => {});
-      return { accepted: done, settled: done };
+      const q = update.callback_query;
+      return { accepted: this.hub.track(this.onCallback(q, update.update_id)).then(() => {}) };
     }
     if (!update.message) return DONE;
-    let finish: () => void = () => {};
-    const turnDone = new Promise<void>((resolve) => {
-      finish = resolve;
-    });
-    const accepted = this.hub
-      .track(
-        (async () => {
-          const outcome = await this.transport.receive(update);
-          if (outcome.status !== "dispatched") return finish();
-          const { turn } = await this.onMessage(outcome.message);
-          turn.then(finish, (error: unknown) => {
-            this.ctx.logger.error("telegram: turn failed", { error: String(error) });
-            finish();
-          });
-        })().catch((error: unknown) => {
-          finish();
+    const accepted = new Promise<void>((resolve, reject) => {
+      let journaled = false;
+      const onJournaled = () => {
+        journaled = true;
+        resolve();
+      };
+      const work = (async () => {
+        const outcome = await this.transport.receive(update);
+        if (outcome.status !== "dispatched") return;
+        const { turn } = await this.onMessage(outcome.message, update.update_id, onJournaled);
+        void this.hub.track(turn);
+      })();
+      void this.hub.track(
+        work.then(resolve, (error: unknown) => {
+          // Before the journal: the poller keeps the cursor (Telegram delivers it again).
+          if (!journaled) reject(error);
           throw error;
         }),
-      )
-      .then(() => {});
-    return { accepted, settled: accepted.then(() => turnDone) };
+      );
+    });
+    return { accepted };
   }
 
-  private async onMessage(message: InboundMessage) {
+  /** Journal the message (`journaled` is told when it is), then route it; resolves once routed. */
+  private async onMessage(message: InboundMessage, updateId: number, journaled: () => void) {
     const raw = this.transport.rawOf(message);
-    const r = routeOf(message.userId, message.conversationId, message.threadId);
-    const album = raw?.media_group_id;
-    if (album !== undefined && message.attachments.length > 0)
-      return this.albums.add(r.route, album, { message, raw });
-    // Anything else from this conversation comes after the album sent before it.
-    await this.albums.flush(r.route);
-    return this.converse({ message, raw });
-  }
-
-  private converse({ message }: Incoming) {
-    return this.hub.handle({
+    const incoming: Incoming = {
       address: routeOf(message.userId, message.conversationId, message.threadId),
       userId: message.userId,
       text: message.text,
       attachments: message.attachments,
       ...(message.messageId !== undefined ? { messageId: message.messageId } : {}),
       isMention: message.isMention,
-    });
+    };
+    // The update id is what Telegram redelivers under: the dedupe key.
+    const source = { platformId: `update:${updateId}` };
+    const album = raw?.media_group_id;
+    if (album !== undefined && message.attachments.length > 0) {
+      // Each item is journaled as it comes (the cursor moves on); the album is routed once, merged.
+      const ticket = await this.hub.accept(incoming, { ...source, group: `album:${album}` });
+      journaled();
+      if (ticket === null) return { turn: Promise.resolve() };
+      return this.albums.add(incoming.address.route, album, { ...incoming, tickets: ticket ? [ticket] : [] });
+    }
+    // Anything else from this conversation comes after the album sent before it: flushing queues
+    // the album's routing now, ahead of this message's (no need to wait for it here).
+    void this.albums.flush(incoming.address.route);
+    return this.hub.receive(incoming, source, { onAccepted: journaled });
   }
 
-  private async onCallback(q: TgCallbackQuery): Promise<void> {
+  private async onCallback(q: TgCallbackQuery, updateId: number): Promise<void> {
     const t = this.transport;
     // An unauthorized presser gets no answer at all (audited by the transport).
     if (!t.authorizeCallback(q) || !q.message) return;
@@ -150,14 +160,13 @@ export class TelegramUpdates {
       .catch((error: unknown) =>
         this.ctx.logger.debug("telegram: clearing an options keyboard failed", { error: String(error) }),
       );
-    // A label is model-authored: it is sent as text with command interpretation OFF.
+    // A label is model-authored: it is sent as text with command interpretation OFF. Journaled like
+    // a message: the choice is the user's next message to the agent.
     await this.surface.reply(r, `› ${label}`);
-    const { turn } = await this.hub.handle({
-      address: r,
-      userId: String(q.from.id),
-      text: label,
-      interpretCommands: false,
-    });
+    const { turn } = await this.hub.receive(
+      { address: r, userId: String(q.from.id), text: label, interpretCommands: false },
+      { platformId: `update:${updateId}` },
+    );
     void this.hub.track(turn);
   }
 
@@ -166,22 +175,6 @@ export class TelegramUpdates {
     await this.albums.flushAll();
     await this.hub.shutdown();
   }
-}
-
-/** An album's items as one message: the captions in order, every file, a mention if any had one. */
-function mergeAlbum(items: readonly Incoming[]): Incoming {
-  const sorted = [...items].sort((a, b) => (a.raw?.message_id ?? 0) - (b.raw?.message_id ?? 0));
-  const [first] = sorted as [Incoming, ...Incoming[]];
-  const message: InboundMessage = {
-    ...first.message,
-    text: sorted
-      .map((i) => i.message.text)
-      .filter((text) => text.trim() !== "")
-      .join("\n\n"),
-    attachments: sorted.flatMap((i) => i.message.attachments),
-    isMention: sorted.some((i) => i.message.isMention),
-  };
-  return { message, raw: first.raw };
 }
 
 /** The Topic activation gate, applied after commands (a command in a Topic needs no mention). */

@@ -1,25 +1,33 @@
 /**
- * The long-polling loop. Each batch is registered with the cursor and persisted before anything is
- * handled; updates are handed over one at a time (intake stays in order, so a chat's second message
- * sees its first one's turn) while their turns run concurrently; each update resolves in the cursor
- * once terminal. A failed poll backs off; three in a row mark the channel disconnected (with the
- * reason) until the next success. A rejected token stops the loop: retrying cannot fix it.
+ * The long-polling loop. getUpdates(offset=N) is ALSO Telegram's acknowledgement of every update
+ * below N, so the offset only ever passes updates the journal holds (accept-before-ack): a batch's
+ * updates are handed over one at a time (intake stays in order, so a chat's second message sees its
+ * first one's turn) and each is journaled before the next; only then does the durable cursor (the
+ * store's, advance-only, fsynced) move past the batch, and only then is Telegram polled again. An
+ * update that could not be journaled keeps the cursor where it was: Telegram delivers the batch
+ * again and the journal drops what it already holds. Turns run concurrently with later polls.
+ *
+ * A failed poll backs off; three in a row mark the channel disconnected (with the reason) until the
+ * next success. A rejected token stops the loop: retrying cannot fix it.
  */
 import type { Clock } from "../messaging/base/clock.js";
 import { sleep } from "../messaging/base/clock.js";
 import type { Logger } from "../messaging/base/logger.js";
-import type { UpdateCursor } from "./cursor.js";
+import type { CursorStore } from "../messaging/store/port.js";
 import { apiErrorOf } from "./errors.js";
 import type { UpdateHandling } from "./intake.js";
 import type { TelegramOps, TgUpdate } from "./wire.js";
 
 export const ALLOWED_UPDATES = ["message", "callback_query"] as const;
+/** The cursor's name in the store (an older install's cursor file is imported under it). */
+export const TELEGRAM_CURSOR = "telegram.getUpdates";
 const MAX_BACKOFF_MS = 30_000;
 const DISCONNECTED_AFTER = 3;
 
 export interface PollerOptions {
   ops: TelegramOps;
-  cursor: UpdateCursor;
+  /** The durable cursor; absent = kept in memory only (nothing persisted: a restart polls from 0). */
+  cursor?: CursorStore;
   handle: (update: TgUpdate) => UpdateHandling;
   timeoutSeconds: number;
   clock: Clock;
@@ -31,29 +39,32 @@ export interface PollerOptions {
 export class UpdatePoller {
   private readonly abort = new AbortController();
   private loop: Promise<void> | null = null;
-  private readonly pending = new Set<Promise<void>>();
   private connected: boolean | null = null;
+  /** One past the newest update every earlier one of which is journaled: what the next poll confirms. */
+  private offset = 0;
 
   constructor(private readonly o: PollerOptions) {}
 
-  start(): void {
+  /** Read the durable cursor, then start polling from it. */
+  async start(): Promise<void> {
+    if (this.loop) return;
+    this.offset = (await this.o.cursor?.get(TELEGRAM_CURSOR)) ?? 0;
     this.loop ??= this.run();
+  }
+
+  /** The offset the next poll sends. */
+  get nextOffset(): number {
+    return this.offset;
   }
 
   get isConnected(): boolean {
     return this.connected === true;
   }
 
-  /** Stop asking Telegram for more; in-flight turns keep running. */
+  /** Stop asking Telegram for more; in-flight turns keep running (their messages are journaled). */
   async stopIntake(): Promise<void> {
     this.abort.abort(new Error("telegram poller stopped"));
     await this.loop;
-  }
-
-  /** Wait for every handed-over update to settle (and be resolved in the cursor). */
-  async drain(): Promise<void> {
-    await Promise.allSettled([...this.pending]);
-    await this.o.cursor.persist();
   }
 
   private setConnected(connected: boolean, reason?: string): void {
@@ -71,7 +82,7 @@ export class UpdatePoller {
         updates = await this.o.ops.call<TgUpdate[]>(
           "getUpdates",
           {
-            offset: this.o.cursor.offset,
+            offset: this.offset,
             timeout: this.o.timeoutSeconds,
             allowed_updates: [...ALLOWED_UPDATES],
           },
@@ -103,30 +114,44 @@ export class UpdatePoller {
         continue;
       }
       if (updates.length === 0) continue;
-      // Registered and persisted as a batch before any handler runs (the low-water mark covers it).
-      this.o.cursor.register(updates.map((u) => u.update_id));
-      await this.o.cursor.persist();
-      for (const update of updates) await this.handOver(update);
+      let next = this.offset;
+      for (const update of updates) {
+        if (!(await this.handOver(update))) break;
+        next = Math.max(next, update.update_id + 1);
+      }
+      if (next > this.offset) await this.advance(next);
+      // Something could not be journaled: wait a moment and take the batch again from the cursor.
+      if (next <= (updates.at(-1)?.update_id ?? -1)) {
+        try {
+          await sleep(this.o.clock, 1_000, signal);
+        } catch {
+          break;
+        }
+      }
     }
   }
 
-  private async handOver(update: TgUpdate): Promise<void> {
-    let handling: UpdateHandling;
+  /** True once the update is journaled (or dropped, refused, or finished: nothing to keep). */
+  private async handOver(update: TgUpdate): Promise<boolean> {
     try {
-      handling = this.o.handle(update);
+      await this.o.handle(update).accepted;
+      return true;
     } catch (error) {
-      this.o.logger.error("telegram: update handler threw", { error: String(error) });
-      await this.o.cursor.resolve(update.update_id);
-      return;
+      this.o.logger.error("telegram: an update could not be journaled; it will be taken again", {
+        update: update.update_id,
+        error: String(error),
+      });
+      return false;
     }
-    // Refusal and failure are terminal too: an update resolved only on success would replay forever.
-    const settled = handling.settled
-      .catch((error: unknown) => this.o.logger.error("telegram: update failed", { error: String(error) }))
-      .finally(() => this.o.cursor.resolve(update.update_id));
-    this.pending.add(settled);
-    void settled.finally(() => this.pending.delete(settled));
-    await handling.accepted.catch((error: unknown) =>
-      this.o.logger.error("telegram: update intake failed", { error: String(error) }),
-    );
+  }
+
+  /** Move the durable cursor; a failed write keeps polling from memory (a restart re-reads, deduped). */
+  private async advance(next: number): Promise<void> {
+    this.offset = next;
+    try {
+      await this.o.cursor?.advance(TELEGRAM_CURSOR, next);
+    } catch (error) {
+      this.o.logger.error("telegram: persisting the getUpdates cursor failed", { error: String(error) });
+    }
   }
 }

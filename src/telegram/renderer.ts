@@ -15,6 +15,7 @@ import type { Timers } from "../messaging/base/clock.js";
 import { realClock } from "../messaging/base/clock.js";
 import type { Logger } from "../messaging/base/logger.js";
 import { silentLogger } from "../messaging/base/logger.js";
+import { TurnParts } from "../messaging/channel/delivery.js";
 import { LiveStatus, ToolParagraphs } from "../messaging/channel/live-status.js";
 import { DEFAULT_LADDER_TIMINGS } from "../messaging/channel/phase-ladder.js";
 import {
@@ -56,6 +57,8 @@ export interface TelegramRendererOptions {
   logger?: Logger;
   /** Local images to upload after the text; absent = paths stay text (the honest degradation). */
   uploads?: UploadPolicy;
+  /** The turn's outbound parts: every message this renderer creates goes through them. */
+  parts?: TurnParts;
 }
 
 const STALL_SOFT = "🥱";
@@ -70,6 +73,7 @@ export class TelegramRenderer extends Renderer {
   private readonly typingIntervalMs: number;
   private readonly stallSoftMs: number;
   private readonly stallHardMs: number;
+  private readonly parts: TurnParts;
   private splitter = new StreamingSplitter(TELEGRAM_SOURCE_CAP);
   /** `body`: it shows answer text (not only its footer), so it cannot be taken for a prompt. */
   private live: { id: number; shown: string; body: boolean } | null = null;
@@ -113,6 +117,7 @@ export class TelegramRenderer extends Renderer {
     this.typingIntervalMs = o.typingIntervalMs ?? 4000;
     this.stallSoftMs = o.stallSoftMs ?? DEFAULT_LADDER_TIMINGS.stallSoftMs;
     this.stallHardMs = o.stallHardMs ?? DEFAULT_LADDER_TIMINGS.stallHardMs;
+    this.parts = o.parts ?? TurnParts.unrecorded();
     this.startedAt = this.now();
     this.lastProgressAt = this.startedAt;
   }
@@ -162,7 +167,7 @@ export class TelegramRenderer extends Renderer {
 
   async onAgentStatus(status: AgentStatus): Promise<void> {
     if (status.type === "fresh_session") {
-      const html = escapeHtml(freshSessionNotice(status.cause, status.reason));
+      const html = escapeHtml(freshSessionNotice(status.cause, status.reason, status.replayed));
       // Above the answer it concerns: a live message showing only its footer becomes the notice.
       await this.enqueue(async () => {
         if (!(await this.takeFooterOnlyLive(html))) await this.post(html, undefined, true);
@@ -433,7 +438,12 @@ export class TelegramRenderer extends Renderer {
   private async sendPhotos(files: readonly OutboundFile[]): Promise<void> {
     for (const album of albums(files)) {
       try {
-        await this.transport.sendPhotos(this.o.chatId, this.o.threadId, album);
+        // A photo cannot be edited into another: the same album is left alone, another is posted.
+        const landed = await this.parts.post(JSON.stringify(album.map((f) => [f.filename, f.bytes.length])), {
+          create: async () => String(await this.transport.sendPhotos(this.o.chatId, this.o.threadId, album)),
+          replace: async () => false,
+        });
+        if (landed === null) throw new Error("the photos did not land");
         this.answered = true;
       } catch (error) {
         this.log.warn("telegram: photo upload failed; restoring the references", { error: String(error) });
@@ -484,14 +494,36 @@ export class TelegramRenderer extends Renderer {
 
   // ── platform calls ────────────────────────────────────────────────────────────────────────
 
-  /** Post one body; null (and deliveryFailed) when it did not land. */
+  /**
+   * Post one body as the turn's next part (a resumed turn edits what its first run posted there);
+   * null (and deliveryFailed) when it did not land.
+   */
   private async post(html: string, keyboard?: TgInlineKeyboard, quiet = false): Promise<number | null> {
     try {
-      return await this.transport.postHtml(this.o.chatId, html, {
-        threadId: this.o.threadId,
-        replyMarkup: keyboard,
-        disableNotification: quiet,
+      const id = await this.parts.post(JSON.stringify([html, keyboard ?? null]), {
+        // "Sending" once the chat's pacing lets the call go: a crash while it waits sent nothing.
+        marksSending: true,
+        create: async (_key, sending) =>
+          String(
+            await this.transport.postHtml(this.o.chatId, html, {
+              threadId: this.o.threadId,
+              replyMarkup: keyboard,
+              disableNotification: quiet,
+              onWire: sending,
+            }),
+          ),
+        // The earlier part's buttons go unless this part has its own.
+        replace: async (earlier) => {
+          await this.transport.editHtml(
+            this.o.chatId,
+            Number(earlier),
+            html,
+            keyboard ?? { inline_keyboard: [] },
+          );
+          return true;
+        },
       });
+      return id === null ? null : Number(id);
     } catch (error) {
       this.deliveryFailed = true;
       this.log.error("telegram: send failed", { error: String(error) });

@@ -1,6 +1,7 @@
 /**
- * Starting Telegram: the bot (grammY, paced), identity via getMe, the command menu, the durable
- * cursor and the long-polling loop, wired to the gateway's shared machinery. A rejected token aborts
+ * Starting Telegram: the bot (grammY, paced), identity via getMe, the command menu, the messages a
+ * restart left unanswered, then the long-polling loop from the durable cursor, wired to the
+ * gateway's shared machinery. A rejected token aborts
  * startup; an unreachable Telegram does not (the channel starts and connects when it can).
  */
 import { sleep } from "../messaging/base/clock.js";
@@ -14,7 +15,6 @@ import type { TelegramFileOptions } from "./attachments.js";
 import type { PaceOptions } from "./client.js";
 import { createTelegramBot, telegramOps } from "./client.js";
 import { menuCommands, TELEGRAM_HELP_FOOTER, telegramCommands } from "./commands.js";
-import { UpdateCursor } from "./cursor.js";
 import { apiErrorOf } from "./errors.js";
 import type { BotIdentity } from "./gate.js";
 import type { TelegramSettings } from "./index.js";
@@ -142,10 +142,11 @@ export async function start(
   });
   const updates = new TelegramUpdates(transport, surface, hub, ctx, overrides.albums);
   await registerCommands(ops, logger);
-  const cursor = await UpdateCursor.load({ home: ctx.home, logger });
+  // Before the first poll: what a restart left unanswered comes before anything newer.
+  await hub.resume();
   const poller = new UpdatePoller({
     ops,
-    cursor,
+    ...(ctx.durable ? { cursor: ctx.durable.state.cursors } : {}),
     handle: (update) => updates.handleUpdate(update),
     timeoutSeconds: s.pollTimeoutSeconds,
     clock,
@@ -153,7 +154,7 @@ export async function start(
     onState: (connected, reason) =>
       connected ? logger.info("telegram: connected") : logger.warn("telegram: not connected", { reason }),
   });
-  poller.start();
+  await poller.start();
   return {
     name: "telegram",
     hub,
@@ -164,7 +165,6 @@ export async function start(
       stopping.abort();
       await poller.stopIntake();
       await updates.shutdown();
-      await poller.drain();
     },
   };
 }

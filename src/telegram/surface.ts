@@ -3,7 +3,14 @@
  * receipts and model lists are Telegram-HTML through the transport; the renderer streams by edits.
  */
 import type { ChannelContext } from "../messaging/channel/contract.js";
-import type { ChannelSurface, Conversation, PickerSurface, TurnStart } from "../messaging/channel/surface.js";
+import type { TurnParts } from "../messaging/channel/delivery.js";
+import type {
+  ChannelSurface,
+  Conversation,
+  IncomingMessage,
+  PickerSurface,
+  TurnStart,
+} from "../messaging/channel/surface.js";
 import type { InboundAttachment } from "../messaging/channel/transport.js";
 import type { Attachment } from "../messaging/files/ingest.js";
 import type { ReceiptSurface } from "../messaging/queue/receipt.js";
@@ -53,11 +60,23 @@ export class TelegramSurface implements ChannelSurface<Route, TelegramExtra> {
   }
 
   /** Markdown into a route, split and bound like every body; false when a part did not land. */
-  async reply(r: Route, text: string): Promise<boolean> {
+  async reply(r: Route, text: string, parts?: TurnParts): Promise<boolean> {
+    const t = this.o.transport;
+    const post = async (html: string, onWire?: () => Promise<void>) =>
+      String(await t.postHtml(r.chatId, html, { threadId: r.threadId, ...(onWire ? { onWire } : {}) }));
     for (const source of splitMarkdownSafe(text, TELEGRAM_SOURCE_CAP)) {
       for (const html of fitTelegramHtml(source)) {
         try {
-          await this.o.transport.postHtml(r.chatId, html, { threadId: r.threadId });
+          if (!parts) await post(html);
+          else
+            await parts.post(html, {
+              marksSending: true,
+              create: (_key, sending) => post(html, sending),
+              replace: async (earlier) => {
+                await t.editHtml(r.chatId, Number(earlier), html, { inline_keyboard: [] });
+                return true;
+              },
+            });
         } catch (error) {
           this.ctx.logger.warn("telegram: reply failed", { error: String(error) });
           return false;
@@ -85,6 +104,7 @@ export class TelegramSurface implements ChannelSurface<Route, TelegramExtra> {
       now: () => this.ctx.clock.now(),
       logger: this.ctx.logger,
       uploads: turn.files,
+      parts: turn.parts,
       ...this.o.renderer,
     });
   }
@@ -95,6 +115,13 @@ export class TelegramSurface implements ChannelSurface<Route, TelegramExtra> {
 
   async acknowledgeSteer(r: Route, messageId: string): Promise<void> {
     await this.o.transport.react(r.chatId, Number(messageId), STEER_RECEIPT_EMOJI);
+  }
+
+  /** An album's items resumed together after a restart: one message again, as when first sent. */
+  mergeGroup(
+    messages: readonly IncomingMessage<Route, TelegramExtra>[],
+  ): IncomingMessage<Route, TelegramExtra> {
+    return mergeAlbumItems(messages);
   }
 
   pickers(r: Route): PickerSurface & { retire(handle: string): Promise<void> } {
@@ -133,3 +160,22 @@ export class TelegramSurface implements ChannelSurface<Route, TelegramExtra> {
 }
 
 const messageIdOf = (handle: string) => Number(handle.slice(handle.lastIndexOf(":") + 1));
+
+/**
+ * An album as one message: its items in the order Telegram numbered them, the captions joined, every
+ * file, a mention if any item had one. Used when the album arrives and when it is resumed.
+ */
+export function mergeAlbumItems<M extends IncomingMessage<Route, TelegramExtra>>(items: readonly M[]): M {
+  const sorted = [...items].sort((a, b) => Number(a.messageId ?? 0) - Number(b.messageId ?? 0));
+  const [first] = sorted as [M, ...M[]];
+  return {
+    ...first,
+    text: sorted
+      .map((i) => i.text)
+      .filter((text) => text.trim() !== "")
+      .join("\n\n"),
+    attachments: sorted.flatMap((i) => i.attachments ?? []),
+    isMention: sorted.some((i) => i.isMention),
+    tickets: sorted.flatMap((i) => i.tickets ?? []),
+  };
+}

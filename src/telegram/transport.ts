@@ -69,6 +69,8 @@ export interface TelegramTransportOptions {
 
 export interface PostOptions {
   threadId?: string | undefined;
+  /** Awaited right before the request leaves (after pacing): the delivery ledger's "sending". */
+  onWire?: () => Promise<void>;
   replyMarkup?: TgInlineKeyboard | undefined;
   disableNotification?: boolean;
   replyTo?: number | undefined;
@@ -239,20 +241,23 @@ export class TelegramTransport extends MessagingTransport<TgUpdate> {
       link_preview_options: { is_disabled: true },
     };
     try {
-      const sent = await ops.call<{ message_id: number }>("sendMessage", {
-        ...payload,
-        text: html,
-        parse_mode: "HTML",
-      });
+      const sent = await ops.call<{ message_id: number }>(
+        "sendMessage",
+        { ...payload, text: html, parse_mode: "HTML" },
+        undefined,
+        opts.onWire,
+      );
       return sent.message_id;
     } catch (error) {
       if (!isEntityParseError(error)) throw error;
       // Our converter only emits nesting tags; if Telegram still refuses, the words matter more.
       this.log.warn("telegram: HTML refused; resending as plain text");
-      const sent = await ops.call<{ message_id: number }>("sendMessage", {
-        ...payload,
-        text: htmlVisibleText(html),
-      });
+      const sent = await ops.call<{ message_id: number }>(
+        "sendMessage",
+        { ...payload, text: htmlVisibleText(html) },
+        undefined,
+        opts.onWire,
+      );
       return sent.message_id;
     }
   }
@@ -330,7 +335,7 @@ export class TelegramTransport extends MessagingTransport<TgUpdate> {
     chatId: string,
     threadId: string | undefined,
     files: readonly OutboundFile[],
-  ): Promise<void> {
+  ): Promise<number> {
     const ops = this.requireOps();
     if (!ops.file) throw new Error("telegram: this client cannot upload files");
     const file = ops.file.bind(ops);
@@ -341,13 +346,18 @@ export class TelegramTransport extends MessagingTransport<TgUpdate> {
     };
     if (files.length === 1) {
       const [only] = files as [OutboundFile];
-      await ops.call("sendPhoto", { ...common, photo: file(only.bytes, only.filename) });
-      return;
+      const sent = await ops.call<{ message_id: number }>("sendPhoto", {
+        ...common,
+        photo: file(only.bytes, only.filename),
+      });
+      return sent.message_id;
     }
-    await ops.call("sendMediaGroup", {
+    const sent = await ops.call<{ message_id: number }[]>("sendMediaGroup", {
       ...common,
       media: files.map((f) => ({ type: "photo", media: file(f.bytes, f.filename) })),
     });
+    // The album's first message stands for it (what the delivery ledger records).
+    return sent[0]?.message_id ?? 0;
   }
 
   async typing(chatId: string, threadId: string | undefined): Promise<void> {

@@ -120,7 +120,16 @@ export type TgPayload = Record<string, unknown>;
  * grammY's client (with its pacing and 429 transformers); a failure rejects with grammY's error.
  */
 export interface TelegramOps {
-  call<T = unknown>(method: string, payload: TgPayload, signal?: AbortSignal): Promise<T>;
+  /**
+   * One Bot API call. `onWire` is awaited right before the request leaves (after the per-chat
+   * pacing wait, again before a retry): what the delivery ledger records as "sending".
+   */
+  call<T = unknown>(
+    method: string,
+    payload: TgPayload,
+    signal?: AbortSignal,
+    onWire?: () => Promise<void>,
+  ): Promise<T>;
   /** Wrap bytes as an upload part for a payload (grammY's InputFile); absent = no uploads. */
   file?(bytes: Uint8Array, filename: string): unknown;
 }

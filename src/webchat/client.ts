@@ -32,7 +32,8 @@ export interface WebChatServerOptions {
   logger: Logger;
   /** The page for one response; the argument is that response's script nonce. */
   page: (nonce: string) => string;
-  onConnect: (conn: Connection) => void;
+  /** A page connected; the promise (if any) settles once it was sent its snapshot. */
+  onConnect: (conn: Connection) => void | Promise<void>;
   onFrame: (conn: Connection, frame: ClientFrame) => void;
   /**
    * A frame that was refused: malformed, an upload over the limits, or (kind "frame_too_large") a
@@ -226,7 +227,10 @@ export class WebChatServer {
       if ("refusal" in parsed) this.o.onBadFrame(conn, parsed.refusal);
       else this.o.onFrame(conn, parsed.frame);
     });
-    this.o.onConnect(conn);
+    Promise.resolve(this.o.onConnect(conn)).catch((error: unknown) => {
+      this.o.logger.error("webchat: greeting a page failed", { error: String(error) });
+      conn.send({ type: "error", message: "Could not load this conversation; reload the page." });
+    });
   }
 
   /** Send a frame to every open page of a conversation. */

@@ -15,6 +15,7 @@ export const WEBCHAT_COMMANDS = commandTable([
   "yolo",
   "queue",
   "steer",
+  "history",
   "help",
 ]);
 

@@ -1,6 +1,8 @@
 /**
  * The web chat's intake: frames from the page through the transport's audited gate into the hub.
- * A bad frame is refused visibly and audited; files wait with the queued message as bytes.
+ * A bad frame is refused visibly and audited; files wait with the queued message as bytes. A
+ * message is journaled (files included) before the page is told "accepted": until then the page
+ * keeps it and sends it again after a reconnect, and the journal drops the copy it already has.
  */
 import type { ChannelContext } from "../messaging/channel/contract.js";
 import type { ConversationHub } from "../messaging/channel/hub.js";
@@ -67,12 +69,18 @@ export class WebChatFrames {
     if (outcome.status === "denied") conn.send({ type: "error", message: "Not authorized." });
     if (outcome.status !== "dispatched") return;
     const message = outcome.message;
-    t.post(id, {
-      role: "user",
-      text: message.text,
-      final: true,
-      ...(uploads.length > 0 ? { files: uploads.map((u) => u.name) } : {}),
-    });
+    const clientId = frame.id;
+    const showUser = (turn: string | undefined) =>
+      t.post(
+        id,
+        {
+          role: "user",
+          text: message.text,
+          final: true,
+          ...(uploads.length > 0 ? { files: uploads.map((u) => u.name) } : {}),
+        },
+        turn ? { id: `${turn}:user`, turn } : {},
+      );
     let extra: WebChatExtra | undefined;
     if (uploads.length > 0) {
       const key = this.hub.keyOf(id);
@@ -83,24 +91,39 @@ export class WebChatFrames {
           reason: "uploads_held",
           conversation: id,
         });
+        showUser(undefined);
         t.post(id, {
           role: "system",
           text: "⚠️ Not sent: too many files are already waiting for the running turn. Send this again when it has finished.",
           final: true,
         });
+        // Refused visibly: the page must not keep sending it.
+        if (clientId) conn.send({ type: "accepted", id: clientId });
         return;
       }
     }
     try {
-      await this.hub.handle({
-        address: id,
-        userId: message.userId,
-        text: message.text,
-        attachments: message.attachments,
-        ...(extra ? { extra } : {}),
-        // A pressed chip is the model's own label: content, never a command.
-        interpretCommands: frame.type === "message",
-      });
+      await this.hub.receive(
+        {
+          address: id,
+          userId: message.userId,
+          text: message.text,
+          attachments: message.attachments,
+          ...(extra ? { extra } : {}),
+          // A pressed chip is the model's own label: content, never a command.
+          interpretCommands: frame.type === "message",
+        },
+        // Scoped by conversation: the page chooses its ids.
+        { platformId: clientId ? `${id}:${clientId}` : null },
+        {
+          onAccepted: (ticket) => {
+            // A redelivery was shown (and answered) already; it only needs its acknowledgement again.
+            if (ticket === null && extra) this.surface.release(extra.held);
+            if (ticket !== null) showUser(ticket?.turnId);
+            if (clientId) conn.send({ type: "accepted", id: clientId });
+          },
+        },
+      );
     } catch (error) {
       // Never taken by a turn: stop counting it.
       if (extra) this.surface.release(extra.held);

@@ -81,6 +81,16 @@ export function renderPage(nonce: string): string {
     return true;
   }
 
+  // Sent messages the server has not yet said it journaled: sent again after a reconnect (the
+  // server drops a copy it already has), so a message is never lost to a dropped connection.
+  const outbox = new Map();
+  function sendMessage(frame) {
+    frame.id = Array.from(crypto.getRandomValues(new Uint8Array(12)), (b) => b.toString(16).padStart(2, "0")).join("");
+    if (!send(frame)) return false;
+    outbox.set(frame.id, frame);
+    return true;
+  }
+
   function showError(message) {
     render({ id: "err-" + ++errors, role: "system", html: "", status: message, final: true });
   }
@@ -141,7 +151,7 @@ export function renderPage(nonce: string): string {
       x.type = "button";
       x.textContent = chip;
       x.setAttribute("data-testid", "chip");
-      x.addEventListener("click", () => send({ type: "chip", text: chip }));
+      x.addEventListener("click", () => sendMessage({ type: "chip", text: chip }));
       actions.appendChild(x);
     }
     if (actions.childElementCount) parts.push(actions);
@@ -158,7 +168,11 @@ export function renderPage(nonce: string): string {
   function connect() {
     const scheme = location.protocol === "https:" ? "wss" : "ws";
     ws = new WebSocket(scheme + "://" + location.host + "/ws?c=" + encodeURIComponent(conversation));
-    ws.onopen = () => { conn.textContent = "connected"; backoff = 250; };
+    ws.onopen = () => {
+      conn.textContent = "connected";
+      backoff = 250;
+      for (const frame of outbox.values()) send(frame);
+    };
     ws.onmessage = (ev) => {
       const frame = JSON.parse(ev.data);
       if (frame.type === "snapshot") {
@@ -167,6 +181,7 @@ export function renderPage(nonce: string): string {
       }
       else if (frame.type === "upsert") render(frame.bubble);
       else if (frame.type === "title") showTitle(frame.title);
+      else if (frame.type === "accepted") outbox.delete(frame.id);
       else if (frame.type === "error") showError(frame.message);
     };
     ws.onclose = (ev) => {
@@ -254,7 +269,7 @@ export function renderPage(nonce: string): string {
       const frame = { type: "message", text };
       const files = pending.slice();
       if (files.length) frame.files = await Promise.all(files.map(readFile));
-      if (!send(frame)) { showError("Not connected: the message was not sent."); return; }
+      if (!sendMessage(frame)) { showError("Not connected: the message was not sent."); return; }
       input.value = "";
       pending = pending.filter((f) => !files.includes(f));
       renderPending();

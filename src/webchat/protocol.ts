@@ -65,10 +65,20 @@ const uploadSchema = z.strictObject({
 });
 export type Upload = z.output<typeof uploadSchema>;
 
+/**
+ * The page's own id for a message it sends: the dedupe key of accept-before-ack. The page keeps a
+ * message until the server answers "accepted" with its id, and sends it again after a reconnect;
+ * the journal drops the second copy when the first one had arrived.
+ */
+const CLIENT_MESSAGE_ID = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,64}$/, "a message id is 1-64 letters, digits, _ or -");
+
 export const clientFrameSchema = z.discriminatedUnion("type", [
   z
     .strictObject({
       type: z.literal("message"),
+      id: CLIENT_MESSAGE_ID.optional(),
       text: z.string().max(MAX_TEXT_CHARS),
       /** Attached files; a message may be files only (then text is ""). */
       files: z.array(uploadSchema).max(MAX_UPLOAD_FILES, TOO_MANY_FILES).optional(),
@@ -82,7 +92,11 @@ export const clientFrameSchema = z.discriminatedUnion("type", [
     verdict: z.enum(["approve", "approve_always", "deny"]),
   }),
   /** An [OPTIONS:] chip: re-dispatched as content, never as a command. */
-  z.strictObject({ type: z.literal("chip"), text: z.string().min(1).max(2_000) }),
+  z.strictObject({
+    type: z.literal("chip"),
+    id: CLIENT_MESSAGE_ID.optional(),
+    text: z.string().min(1).max(2_000),
+  }),
 ]);
 /** A validated frame: a message's file data is already decoded to bytes. */
 export type ClientFrame = z.output<typeof clientFrameSchema>;
@@ -138,6 +152,8 @@ export type ServerFrame =
   /** The conversation was named (auto-title or /title). */
   | { type: "title"; title: string }
   | { type: "upsert"; bubble: Bubble }
+  /** The message the page sent with this id is journaled: it will be answered, even across a restart. */
+  | { type: "accepted"; id: string }
   | { type: "error"; message: string };
 
 /** Conversation ids are chosen by the page; constrained so they are safe in keys and logs. */

@@ -11,6 +11,7 @@
  */
 import type { Timers } from "../messaging/base/clock.js";
 import { realClock } from "../messaging/base/clock.js";
+import { TurnParts } from "../messaging/channel/delivery.js";
 import { LiveStatus, ToolParagraphs } from "../messaging/channel/live-status.js";
 import {
   EditThrottle,
@@ -32,6 +33,8 @@ export interface WebChatRendererOptions {
   now?: () => number;
   /** Minimum gap between two edits of the live bubble. */
   throttleMs?: number;
+  /** The turn's outbound parts: each bubble this renderer creates is named by the next part key. */
+  parts?: TurnParts;
 }
 
 /** Room kept under the cap for the chip line a sealed segment may carry. */
@@ -46,6 +49,7 @@ export class WebChatRenderer extends Renderer {
   private readonly status = new LiveStatus("/stop");
   private readonly paragraphs = new ToolParagraphs();
   private readonly throttle: EditThrottle;
+  private readonly parts: TurnParts;
   private readonly startedAt: number;
   private contextUsagePct: number | undefined;
   /** Answer text reached a bubble in this turn (a prompt or a notice is not an answer). */
@@ -68,6 +72,7 @@ export class WebChatRenderer extends Renderer {
     this.timers = options.timers ?? realClock;
     this.now = options.now ?? (() => Date.now());
     this.throttle = new EditThrottle(this.timers, this.now, options.throttleMs ?? 80, () => this.flushEdit());
+    this.parts = options.parts ?? TurnParts.unrecorded();
     this.startedAt = this.now();
     this.splitter = this.newSplitter();
   }
@@ -114,7 +119,7 @@ export class WebChatRenderer extends Renderer {
 
   async onAgentStatus(status: AgentStatus): Promise<void> {
     if (status.type === "fresh_session") {
-      this.postNotice(freshSessionNotice(status.cause, status.reason));
+      this.postNotice(freshSessionNotice(status.cause, status.reason, status.replayed));
       return;
     }
     this.status.agent(status);
@@ -143,7 +148,7 @@ export class WebChatRenderer extends Renderer {
       status: "",
       final: false,
     };
-    const id = this.takeEmptyLive(bubble) ?? this.transport.post(this.conversationId, bubble);
+    const id = this.takeEmptyLive(bubble) ?? this.create(bubble);
     this.approvalBubbles.set(requestId, id);
   }
 
@@ -160,7 +165,7 @@ export class WebChatRenderer extends Renderer {
 
   async onCompaction(contextUsagePct: number | undefined, receipt: string): Promise<void> {
     if (contextUsagePct !== undefined) this.contextUsagePct = contextUsagePct;
-    if (receipt) this.transport.post(this.conversationId, { role: "system", text: receipt, final: true });
+    if (receipt) this.create({ role: "system", text: receipt, final: true });
   }
 
   override async onSteerConsumed(summary: string): Promise<void> {
@@ -195,7 +200,7 @@ export class WebChatRenderer extends Renderer {
     const text = silent ? noAnswerNotice(stopReason === "error", "`/new`", error) : capped.body;
     if (!this.liveId && !text && !this.prefix) {
       // Nothing after an approval prompt: the turn's status line ends the turn on its own.
-      this.transport.post(this.conversationId, { role: "system", text: "", status, final: true });
+      this.create({ role: "system", text: "", status, final: true });
       return;
     }
     this.sealLive(text, { chips: capped.choices, status });
@@ -217,7 +222,7 @@ export class WebChatRenderer extends Renderer {
   private ensureLive(): string {
     if (!this.liveId) {
       const frame = { text: this.prefix, status: this.status.line };
-      this.liveId = this.transport.post(this.conversationId, { role: "assistant", ...frame, final: false });
+      this.liveId = this.create({ role: "assistant", ...frame, final: false });
       this.shown = { id: this.liveId, ...frame };
       this.liveHasText = this.prefix !== "";
     }
@@ -239,8 +244,19 @@ export class WebChatRenderer extends Renderer {
   /** A notice in the conversation, above the answer it concerns. */
   private postNotice(text: string): void {
     const notice = { role: "system" as const, text, status: "", final: true };
-    if (this.takeEmptyLive(notice) === null) this.transport.post(this.conversationId, notice);
+    if (this.takeEmptyLive(notice) === null) this.create(notice);
     if (!this.finished) this.ensureLive();
+  }
+
+  /**
+   * The one way this renderer creates a bubble: named by the turn's next part key, so the same part
+   * of a turn resumed after a restart replaces its bubble instead of adding a second one.
+   */
+  private create(bubble: Parameters<WebChatTransport["post"]>[1]): string {
+    return this.transport.post(this.conversationId, bubble, {
+      id: this.parts.nextKey(),
+      turn: this.parts.turnId,
+    });
   }
 
   private scheduleEdit(): void {

@@ -8,6 +8,7 @@ import { SHARED_HANDLERS } from "../messaging/channel/command-handlers.js";
 import type { ChannelContext, RunningChannel } from "../messaging/channel/contract.js";
 import { ConversationHub } from "../messaging/channel/hub.js";
 import { redactForDisplay } from "../messaging/security/display-safety.js";
+import type { TranscriptLine } from "../messaging/store/port.js";
 import { oneLine } from "../messaging/text/clip.js";
 import { OWNER_PRINCIPAL, WebChatServer } from "./client.js";
 import { WEBCHAT_HELP_FOOTER, webchatCommands } from "./commands.js";
@@ -47,6 +48,24 @@ export function assembleWebChat(ctx: ChannelContext<WebChatSettings>, options: W
   return { transport, surface, hub, frames: new WebChatFrames(transport, surface, hub, ctx) };
 }
 
+/**
+ * Lines of history a reloaded page shows at most: as many as this process keeps bubbles (500), and
+ * the most one transcript read returns. Older lines stay in the transcript until its retention.
+ */
+const HISTORY_ON_LOAD = 500;
+
+async function conversationHistory(ctx: ChannelContext, key: string): Promise<TranscriptLine[]> {
+  const history = ctx.pipeline.history;
+  if (!history || history.restricted(key)) return [];
+  try {
+    return await history.recent(key, HISTORY_ON_LOAD);
+  } catch (error) {
+    // The page still opens; what this process rendered is still shown.
+    ctx.logger.warn("webchat: reading the history failed", { error: String(error) });
+    return [];
+  }
+}
+
 export async function start(
   ctx: ChannelContext<WebChatSettings>,
   options: WebChatStartOptions = {},
@@ -66,18 +85,23 @@ export async function start(
   const token = randomBytes(18).toString("base64url");
   const { transport, hub, frames } = assembleWebChat(ctx, options);
   const titleOf = (conversationId: string) => ctx.store.titleOf(hub.keyOf(conversationId))?.title;
+  // Before the page can send anything new: a conversation's older message is answered first.
+  await hub.resume();
   const server = new WebChatServer({
     host,
     port,
     token,
     logger: ctx.logger,
     page: renderPage,
-    onConnect: (conn) => {
+    // A (re)loaded page gets the conversation's history too, from before any restart.
+    onConnect: async (conn) => {
+      transport.open(conn.conversationId);
+      const history = await conversationHistory(ctx, hub.keyOf(conn.conversationId));
       const title = titleOf(conn.conversationId);
       conn.send({
         type: "snapshot",
         conversationId: conn.conversationId,
-        bubbles: [...transport.open(conn.conversationId)],
+        bubbles: transport.snapshot(conn.conversationId, history),
         // Redacted like any text the page shows.
         ...(title ? { title: redactForDisplay(oneLine(title, 80)).text } : {}),
       });

@@ -5,11 +5,13 @@
  * and deletes them.
  */
 import type { ChannelContext } from "../messaging/channel/contract.js";
+import type { TurnParts } from "../messaging/channel/delivery.js";
 import type { ChannelSurface, Conversation, TurnStart } from "../messaging/channel/surface.js";
 import type { Attachment } from "../messaging/files/ingest.js";
 import { bytesAttachment } from "../messaging/files/ingest.js";
 import type { ReceiptSurface } from "../messaging/queue/receipt.js";
 import { buildDmSessionKey } from "../messaging/session/keys.js";
+import type { JsonValue } from "../messaging/store/port.js";
 import type { Upload } from "./protocol.js";
 import { WebChatRenderer } from "./renderer.js";
 import type { WebChatTransport } from "./transport.js";
@@ -23,6 +25,8 @@ export const DEFAULT_MAX_HELD_UPLOAD_BYTES = 100 * 1024 * 1024;
 /** What a queued web chat message carries: its files as byte sources, and their held share. */
 export interface WebChatExtra {
   files: Attachment[];
+  /** The files as they came (what the journal keeps, so a restart can still hand them over). */
+  uploads: readonly Upload[];
   held: { key: string; bytes: number };
 }
 
@@ -31,6 +35,14 @@ export interface WebChatSurfaceOptions {
   agentName: string;
   throttleMs?: number;
   maxHeldUploadBytes?: number;
+}
+
+function extraOf(uploads: readonly Upload[]): Omit<WebChatExtra, "held"> {
+  return {
+    // The browser's type is kept as a claim only: the shared ingest classifies by the bytes.
+    files: uploads.map((u) => bytesAttachment(u.name, u.data, u.mime || undefined)),
+    uploads,
+  };
 }
 
 export class WebChatSurface implements ChannelSurface<string, WebChatExtra> {
@@ -53,8 +65,12 @@ export class WebChatSurface implements ChannelSurface<string, WebChatExtra> {
     return buildDmSessionKey("webchat", this.o.agentName, conversationId, { gen: generation });
   }
 
-  async reply(conversationId: string, text: string): Promise<boolean> {
-    this.o.transport.post(conversationId, { role: "system", text, final: true });
+  async reply(conversationId: string, text: string, parts?: TurnParts): Promise<boolean> {
+    this.o.transport.post(
+      conversationId,
+      { role: "system", text, final: true },
+      parts ? { id: parts.nextKey(), turn: parts.turnId } : {},
+    );
     return true;
   }
 
@@ -72,8 +88,9 @@ export class WebChatSurface implements ChannelSurface<string, WebChatExtra> {
     };
   }
 
-  newRenderer(conversationId: string, _turn: TurnStart<WebChatExtra>): WebChatRenderer {
+  newRenderer(conversationId: string, turn: TurnStart<WebChatExtra>): WebChatRenderer {
     return new WebChatRenderer(this.o.transport, conversationId, {
+      parts: turn.parts,
       timers: this.ctx.clock,
       now: () => this.ctx.clock.now(),
       ...(this.o.throttleMs !== undefined ? { throttleMs: this.o.throttleMs } : {}),
@@ -92,11 +109,28 @@ export class WebChatSurface implements ChannelSurface<string, WebChatExtra> {
     const waiting = this.held.get(key) ?? 0;
     if (waiting + bytes > (this.o.maxHeldUploadBytes ?? DEFAULT_MAX_HELD_UPLOAD_BYTES)) return null;
     this.held.set(key, waiting + bytes);
-    return {
-      // The browser's type is kept as a claim only: the shared ingest classifies by the bytes.
-      files: uploads.map((u) => bytesAttachment(u.name, u.data, u.mime || undefined)),
-      held: { key, bytes },
-    };
+    return { ...extraOf(uploads), held: { key, bytes } };
+  }
+
+  /**
+   * The files go into the journal with the message: they came inline and exist nowhere else, so
+   * without them a message resumed after a restart would arrive without its files.
+   */
+  journalExtra(extra: WebChatExtra): JsonValue {
+    return extra.uploads.map((u) => ({ name: u.name, mime: u.mime, data: u.data.toString("base64") }));
+  }
+
+  /** Back from the journal (a resumed message: its files were never counted in this process). */
+  reviveExtra(data: JsonValue): WebChatExtra | undefined {
+    if (!Array.isArray(data)) return undefined;
+    const uploads: Upload[] = [];
+    for (const item of data) {
+      const u = item as { name?: unknown; mime?: unknown; data?: unknown } | null;
+      if (typeof u?.name !== "string" || typeof u.mime !== "string" || typeof u.data !== "string")
+        return undefined;
+      uploads.push({ name: u.name, mime: u.mime, data: Buffer.from(u.data, "base64") });
+    }
+    return { ...extraOf(uploads), held: { key: "", bytes: 0 } };
   }
 
   release(held: { key: string; bytes: number }): void {

@@ -7,6 +7,7 @@ import { defineCapabilities } from "../messaging/channel/capabilities.js";
 import type { InboundAttachment, InboundMessage, TransportOptions } from "../messaging/channel/transport.js";
 import { inboundMessage, MessagingTransport } from "../messaging/channel/transport.js";
 import { redactForDisplay } from "../messaging/security/display-safety.js";
+import type { TranscriptLine } from "../messaging/store/port.js";
 import { oneLine } from "../messaging/text/clip.js";
 import { renderMarkdown } from "./markdown.js";
 import type { Bubble, ServerFrame } from "./protocol.js";
@@ -48,21 +49,35 @@ function displayFileName(name: string): string {
   return redactForDisplay(oneLine(name, 80) || "file").text;
 }
 
-/** Bubbles kept per conversation; older ones fall off (the agent keeps the real transcript). */
+/** Bubbles kept per conversation; older ones fall off (the transcript keeps the history). */
 const MAX_BUBBLES = 500;
 
 export type BubblePatch = Partial<Omit<Bubble, "id" | "html">>;
+
+/** A bubble as this process keeps it: when it was made, and which turn made it (if any). */
+interface Logged {
+  bubble: Bubble;
+  at: number;
+  turn?: string;
+}
+
+/** How a new bubble is named: a stable id (a turn's part key) replaces the bubble it names. */
+export interface PostOptions {
+  id?: string;
+  /** The turn it belongs to: the history shown after a reload leaves that turn's lines to it. */
+  turn?: string;
+}
 
 export class WebChatTransport extends MessagingTransport<WebChatEnvelope> {
   readonly channelType = "webchat";
   override readonly capabilities = WEBCHAT_CAPABILITIES;
   private readonly principals = new Set<string>();
-  private readonly logs = new Map<string, Bubble[]>();
+  private readonly logs = new Map<string, Logged[]>();
   /** When each conversation last had a bubble posted or a page opened. */
   private readonly touched = new Map<string, number>();
   private seq = 0;
   private push: (conversationId: string, frame: ServerFrame) => void = () => {};
-
+  /** Stamps each bubble, so a reloaded page sees history and live bubbles in time order. */
   private readonly now: () => number;
 
   constructor(
@@ -83,14 +98,43 @@ export class WebChatTransport extends MessagingTransport<WebChatEnvelope> {
   }
 
   /** A page opened this conversation: it now exists as a destination. */
-  open(conversationId: string): Bubble[] {
+  open(conversationId: string): void {
     this.touched.set(conversationId, this.now());
+    this.logOf(conversationId);
+  }
+
+  private logOf(conversationId: string): Logged[] {
     let log = this.logs.get(conversationId);
     if (!log) {
       log = [];
       this.logs.set(conversationId, log);
     }
     return log;
+  }
+
+  /**
+   * What a page that (re)connects is shown: the conversation's history from before this process
+   * (its transcript lines), then what this process posted, in time order. A turn this process
+   * rendered shows as rendered, so its transcript lines are left out (no message twice).
+   */
+  snapshot(conversationId: string, history: readonly TranscriptLine[]): Bubble[] {
+    const log = this.logOf(conversationId);
+    const shown = new Set(log.flatMap((l) => (l.turn ? [`${l.turn}:${l.bubble.role}`] : [])));
+    const earlier: Logged[] = [];
+    for (const line of history) {
+      const role = line.entry.kind === "user" ? "user" : line.entry.kind === "agent" ? "assistant" : null;
+      if (role === null || (line.turnId && shown.has(`${line.turnId}:${role}`))) continue;
+      const entry = line.entry as { text: string; attachments?: string[] };
+      const bubble: Bubble = {
+        id: `h${line.id}`,
+        role,
+        ...this.render(entry.text),
+        final: true,
+        ...(entry.attachments?.length ? { files: entry.attachments.map(displayFileName) } : {}),
+      };
+      earlier.push({ bubble, at: line.atMs });
+    }
+    return [...earlier, ...log].sort((a, b) => a.at - b.at).map((l) => l.bubble);
   }
 
   protected isBotAuthored(raw: WebChatEnvelope): boolean {
@@ -130,10 +174,11 @@ export class WebChatTransport extends MessagingTransport<WebChatEnvelope> {
     return { text: safe, html: renderMarkdown(safe) };
   }
 
-  /** Create a bubble; returns its id. */
-  post(conversationId: string, bubble: Omit<Bubble, "id" | "html">): string {
-    const log = this.open(conversationId);
-    const id = `b${++this.seq}`;
+  /** Create a bubble (or replace the one its stable id names); returns its id. */
+  post(conversationId: string, bubble: Omit<Bubble, "id" | "html">, opts: PostOptions = {}): string {
+    const log = this.logOf(conversationId);
+    this.touched.set(conversationId, this.now());
+    const id = opts.id ?? `b${++this.seq}`;
     const rendered = this.render(bubble.text);
     const full: Bubble = {
       ...bubble,
@@ -142,7 +187,10 @@ export class WebChatTransport extends MessagingTransport<WebChatEnvelope> {
       ...(bubble.status ? { status: redactForDisplay(bubble.status).text } : {}),
       ...(bubble.files ? { files: bubble.files.map(displayFileName) } : {}),
     };
-    log.push(full);
+    const entry: Logged = { bubble: full, at: this.now(), ...(opts.turn ? { turn: opts.turn } : {}) };
+    const existing = opts.id === undefined ? -1 : log.findIndex((l) => l.bubble.id === id);
+    if (existing >= 0) log[existing] = { ...entry, at: (log[existing] as Logged).at };
+    else log.push(entry);
     if (log.length > MAX_BUBBLES) log.splice(0, log.length - MAX_BUBBLES);
     this.push(conversationId, { type: "upsert", bubble: full });
     return id;
@@ -151,13 +199,13 @@ export class WebChatTransport extends MessagingTransport<WebChatEnvelope> {
   /** Edit a bubble in place; false when it no longer exists. */
   edit(conversationId: string, id: string, patch: BubblePatch): boolean {
     const log = this.logs.get(conversationId);
-    const index = log?.findIndex((b) => b.id === id) ?? -1;
+    const index = log?.findIndex((l) => l.bubble.id === id) ?? -1;
     if (!log || index < 0) return false;
-    const current = log[index] as Bubble;
-    const next: Bubble = { ...current, ...patch };
+    const current = log[index] as Logged;
+    const next: Bubble = { ...current.bubble, ...patch };
     if (patch.text !== undefined) Object.assign(next, this.render(patch.text));
     if (patch.status !== undefined) next.status = redactForDisplay(patch.status).text;
-    log[index] = next;
+    log[index] = { ...current, bubble: next };
     this.push(conversationId, { type: "upsert", bubble: next });
     return true;
   }
@@ -185,6 +233,6 @@ export class WebChatTransport extends MessagingTransport<WebChatEnvelope> {
   }
 
   bubbles(conversationId: string): readonly Bubble[] {
-    return this.logs.get(conversationId) ?? [];
+    return (this.logs.get(conversationId) ?? []).map((l) => l.bubble);
   }
 }

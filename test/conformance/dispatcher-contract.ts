@@ -4,6 +4,9 @@
  * These are the behaviours that drifted when each channel had its own dispatcher; every channel
  * must pass them, so a new one cannot drift either.
  */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { expect, it, vi } from "vitest";
 import { AutoApproveGrant } from "../../src/messaging/approval/grant.js";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
@@ -11,16 +14,19 @@ import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import type { ModelMenu } from "../../src/messaging/session/agent-controls.js";
 import { SessionManager } from "../../src/messaging/session/session-manager.js";
 import type { SessionStore } from "../../src/messaging/session/session-store.js";
-import { MemorySessionStore } from "../../src/messaging/session/session-store.js";
+import type { ParleyStore } from "../../src/messaging/store/port.js";
 import type { PipelineProvider } from "../../src/messaging/turn/pipeline.js";
 import type { ScriptedProviderOptions, ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
 import { ScriptedProvider } from "../../src/providers/scripted.js";
+import { openTestStore } from "../helpers/channel-context.js";
 import { permissionRequest } from "../helpers/events.js";
 import { ManualClock } from "../helpers/manual-clock.js";
 
 /** What the contract hands a channel to start with: the shared machinery, same store across restarts. */
 export interface DispatchShared {
   sessions: SessionManager<PipelineProvider>;
+  /** The real store (journal, ledger, history) and its session rows, as the gateway wires them. */
+  parley: ParleyStore;
   store: SessionStore;
   audit: MemoryAuditSink;
   logger: MemoryLogger;
@@ -97,9 +103,11 @@ export async function rig(
       return p;
     },
   });
+  const parley = await openTestStore(mkdtempSync(join(tmpdir(), "parley-contract-")));
   const shared: DispatchShared = {
     sessions,
-    store: new MemorySessionStore(),
+    parley,
+    store: parley.sessions,
     audit,
     logger: new MemoryLogger(),
     grant: new AutoApproveGrant({ audit }),
@@ -111,6 +119,7 @@ export async function rig(
 export async function close(r: Rig): Promise<void> {
   await r.live.stop();
   await r.shared.sessions.closeAll();
+  await r.shared.parley.close();
   await r.lab.close();
 }
 

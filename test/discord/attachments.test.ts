@@ -8,9 +8,11 @@
  * CDN request carries an Authorization header. Two cases run a real ACP agent subprocess.
  */
 import { createHash } from "node:crypto";
-import { existsSync } from "node:fs";
+import { existsSync, mkdtempSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { DiscordSettings } from "../../src/discord/index.js";
@@ -19,11 +21,12 @@ import { start as startDiscord } from "../../src/discord/start.js";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import { SessionManager } from "../../src/messaging/session/session-manager.js";
+import type { ParleyStore } from "../../src/messaging/store/port.js";
 import type { PipelineProvider } from "../../src/messaging/turn/pipeline.js";
 import type { PromptContent } from "../../src/messaging/turn/provider-events.js";
 import { AcpProvider } from "../../src/providers/index.js";
 import { FakeDiscord } from "../fakes/discord/server.js";
-import { testChannelContext } from "../helpers/channel-context.js";
+import { openTestStore, testChannelContext } from "../helpers/channel-context.js";
 import type { Stack } from "./helpers.js";
 import { ALICE, DM, startStack, untilFooter } from "./helpers.js";
 
@@ -274,9 +277,11 @@ describe("discord: files to a real ACP agent", () => {
   const providers: AcpProvider[] = [];
   let fake: FakeDiscord | undefined;
   let running: Awaited<ReturnType<typeof startDiscord>> | undefined;
+  let parley: ParleyStore | undefined;
 
   afterEach(async () => {
     await running?.stop();
+    await parley?.close();
     await fake?.close();
     await Promise.all(providers.splice(0).map((p) => p.close()));
     running = undefined;
@@ -299,8 +304,10 @@ describe("discord: files to a real ACP agent", () => {
         return p;
       },
     });
+    parley = await openTestStore(mkdtempSync(join(tmpdir(), "parley-discord-files-")));
     running = await startDiscord(
       testChannelContext<DiscordSettings>(discordChannel, {
+        parley,
         section: { allowedUserIds: [ALICE], apiBase: fake.apiBase },
         env: { DISCORD_BOT_TOKEN: fake.token },
         logger,

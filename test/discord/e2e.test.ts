@@ -43,6 +43,8 @@ describe("discord: a DM turn", () => {
       "link",
       "unlink",
       "yolo",
+      // issue 16: every channel lists its conversation's history.
+      "history",
       "help",
       "sessions",
     ]);

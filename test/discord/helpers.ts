@@ -17,11 +17,12 @@ import type { GrantControl } from "../../src/messaging/channel/contract.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import { SessionManager } from "../../src/messaging/session/session-manager.js";
 import type { SessionStore } from "../../src/messaging/session/session-store.js";
+import type { ParleyStore } from "../../src/messaging/store/port.js";
 import type { PipelineProvider } from "../../src/messaging/turn/pipeline.js";
 import type { ScriptedProviderOptions, ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
 import { ScriptedProvider } from "../../src/providers/scripted.js";
 import { FakeDiscord } from "../fakes/discord/server.js";
-import { testChannelContext } from "../helpers/channel-context.js";
+import { openTestStore, testChannelContext } from "../helpers/channel-context.js";
 import { ManualClock } from "../helpers/manual-clock.js";
 
 export const ALICE = "200000000000000001";
@@ -40,6 +41,8 @@ export interface Stack {
   startedKeys: string[];
   home: string;
   store: SessionStore;
+  /** The real store in `home` (journal, ledger, history, resume records). */
+  parley: ParleyStore;
   close(): Promise<void>;
 }
 
@@ -68,7 +71,9 @@ export async function startStack(o: {
   });
   const home = o.home ?? mkdtempSync(join(tmpdir(), "parley-discord-"));
   const { clock, ...overrides } = o.overrides ?? {};
+  const parley = await openTestStore(home, clock ? { now: () => clock.now() } : {});
   const ctx = testChannelContext<DiscordSettings>(discordChannel, {
+    parley,
     section: { allowedUserIds: [ALICE], apiBase: fake.apiBase, ...o.discord },
     env: { DISCORD_BOT_TOKEN: fake.token },
     home,
@@ -91,8 +96,10 @@ export async function startStack(o: {
     startedKeys,
     home,
     store: ctx.store,
+    parley,
     async close() {
       await running.stop();
+      await parley.close();
       await fake.close();
       // Every stack, every test: no outbound message payload may lack the mention guard.
       const bare = mentionGuardViolations(fake);

@@ -6,8 +6,6 @@
  * exists only as the ephemeral answer to the owner's `/sessions`: a press edits that private message,
  * and the thread is told publicly (without the title) that it now continues another session.
  */
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import {
   SESSIONS_OWNER_ONLY,
@@ -105,8 +103,12 @@ describe("discord: !sessions", () => {
     const outcome = await pick(stack, 0);
     expect(outcome).toMatch(/^✅ This chat now continues “Plan the trip”\./);
     expect(store.getMirrorLink(W1)).toEqual({ channelType: "discord", conversationId: DM });
-    const file = JSON.parse(readFileSync(join(stack.home, "trust/discord_resume_expectations.json"), "utf8"));
-    expect(file[DM]).toMatchObject({ key: W1, title: "Plan the trip", retired: false });
+    // The resume record is durable: in the store, for the next start.
+    expect(stack.parley.resume.forChannel("discord").get(DM)).toMatchObject({
+      key: W1,
+      title: "Plan the trip",
+      retired: false,
+    });
 
     stack.fake.userMessage({ channelId: DM, userId: ALICE, content: "where were we?" });
     await untilFooter(stack.fake, DM);

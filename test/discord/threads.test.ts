@@ -3,6 +3,9 @@
  * non-allowed channel is ignored (silently for strangers, audited for an approved user), and an
  * allowed channel with autoThread answers in a new thread, audited as a grant.
  */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { MemorySessionStore } from "../../src/messaging/session/session-store.js";
 import type { Stack } from "./helpers.js";
@@ -26,7 +29,7 @@ const answer = (text: string) => [
 
 async function guildStack(
   turns: ReturnType<typeof answer>[],
-  o: Pick<Parameters<typeof startStack>[0], "store" | "fake"> & { channels?: string[] } = {},
+  o: Pick<Parameters<typeof startStack>[0], "store" | "fake" | "home"> & { channels?: string[] } = {},
 ): Promise<Stack> {
   const s = await startStack({
     turns,
@@ -123,12 +126,14 @@ describe("discord: guild routes", () => {
 
   it("an autoThread thread keeps working after a restart, re-admitted against today's config", async () => {
     const store = new MemorySessionStore();
-    stack = await guildStack([answer("First answer."), answer("After the restart.")], { store });
+    // One data home for both processes: the journal's message numbers go on from the first run's.
+    const home = mkdtempSync(join(tmpdir(), "parley-discord-threads-"));
+    stack = await guildStack([answer("First answer."), answer("After the restart.")], { store, home });
     const thread = await autoThreadOnce(stack);
     // Restart: a new process (transport, dispatcher) on the same durable store and the same Discord.
     await stack.running.stop();
     const fake = stack.fake;
-    stack = await guildStack([answer("After the restart.")], { store, fake });
+    stack = await guildStack([answer("After the restart.")], { store, fake, home });
     expect(stack.running.transport.maySendTo(thread, thread, { principal: "" })).toBe(false);
     fake.userMessage({ channelId: thread, guildId: GUILD, userId: ALICE, content: "still here?" });
     await untilFooter(fake, thread, 2);

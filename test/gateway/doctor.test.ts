@@ -10,6 +10,8 @@ import { fakeAgent } from "../providers/helpers.js";
 
 const START_SCRIPT = fileURLToPath(new URL("../../scripts/start.mjs", import.meta.url));
 
+import { openStore } from "../../src/store/index.js";
+
 async function run(
   argv: string[],
   opts: {
@@ -105,8 +107,12 @@ describe("parley doctor", () => {
     });
     expect(r.code).toBe(0);
     expect(r.out).toContain(`running: a parley (pid ${process.pid}) is using this data home`);
-    expect(r.out).toContain("✓ session store: 1 session(s)");
-    expect(r.out).toContain("✓ discord resume record: 1 attached conversation(s)");
+    // An older install's files, read before the next start imports them (issue 16: the store).
+    expect(r.out).toContain("✓ sessions.json (older install): 1 session(s), imported at the next start");
+    expect(r.out).toContain(
+      "✓ discord resume file (older install): 1 attached conversation(s), imported at the next start",
+    );
+    expect(r.out).toContain("- store: ");
   });
 
   it("a corrupt store or resume record fails the check with the repair, never quoting the file", async () => {
@@ -121,10 +127,12 @@ describe("parley doctor", () => {
     });
     expect(r.code).toBe(1);
     expect(r.out).toContain("stale lock:");
-    expect(r.out).toMatch(/✗ session store: .*sessions\.json: is not valid JSON; start refuses/);
+    expect(r.out).toMatch(
+      /✗ sessions\.json \(older install\): .*sessions\.json: is not valid JSON; start refuses/,
+    );
     expect(r.out).not.toContain("SECRET-TITLE");
     expect(r.out).toContain(
-      '✗ discord resume record: trust/discord_resume_expectations.json row "300".version is not a non-negative integer',
+      '✗ discord resume file (older install): trust/discord_resume_expectations.json row "300".version is not a non-negative integer',
     );
     expect(r.out).toContain("Never truncate or delete it");
   });
@@ -199,4 +207,33 @@ describe("parley doctor: the agent's ACP handshake", () => {
     expect(out).not.toMatch(/http:\/\/\S+\?token=/);
     expect(code).toBe(0);
   }, 120_000);
+});
+
+describe("parley doctor: the store", () => {
+  it("reports the store (path, schema, size, integrity) and a message accepted but not yet answered", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "parley-doctor-store-"));
+    const store = await openStore(dir);
+    await store.intake.accept({
+      channel: "telegram",
+      platformMessageId: "update:7",
+      conversationKey: "telegram:42",
+      payload: { text: "are you there" },
+      receivedAtMs: Date.now(),
+    });
+    await store.close();
+    const out: string[] = [];
+    const code = await runCli(["doctor"], {
+      out: (l) => out.push(l),
+      err: () => {},
+      env: { PARLEY_HOME: dir },
+      cwd: dir,
+      stopSignal: () => new Promise(() => {}),
+    });
+    expect(code).toBe(0);
+    expect(out.join("\n")).toMatch(/✓ store: .*parley\.db \(schema v\d+, [\d.]+ (B|KiB|MiB), integrity ok\)/);
+    expect(out.join("\n")).toContain(
+      "! store: 1 accepted message(s) not answered yet, oldest under a minute ago",
+    );
+    expect(out.join("\n")).not.toContain("are you there");
+  });
 });

@@ -1,7 +1,9 @@
 /**
  * A ChannelContext for a channel under test: the same shape the gateway hands a started channel,
  * built from the channel's own entry (its section parsed by its own schema), real shared machinery
- * (sessions, a memory session store, the auto-approve grant) and injectable clock and sinks.
+ * (sessions, the auto-approve grant; with `parley`, the real store as the gateway wires it: its
+ * session rows, journal, ledger, history, resume records and cursors; without, a memory session
+ * store and nothing durable) and injectable clock and sinks.
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -20,11 +22,14 @@ import type {
 } from "../../src/messaging/channel/contract.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import type { TitleGenerator } from "../../src/messaging/session/auto-title.js";
+import { ConversationHistory } from "../../src/messaging/session/history.js";
 import type { SessionManager } from "../../src/messaging/session/session-manager.js";
 import type { SessionStore } from "../../src/messaging/session/session-store.js";
 import { MemorySessionStore } from "../../src/messaging/session/session-store.js";
+import type { ParleyStore } from "../../src/messaging/store/port.js";
 import type { ApprovalMode } from "../../src/messaging/turn/driver.js";
 import type { PipelineProvider, TurnPipelineDeps } from "../../src/messaging/turn/pipeline.js";
+import { openStore } from "../../src/store/index.js";
 
 export interface TestContextOptions {
   /** The channel's raw config section; parsed by its own schema, as the gateway does. */
@@ -32,6 +37,10 @@ export interface TestContextOptions {
   env?: Env;
   sessions: SessionManager<PipelineProvider>;
   store?: SessionStore;
+  /** The real store, wired like the gateway wires it (see openTestStore). */
+  parley?: ParleyStore;
+  /** Over the gateway's defaults (15 minutes, 3 attempts). */
+  staleAfterMs?: number;
   audit?: MemoryAuditSink;
   logger?: MemoryLogger;
   clock?: Clock;
@@ -53,7 +62,16 @@ export function testChannelContext<S extends ChannelSettings>(
   const audit = o.audit ?? new MemoryAuditSink();
   const logger = o.logger ?? new MemoryLogger();
   const clock = o.clock ?? realClock;
-  const store = o.store ?? new MemorySessionStore({ logger });
+  const store = o.store ?? o.parley?.sessions ?? new MemorySessionStore({ logger });
+  const parley = o.parley;
+  const history = parley
+    ? new ConversationHistory({
+        transcripts: parley.transcripts,
+        flags: store,
+        now: () => clock.now(),
+        logger,
+      })
+    : undefined;
   return {
     name: entry.name,
     settings: channelSettingsOf(entry, o.section ?? {}, o.env ?? {}) as S,
@@ -69,9 +87,25 @@ export function testChannelContext<S extends ChannelSettings>(
     clock,
     sessions: o.sessions,
     store,
-    pipeline: { ...o.pipeline, sessions: o.sessions, audit, logger, store, clock },
+    pipeline: {
+      ...o.pipeline,
+      sessions: o.sessions,
+      audit,
+      logger,
+      store,
+      clock,
+      ...(history ? { history } : {}),
+    },
+    ...(parley
+      ? { durable: { state: parley, staleAfterMs: o.staleAfterMs ?? 15 * 60_000, maxAttempts: 3 } }
+      : {}),
     grant: o.grant ?? new AutoApproveGrant({ audit, clock, logger }),
     announce: o.announce ?? (() => {}),
     ...(o.titles ? { titles: o.titles } : {}),
   };
+}
+
+/** The real store in a test's data home (close it when the test ends). */
+export function openTestStore(home: string, o: { now?: () => number } = {}): Promise<ParleyStore> {
+  return openStore(home, o.now ? { now: o.now } : {});
 }

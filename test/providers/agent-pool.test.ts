@@ -211,6 +211,39 @@ describe("idle sessions close; the next message resumes them", () => {
   });
 });
 
+describe("agent sessions outlive the gateway", () => {
+  it("a new SessionManager (a restarted gateway) recalls a session's agent session; /new forgets it", async () => {
+    const shared = pool({ maxProcesses: 1, maxSessionsPerProcess: 4 });
+    const kept = new Map<string, string>();
+    const manager = () =>
+      new SessionManager<AcpProvider>({
+        createProvider: (_key, seed) =>
+          session(shared, {
+            ...(seed.resumeSessionId ? { resumeSessionId: seed.resumeSessionId } : {}),
+            onSessionId: seed.onAgentSessionId,
+          }),
+        onAgentSessionId: (key, id) => kept.set(key, id),
+        memory: {
+          recall: async (key) => kept.get(key),
+          forget: (key) => kept.delete(key),
+        },
+      });
+    const before = manager();
+    await collect((await before.provider("k")).prompt("one"));
+    await before.closeAll();
+    const after = manager();
+    const events = await collect((await after.provider("k")).prompt("two"));
+    expect(resumes(events)).toMatchObject([{ outcome: "restored" }]);
+    expect(answerOf(events)).toBe("answer 2: two | history: one");
+    await after.evict("k");
+    expect(kept.has("k")).toBe(false);
+    const fresh = manager();
+    expect(answerOf(await collect((await fresh.provider("k")).prompt("three")))).toBe(
+      "answer 1: three | history: ",
+    );
+  });
+});
+
 describe("a dead agent is noticed and replaced", () => {
   it("kill -9 of an idle agent: the next message is answered, with the earlier turns", async () => {
     const shared = pool({ maxProcesses: 1, maxSessionsPerProcess: 2 });

@@ -1,61 +1,41 @@
 /**
- * Upgrading an install that kept its state in JSON files: the files are written by the real legacy
- * classes (not hand-made), the store imports them once and renames them, and what a user had is
- * still there.
+ * Upgrading an install that kept its state in JSON files: the files (fixtures/legacy-install) were
+ * written by the real legacy classes before they were retired, not by hand; the store imports them
+ * once and renames them, and what a user had is still there.
  */
 import { existsSync } from "node:fs";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { cp, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { FileSessionStore, SESSION_STORE_FILE } from "../../src/messaging/session/file-session-store.js";
-import { buildDmSessionKey } from "../../src/messaging/session/keys.js";
-import { ResumeExpectationStore } from "../../src/messaging/session/resume-expectations.js";
+import { decodeStore, SESSION_STORE_FILE } from "../../src/messaging/session/legacy-session-file.js";
 import { StoreCorruptError } from "../../src/messaging/store/errors.js";
 import { TELEGRAM_CURSOR } from "../../src/store/index.js";
-import { UpdateCursor } from "../../src/telegram/cursor.js";
+import { TELEGRAM_CURSOR as POLLED_CURSOR } from "../../src/telegram/poller.js";
 import { open, useTempHome } from "./helpers.js";
 
 const home = useTempHome();
-const alice = buildDmSessionKey("telegram", "agent", "111");
+const alice = "telegram:agent:direct:111";
 const web = "webchat:default:direct:aaa111";
 const TRUST_DISCORD = "trust/discord_resume_expectations.json";
 const TRUST_TELEGRAM = "trust/telegram_resume_expectations.json";
 const CURSOR = "routing/telegram_offset.json";
 
+/** An older install: sessions, a Discord resume record, the Telegram cursor (offset 43). */
 async function writeOldInstall(dir: string): Promise<void> {
-  const sessions = await FileSessionStore.openIn(dir);
-  sessions.setOriginLink(alice, { channelType: "telegram", conversationId: "111" });
-  sessions.setMirrorLink(web, { channelType: "discord", conversationId: "dm1" });
-  sessions.setTitle(web, "Plan the trip", "manual");
-  sessions.setGeneration(alice, 3);
-  sessions.setFlag(alice, "private", true);
-  sessions.setMuted(alice, "mirror", true);
-  sessions.setCwd(web, "/srv/work");
-  sessions.setApprovalPolicy(alice, "auto");
-  sessions.setMirrorOptOut(alice, true);
-  sessions.touch(web, 1_700_000_000_000);
-  await sessions.close();
-  const discord = new ResumeExpectationStore(dir, "discord");
-  await discord.record("dm1", { key: web, title: "Plan the trip" });
-  await discord.record("dm9", { key: web, title: "Old" });
-  await discord.retire("dm9", 1);
-  const cursor = await UpdateCursor.load({ home: dir });
-  cursor.register([41, 42]);
-  await cursor.resolve(41);
-  await cursor.resolve(42);
+  await cp(new URL("./fixtures/legacy-install/", import.meta.url), dir, { recursive: true });
 }
 
 describe("importing an older install's JSON state", () => {
   it("keeps sessions, resume records and the Telegram cursor, and renames the files instead of deleting them", async () => {
     await writeOldInstall(home.dir);
-    const legacy = new FileSessionStore(home.dir);
-    await legacy.open();
-    const before = legacy.keys().map((k) => legacy.get(k));
     const sessionsText = await readFile(join(home.dir, SESSION_STORE_FILE), "utf8");
+    const before = decodeStore(sessionsText);
 
     const imports: unknown[] = [];
     const store = await open(home.dir, { onImport: (r) => imports.push(r) });
     expect(store.sessions.keys().map((k) => store.sessions.get(k))).toEqual(before);
+    // The channel polls under the name the import writes.
+    expect(POLLED_CURSOR).toBe(TELEGRAM_CURSOR);
     expect(store.sessions.flag(alice, "private")).toBe(true);
     expect(store.sessions.titleOf(web)).toEqual({ title: "Plan the trip", kind: "manual" });
     const discord = store.resume.forChannel("discord");

@@ -12,6 +12,7 @@ import type { ChannelContext, GrantControl } from "../../src/messaging/channel/c
 import type { AgentPromptCapabilities } from "../../src/messaging/files/prompt-blocks.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import { SessionManager } from "../../src/messaging/session/session-manager.js";
+import type { ParleyStore } from "../../src/messaging/store/port.js";
 import type { PipelineProvider } from "../../src/messaging/turn/pipeline.js";
 import type { ScriptedProviderOptions, ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
 import { ScriptedProvider } from "../../src/providers/scripted.js";
@@ -20,7 +21,7 @@ import { telegramChannel } from "../../src/telegram/index.js";
 import type { RunningTelegram, TelegramStartOverrides } from "../../src/telegram/start.js";
 import { start as startTelegram } from "../../src/telegram/start.js";
 import { FakeTelegram } from "../fakes/telegram/server.js";
-import { testChannelContext } from "../helpers/channel-context.js";
+import { openTestStore, testChannelContext } from "../helpers/channel-context.js";
 import { NO_PACE } from "./helpers.js";
 
 export const OWNER = 42;
@@ -34,6 +35,8 @@ export interface ChannelUnderTest {
   providers: Map<string, ScriptedProvider>;
   home: string;
   store: ChannelContext["store"];
+  /** The real store in `home` (journal, ledger, history, cursor). */
+  parley: ParleyStore;
   stop(): Promise<void>;
 }
 
@@ -73,7 +76,9 @@ export async function startChannel(fake: FakeTelegram, o: ChannelOptions = {}): 
     },
   });
   const { clock, ...overrides } = o.overrides ?? {};
+  const parley = await openTestStore(home, clock ? { now: () => clock.now() } : {});
   const ctx = testChannelContext<TelegramSettings>(telegramChannel, {
+    parley,
     section: { allowedUserIds: [String(OWNER)], pollTimeoutSeconds: 1, ...o.telegram },
     env: { TELEGRAM_BOT_TOKEN: fake.token, TELEGRAM_API_ROOT: fake.apiRoot, ...o.env },
     home,
@@ -98,11 +103,13 @@ export async function startChannel(fake: FakeTelegram, o: ChannelOptions = {}): 
     providers,
     home,
     store: ctx.store,
+    parley,
     async stop() {
       if (stopped) return;
       stopped = true;
       await running.stop();
       await sessions.closeAll();
+      await parley.close();
     },
   };
 }

@@ -315,13 +315,26 @@ describe("approvals", () => {
     const first = await channel({ turns: script });
     lab.fake.pushMessage({ id: OWNER }, "clean up");
     const old = await promptIn(OWNER);
-    await first.stop(); // the restart: the open prompt is denied, its nonce retired
+    // A restart: the open prompt is denied and its nonce retired; the interrupted message stays
+    // unfinished in the journal, so the next process answers it.
+    await first.stop();
     const second = await channel({ home: first.home, turns: script, overrides: { approvalTimeoutMs: 400 } });
-    lab.fake.pushMessage({ id: OWNER }, "clean up again");
-    // The new process asks again with the SAME request id (ACP ids restart) and a fresh nonce.
-    await lab.fake.waitFor(() => promptsIn(OWNER).length === 2, 5000, "the second prompt");
-    const fresh = promptsIn(OWNER)[1];
-    expect(fresh?.nonce).not.toBe(old.nonce);
+    // It asks again on the same message (the turn's same part), with the SAME request id (ACP ids
+    // restart) and a fresh nonce.
+    const asked = () =>
+      lab.fake.calls
+        .filter((c) => c.method === "editMessageText" && c.params.message_id === old.messageId)
+        .map(
+          (c) =>
+            (
+              c.params.reply_markup as { inline_keyboard?: { callback_data?: string }[][] } | undefined
+            )?.inline_keyboard?.flat()[0]?.callback_data ?? "",
+        )
+        .filter((data) => data.startsWith("a:r1:"))
+        .at(-1);
+    await lab.fake.waitFor(() => asked() !== undefined, 5000, "the prompt asked again");
+    expect(asked()).not.toContain(`:${old.nonce}:`);
+    expect(promptsIn(OWNER)).toHaveLength(1);
     lab.fake.pushCallback({ id: OWNER }, old.messageId, old.data("1"));
     await lab.fake.waitFor(() => lab.fake.callsOf("answerCallbackQuery").length === 1, 5000, "the refusal");
     expect(lab.fake.callsOf("answerCallbackQuery")[0]?.params.text).toBe(RECEIPT_EXPIRED);

@@ -90,6 +90,21 @@ describe("per-chat pace", () => {
     for (let i = 1; i < times.length; i += 1) expect(times[i]! - times[i - 1]!).toBeGreaterThanOrEqual(3000);
   });
 
+  it("a call's onWire runs when its paced turn comes, just before the request leaves", async () => {
+    await ops.call("sendMessage", { chat_id: 42, text: "first" });
+    const wired: number[] = [];
+    const second = ops.call("sendMessage", { chat_id: 42, text: "second" }, undefined, async () => {
+      wired.push(fake.callsOf("sendMessage").length);
+    });
+    await until(() => clock.pending > 0, "the pacing wait");
+    // Still waiting its turn: nothing is "on the wire" yet (a crash now sent nothing).
+    expect(wired).toEqual([]);
+    await clock.advance(1000);
+    await second;
+    expect(wired).toEqual([1]);
+    expect(fake.callsOf("sendMessage")).toHaveLength(2);
+  });
+
   it("does not pace typing or callback answers", async () => {
     await ops.call("sendMessage", { chat_id: 42, text: "a" });
     await ops.call("sendChatAction", { chat_id: 42, action: "typing" });

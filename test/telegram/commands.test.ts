@@ -21,6 +21,8 @@ describe("the command table", () => {
       [
         "compact",
         "help",
+        // issue 16: every channel lists its conversation's history.
+        "history",
         "incognito",
         "link",
         "model",

@@ -9,9 +9,13 @@ import { ManualClock, settle } from "../helpers/manual-clock.js";
 export { ManualClock, settle };
 
 /** Poll a condition across real I/O (loopback HTTP), bounded so a broken test fails instead of hanging. */
-export async function until(predicate: () => boolean, what: string, timeoutMs = 5000): Promise<void> {
+export async function until(
+  predicate: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 5000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
+  while (!(await predicate())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 2));
   }

@@ -203,7 +203,7 @@ describe("the web chat with a scripted ACP agent", () => {
     expect(answer).not.toContain("sk-ant-api03");
   });
 
-  it("an agent that cannot restore a session: after an idle close the chat says the context is gone", async () => {
+  it("an agent that cannot restore a session: after an idle close it is given the last messages, and the chat says so", async () => {
     const r = await startGateway(
       {
         command: process.execPath,
@@ -218,8 +218,10 @@ describe("the web chat with a scripted ACP agent", () => {
     await vi.waitFor(() => expect(agentsRunning(multi)).toEqual([]), { timeout: 10_000, interval: 100 });
     const answer = await ask(user, "two");
     expect(answer).toMatch(
-      /I had to start a fresh agent session because it had been idle \(this agent cannot restore an earlier session\)[\s\S]*answer 1: two/,
+      /I had to start a fresh agent session because it had been idle \(this agent cannot restore an earlier session\): it was given this conversation's last 2 messages; anything earlier is gone\.[\s\S]*answer 1: /,
     );
+    // The agent really was given them (the scripted agent echoes what it received).
+    expect(answer).toMatch(/User: one[\s\S]*Assistant: answer 1: one[\s\S]*two/);
   }, 30_000);
 
   it("a conversation beyond capacity waits behind a visible receipt, then is answered", async () => {

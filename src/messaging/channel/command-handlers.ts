@@ -11,12 +11,14 @@ import { stopRunningTurn } from "../queue/stop.js";
 import type { AuditSink } from "../security/audit.js";
 import { compactSession } from "../session/agent-controls.js";
 import { recordManualTitle } from "../session/auto-title.js";
+import type { ConversationHistory } from "../session/history.js";
 import { rebindConversationLocation, releaseConversationLocation } from "../session/keys.js";
 import type { PrivacyModes } from "../session/privacy-mode.js";
 import { MODE_INCOGNITO, MODE_TEMPORARY } from "../session/privacy-mode.js";
 import type { SessionBinder } from "../session/resume.js";
 import type { SessionManager } from "../session/session-manager.js";
 import type { SessionStore } from "../session/session-store.js";
+import type { TranscriptEntry } from "../store/port.js";
 import { oneLine } from "../text/clip.js";
 import type { PipelineProvider } from "../turn/pipeline.js";
 import type { CommandKit, CommandSpec } from "./command-kit.js";
@@ -39,6 +41,8 @@ export interface HubServices {
   readonly models: ModelPicker;
   readonly privacy: PrivacyModes | undefined;
   readonly binder: SessionBinder | undefined;
+  /** The conversation history (transcripts); absent where nothing is persisted. */
+  readonly history: ConversationHistory | undefined;
   /** The help card's last line (how this channel's approvals are answered). */
   readonly helpFooter: string;
   generation(route: string): number;
@@ -70,6 +74,11 @@ export interface CommandCall<X = unknown> {
 export type CommandHandler<X = unknown> = (call: CommandCall<X>) => Promise<string>;
 
 const MAX_LISTED = 20;
+/** /history without a number shows this many lines; with one, at most HISTORY_MAX. */
+const HISTORY_DEFAULT = 10;
+const HISTORY_MAX = 50;
+/** One history line at most this long (code points): a listing, not a replay of the answer. */
+const HISTORY_LINE_CHARS = 300;
 
 /** A conversation-wide listing is only ever shown to the owner, one to one (a room sees replies). */
 function listingRefusal(call: CommandCall): string | null {
@@ -187,9 +196,41 @@ export const SHARED_HANDLERS: Readonly<Record<string, CommandHandler>> = {
     return `✏️ Title set: ${name}`;
   },
 
+  history: async ({ hub, key, arg, spec }) => {
+    const n = arg.trim() === "" ? HISTORY_DEFAULT : Number(arg.trim());
+    if (!Number.isInteger(n) || n < 1) return hub.commands.usage(spec);
+    if (!hub.history) return "No history is kept here.";
+    if (hub.history.restricted(key))
+      return "This conversation is temporary or incognito, so nothing of it is kept.";
+    const lines = await hub.history.recent(key, Math.min(n, HISTORY_MAX));
+    if (lines.length === 0) return "Nothing in this conversation's history yet.";
+    return [
+      `**Last ${lines.length} line${lines.length === 1 ? "" : "s"}**`,
+      ...lines.map((l) => historyLine(l.entry)),
+    ].join("\n");
+  },
+
   temporary: (call) => privacy(call, MODE_TEMPORARY),
   incognito: (call) => privacy(call, MODE_INCOGNITO),
 };
+
+/** One transcript line as /history lists it: who, then one clipped line of what. */
+function historyLine(entry: TranscriptEntry): string {
+  switch (entry.kind) {
+    case "user": {
+      const files = entry.attachments.length
+        ? ` 📎 ${entry.attachments.map((a) => oneLine(a, 60)).join(", ")}`
+        : "";
+      return `- 👤 ${oneLine(entry.text, HISTORY_LINE_CHARS)}${files}`;
+    }
+    case "agent":
+      return `- 🤖 ${oneLine(entry.text, HISTORY_LINE_CHARS)}`;
+    case "tool":
+      return `- 🔧 ${oneLine(entry.title, 120)}`;
+    case "approval":
+      return `- 🔐 ${oneLine(entry.title, 120)}: ${entry.outcome}`;
+  }
+}
 
 async function privacy(
   call: CommandCall,

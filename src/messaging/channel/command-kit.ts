@@ -135,6 +135,7 @@ export const SHARED_COMMANDS: Readonly<Record<string, CommandSpec>> = {
   link: { name: "link", help: "Mirror this conversation's session replies here." },
   unlink: { name: "unlink", help: "Stop mirroring into this conversation." },
   title: { name: "title", args: "<name>", help: "Name this conversation." },
+  history: { name: "history", args: "[n]", help: "Show the last messages of this conversation." },
   temporary: { name: "temporary", help: "This conversation reads no memory and saves nothing." },
   incognito: { name: "incognito", help: "This conversation may read memory but saves nothing." },
   help: { name: "help", help: "Show this help." },

@@ -14,8 +14,10 @@ import type { TitleGenerator } from "../session/auto-title.js";
 import type { ContextThresholds } from "../session/context-thresholds.js";
 import type { SessionManager } from "../session/session-manager.js";
 import type { SessionStore } from "../session/session-store.js";
+import type { DurableState } from "../store/port.js";
 import type { ApprovalMode } from "../turn/driver.js";
 import type { PipelineProvider, TurnPipelineDeps } from "../turn/pipeline.js";
+import type { JournalPolicy } from "./journal.js";
 
 /** The effective environment (process env over $PARLEY_HOME/.env), read once. Values are never logged. */
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -77,6 +79,15 @@ export interface ChannelDefaults {
   contextThresholds?: ContextThresholds;
 }
 
+/**
+ * The durable half of the kit: the intake journal (accept-before-ack), the delivery ledger, resume
+ * records and cursors, with the policy for what a restart finds unfinished. The hub uses it on the
+ * channel's behalf; a channel reads its own resume records and cursors here.
+ */
+export interface ChannelDurability extends JournalPolicy {
+  state: DurableState;
+}
+
 /** Everything a started channel gets from the gateway: one typed store, one complete pipeline. */
 export interface ChannelContext<S extends ChannelSettings = ChannelSettings> {
   name: string;
@@ -90,6 +101,11 @@ export interface ChannelContext<S extends ChannelSettings = ChannelSettings> {
   sessions: SessionManager<PipelineProvider>;
   store: SessionStore;
   pipeline: TurnPipelineDeps;
+  /**
+   * Always set by the gateway. Absent only where nothing is persisted (unit tests of one part):
+   * then nothing is journaled, no delivery is recorded and nothing is resumed.
+   */
+  durable?: ChannelDurability;
   grant: GrantControl;
   /** Names conversations after their first good exchange (absent: no auto-titles). */
   titles?: TitleGenerator;

@@ -5,6 +5,13 @@
  * modifiers, then the mid-turn router (run now, steer into the live turn, or hold behind one
  * receipt) into the turn pipeline with the channel's renderer. It owns approvals, in-flight work and
  * quiescent shutdown; a channel supplies only its surface (addresses, replies, renderers, files).
+ *
+ * It is also where accept-before-ack lives for every channel (see journal.ts): `receive` journals an
+ * authorized message before the platform is acknowledged; the message then travels as a ticket with
+ * whatever work it starts (a command, a turn, a queued item, a steer folded into a running turn)
+ * and is completed when that work ends; `resume` runs what a restart found unfinished. A turn that
+ * answers a journaled message is named after it, so its outbound parts (delivery.ts) and history
+ * lines are found again when it runs a second time.
  */
 import type { ApprovalDecider, ApprovalVerdict } from "../approval/approvals.js";
 import { ChannelApprovals, parseTypedVerdict, RECEIPT_EXPIRED } from "../approval/approvals.js";
@@ -24,6 +31,7 @@ import type { SessionBinder } from "../session/resume.js";
 import type { SessionManager } from "../session/session-manager.js";
 import type { SessionStore } from "../session/session-store.js";
 import { uploadsRestricted } from "../session/upload-gate.js";
+import type { IntakeOutcome } from "../store/port.js";
 import type { ApprovalMode } from "../turn/driver.js";
 import type { PipelineProvider, TurnPipelineDeps, TurnResult } from "../turn/pipeline.js";
 import { deliveryIsMuted, runTurnPipeline } from "../turn/pipeline.js";
@@ -32,6 +40,9 @@ import type { CommandCall, CommandHandler, HubServices } from "./command-handler
 import { SHARED_HANDLERS } from "./command-handlers.js";
 import type { CommandKit, ParsedCommand } from "./command-kit.js";
 import type { ChannelContext, GrantControl } from "./contract.js";
+import { TurnParts } from "./delivery.js";
+import type { IntakeSource, IntakeTicket } from "./journal.js";
+import { ChannelJournal } from "./journal.js";
 import { ModelPicker } from "./model-picker.js";
 import { approvalOutcomeLabel } from "./render-kit.js";
 import type {
@@ -63,6 +74,7 @@ export interface HubOptions<A, P> {
     | "grant"
     | "defaults"
     | "titles"
+    | "durable"
   >;
   /** Whether this sender is the channel's configured owner (/yolo, listings). */
   isOwner(userId: string): boolean;
@@ -87,6 +99,9 @@ interface Routed {
   resumed: boolean;
 }
 
+/** Internal: whether the work a message started took its tickets (and will complete them). */
+type Dispatched = Handled & { took?: boolean };
+
 export class ConversationHub<A, P = undefined> {
   readonly channel: string;
   readonly router: MidTurnRouter<HubPayload<P>>;
@@ -109,6 +124,13 @@ export class ConversationHub<A, P = undefined> {
   private readonly approvalMode: ApprovalMode;
   private readonly pipeline: TurnPipelineDeps;
   private readonly context: ContextWatch;
+  private readonly journal: ChannelJournal<A, P> | undefined;
+  /** Per session: the journaled messages its running turn answers (steered ones ride along). */
+  private readonly turnTickets = new Map<string, IntakeTicket[]>();
+  /** Shutting down: work cut short now stays unfinished in the journal, to run after the restart. */
+  private closing = false;
+  /** Per conversation: the routing of its received messages, one after another in arrival order. */
+  private readonly routing = new Map<string, Promise<unknown>>();
 
   constructor(private readonly o: HubOptions<A, P>) {
     const c = o.ctx;
@@ -138,6 +160,16 @@ export class ConversationHub<A, P = undefined> {
         { name: "context_thresholds", run: (r) => this.afterTurn(r) },
       ],
     };
+    this.journal = c.durable
+      ? new ChannelJournal<A, P>({
+          channel: this.channel,
+          durable: c.durable,
+          surface: o.surface,
+          audit: this.audit,
+          logger: this.logger,
+          now: () => this.clock.now(),
+        })
+      : undefined;
     this.approvals = new ChannelApprovals({
       channel: this.channel,
       timers: this.clock,
@@ -155,6 +187,14 @@ export class ConversationHub<A, P = undefined> {
       queueMode: o.queueMode ?? c.defaults.queueMode,
       surfaceFor: (key) => this.receipts(key),
       runTurn: (key, text, release, opts) => this.runTurn(key, text, release, opts.items),
+      // Dropped by /stop: they will never run. Dropped by a shutdown: they run after the restart.
+      onDropped: (_key, items) => {
+        if (!this.closing)
+          void this.finish(
+            items.flatMap((i) => i.payload?.tickets ?? []),
+            "refused",
+          );
+      },
     });
     this.models = new ModelPicker({
       sessions: this.sessions,
@@ -175,6 +215,7 @@ export class ConversationHub<A, P = undefined> {
       models: this.models,
       privacy: this.privacy,
       binder: o.binder,
+      history: c.pipeline.history,
       helpFooter: o.helpFooter,
       generation: (route) => this.generations.generation(route),
     };
@@ -220,8 +261,84 @@ export class ConversationHub<A, P = undefined> {
 
   // ── intake ────────────────────────────────────────────────────────────────────────────────
 
-  /** Route one authorized message; resolves once routed, with the end of the work it started. */
+  /**
+   * THE intake entry for one authorized message: journal it (durable when `onAccepted` runs, so
+   * that is where the platform is acknowledged), drop a redelivery of the same platform id, then
+   * route it like `handle`, after the conversation's earlier messages (`handleInOrder`). Rejects
+   * when the journal cannot take it: the caller then does NOT acknowledge, and the platform
+   * delivers it again. `onAccepted` is told the ticket (null for a redelivery, undefined where
+   * nothing is journaled); a caller that acknowledges there need not wait for the routing.
+   */
+  async receive(
+    message: IncomingMessage<A, P>,
+    source: IntakeSource,
+    opts: { onAccepted?: (ticket: IntakeTicket | null | undefined) => void } = {},
+  ): Promise<Handled> {
+    const ticket = await this.accept(message, source);
+    opts.onAccepted?.(ticket);
+    if (ticket === null) return NOTHING;
+    return this.handleInOrder({ ...message, tickets: ticket ? [ticket] : [] });
+  }
+
+  /**
+   * `handle`, after every message of the same conversation handed here earlier has been routed:
+   * routing can wait (a receipt behind a paced platform), and the next message must neither wait
+   * for that at intake nor overtake it.
+   */
+  handleInOrder(message: IncomingMessage<A, P>): Promise<Handled> {
+    const route = this.o.surface.conversation(message.address).route;
+    const mine = (this.routing.get(route) ?? Promise.resolve()).then(() => this.handle(message));
+    const tail = mine.then(
+      () => {},
+      () => {},
+    );
+    this.routing.set(route, tail);
+    void tail.then(() => {
+      if (this.routing.get(route) === tail) this.routing.delete(route);
+    });
+    return mine;
+  }
+
+  /**
+   * Only the journaling half of `receive`, for messages the platform sends as parts of one (an
+   * album's items are each journaled, then routed once, merged, with all their tickets). null for a
+   * redelivery; undefined when nothing is journaled here (no store).
+   */
+  async accept(
+    message: IncomingMessage<A, P>,
+    source: IntakeSource,
+  ): Promise<IntakeTicket | null | undefined> {
+    return this.journal?.accept(message, source);
+  }
+
+  /**
+   * Route one authorized message; resolves once routed, with the end of the work it started. Its
+   * tickets are completed when that work ends (at once, when it started none).
+   */
   async handle(message: IncomingMessage<A, P>): Promise<Handled> {
+    const tickets = message.tickets ?? [];
+    let handled: Dispatched;
+    try {
+      handled = await this.dispatch(message);
+    } catch (error) {
+      await this.finish(tickets, "failed");
+      throw error;
+    }
+    if (!handled.took) await this.finish(tickets, "answered");
+    return { turn: handled.turn };
+  }
+
+  /**
+   * At start: run again what the journal holds unfinished for this channel (or tell its sender why
+   * not: journal.ts). Resolves once all of it is routed; call it before intake opens, so a
+   * conversation's older message still comes first.
+   */
+  async resume(): Promise<void> {
+    await this.journal?.resume(async (message) => void this.track((await this.handle(message)).turn));
+  }
+
+  /** Route one authorized message (the work behind `handle`). */
+  private async dispatch(message: IncomingMessage<A, P>): Promise<Dispatched> {
     const nativeKey = this.keyOf(message.address);
     const files = message.attachments ?? [];
     // A file's caption is content for the agent, never a command or a typed approval answer.
@@ -236,12 +353,17 @@ export class ConversationHub<A, P = undefined> {
         await this.replyTo(
           message,
           `I don't know that command.\n\n${this.o.commands.help(this.o.helpFooter)}`,
+          await this.partsFor(message.tickets),
         );
         return NOTHING;
       }
       if (parsed?.kind === "command" && parsed.spec.override) {
         if (!parsed.arg) {
-          await this.replyTo(message, this.o.commands.usage(parsed.spec));
+          await this.replyTo(
+            message,
+            this.o.commands.usage(parsed.spec),
+            await this.partsFor(message.tickets),
+          );
           return NOTHING;
         }
         override = parsed.spec.override;
@@ -312,8 +434,12 @@ export class ConversationHub<A, P = undefined> {
     return guarded;
   }
 
-  /** Quiescent shutdown: deny open prompts, stop live turns, wait for in-flight work to settle. */
+  /**
+   * Quiescent shutdown: deny open prompts, stop live turns, wait for in-flight work to settle. What
+   * the stop cut short stays unfinished in the journal: the next start answers it.
+   */
   async shutdown(): Promise<void> {
+    this.closing = true;
     for (const key of [...this.active.keys()]) {
       await stopRunningTurn(this.sessions, key, {
         router: this.router,
@@ -327,8 +453,19 @@ export class ConversationHub<A, P = undefined> {
 
   // ── internals ─────────────────────────────────────────────────────────────────────────────
 
-  private replyTo(message: IncomingMessage<A, P>, text: string): Promise<boolean> {
-    return message.replyTo ? message.replyTo(text) : this.o.surface.reply(message.address, text);
+  private replyTo(message: IncomingMessage<A, P>, text: string, parts?: TurnParts): Promise<boolean> {
+    return message.replyTo ? message.replyTo(text) : this.o.surface.reply(message.address, text, parts);
+  }
+
+  /** The outbound parts of the work answering these tickets (unrecorded where nothing is journaled). */
+  private partsFor(tickets: readonly IntakeTicket[] | undefined): Promise<TurnParts> {
+    return this.journal?.parts(tickets) ?? Promise.resolve(TurnParts.unrecorded());
+  }
+
+  /** Complete journaled messages (a no-op for none). */
+  private finish(tickets: readonly IntakeTicket[], outcome: IntakeOutcome): Promise<void> {
+    if (tickets.length === 0 || !this.journal) return Promise.resolve();
+    return this.journal.finish(tickets, outcome);
   }
 
   /** Every key a prompt of this conversation may be open under: its own, then any attached one. */
@@ -383,7 +520,7 @@ export class ConversationHub<A, P = undefined> {
     message: IncomingMessage<A, P>,
     parsed: Extract<ParsedCommand, { kind: "command" }>,
     nativeKey: string,
-  ): Promise<Handled> {
+  ): Promise<Dispatched> {
     const name = parsed.spec.name;
     let key = nativeKey;
     if (!RECOVERY_COMMANDS.has(name)) {
@@ -411,15 +548,20 @@ export class ConversationHub<A, P = undefined> {
     };
     // Off the intake path: a command may wait on the agent (/compact, /model), which must not hold
     // up the next message. Whatever queued while it held the session runs right after it.
+    const tickets = message.tickets ?? [];
     const work = (async () => {
+      let outcome: IntakeOutcome = "failed";
+      await this.journal?.claim(tickets);
       try {
         const reply = handler ? await handler(call) : this.o.commands.usage(parsed.spec);
-        if (reply) await this.replyTo(message, reply);
+        if (reply) await this.replyTo(message, reply, await this.partsFor(tickets));
+        outcome = "answered";
       } finally {
+        await this.finish(tickets, outcome);
         await this.router.drain(key);
       }
     })();
-    return { turn: this.track(work).then(() => {}) };
+    return { turn: this.track(work).then(() => {}), took: true };
   }
 
   /** Hand a message to the router; resolves once it ran (started), steered or queued. */
@@ -428,15 +570,17 @@ export class ConversationHub<A, P = undefined> {
     message: IncomingMessage<A, P>,
     text: string,
     opts: { interpret: boolean; override: QueueMode | undefined },
-  ): Promise<Handled> {
+  ): Promise<Dispatched> {
     let started: () => void = () => {};
     const running = new Promise<"ran">((resolve) => {
       started = () => resolve("ran");
     });
     const files = message.attachments ?? [];
     // The queue carries descriptors: files fetched now would be deleted before a queued turn ran.
+    const tickets = message.tickets ?? [];
     const payload: HubPayload<P> = {
       started,
+      tickets,
       attachments: files,
       ...(message.messageId !== undefined ? { messageId: message.messageId } : {}),
       ...(message.extra !== undefined ? { extra: message.extra } : {}),
@@ -454,6 +598,10 @@ export class ConversationHub<A, P = undefined> {
     });
     const outcome = await Promise.race([turn, running]);
     if (outcome === "steered") {
+      // Folded into the running turn: answered when that turn ends (at once if it just did).
+      const riding = this.turnTickets.get(key);
+      if (riding) riding.push(...tickets);
+      else await this.finish(tickets, "answered");
       this.active.get(key)?.noteSteer?.(text);
       // A reaction, not a reply: a steer costs no bubble. A muted conversation gets none either.
       if (message.messageId && this.o.surface.acknowledgeSteer && !this.muted(key))
@@ -463,7 +611,7 @@ export class ConversationHub<A, P = undefined> {
             this.logger.debug(`${this.channel}: steer reaction failed`, { error: String(error) }),
           );
     }
-    return { turn: this.track(turn).then(() => {}) };
+    return { turn: this.track(turn).then(() => {}), took: true };
   }
 
   private muted(key: string): boolean {
@@ -529,10 +677,16 @@ export class ConversationHub<A, P = undefined> {
     }
     const conversation: Conversation = this.o.surface.conversation(address);
     const last = items[items.length - 1]?.payload;
+    // The messages this turn answers; steered ones join while it runs.
+    const tickets = items.flatMap((i) => [...(i.payload?.tickets ?? [])]);
+    this.turnTickets.set(key, tickets);
+    await this.journal?.claim(tickets);
+    const parts = await this.partsFor(tickets);
     const renderer = this.o.surface.newRenderer(address, {
       sessionKey: key,
       files: this.outboundFiles(key),
       extras: items.map((i) => i.payload?.extra),
+      parts,
       ...(last?.messageId !== undefined ? { messageId: last.messageId } : {}),
     });
     // Every combined message's files, in arrival order; fetched and deleted inside the pipeline.
@@ -543,13 +697,17 @@ export class ConversationHub<A, P = undefined> {
         ? this.o.surface.attachments({ refs, extras }, address)
         : [];
     this.active.set(key, renderer);
+    let result: TurnResult | undefined;
     try {
-      const result = await runTurnPipeline(this.pipeline, {
+      result = await runTurnPipeline(this.pipeline, {
         sessionKey: key,
         channelType: this.channel,
         text,
         renderer,
         release,
+        turnId: parts.turnId,
+        userLines: items.map((i) => ({ text: i.text, attachments: i.files ?? [] })),
+        recordAnswer: (r) => !this.cutShort(r),
         // A resumed session's origin is its web chat tab: re-binding it here would move that link.
         ...(channelNamespaceOf(key) === this.channel ? { origin: conversation.link } : {}),
         policy: {
@@ -569,7 +727,9 @@ export class ConversationHub<A, P = undefined> {
       this.nameConversation(result, address);
     } finally {
       if (this.active.get(key) === renderer) this.active.delete(key);
+      if (this.turnTickets.get(key) === tickets) this.turnTickets.delete(key);
       this.approvals.registry.denyAll(key);
+      await this.settle(tickets, result);
     }
   }
 
@@ -589,6 +749,18 @@ export class ConversationHub<A, P = undefined> {
       isRestricted: (key) => this.privacy?.isRestricted(key) ?? restrictedByFlags(this.store, key),
       ...(retitle ? { setChannelTitle: (title: string) => retitle(address, title) } : {}),
     }).run(result);
+  }
+
+  /** A turn that ended because this process is shutting down: its messages run after the restart. */
+  private cutShort(result: TurnResult | undefined): boolean {
+    return this.closing && (result?.stopReason === "cancelled" || !result?.ok);
+  }
+
+  /** The turn's messages are done with it, unless a shutdown cut it short. */
+  private async settle(tickets: readonly IntakeTicket[], result: TurnResult | undefined): Promise<void> {
+    if (this.cutShort(result)) return;
+    const cancelled = result?.stopReason === "cancelled";
+    await this.finish(tickets, result?.ok ? "answered" : cancelled ? "refused" : "failed");
   }
 }
 

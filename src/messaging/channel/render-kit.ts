@@ -56,10 +56,15 @@ const CLOSED_BECAUSE: Readonly<Record<SessionResumeCause, string>> = {
  * The agent session was reopened without its history: the user must know that what they said
  * before is gone, or the next answer reads as the agent having forgotten on a whim.
  */
-export function freshSessionNotice(cause: SessionResumeCause, reason: string): string {
+export function freshSessionNotice(cause: SessionResumeCause, reason: string, replayed = 0): string {
   const why = CLOSED_BECAUSE[cause] ?? "it had been closed";
   const detail = reason ? ` (${oneLine(reason, 200)})` : "";
-  return `⚠️ I had to start a fresh agent session because ${why}${detail}: the earlier context of this conversation is gone.`;
+  // The replay is partial context: say how much came along rather than "gone" or "restored".
+  const lost =
+    replayed > 0
+      ? `it was given this conversation's last ${replayed === 1 ? "message" : `${replayed} messages`}; anything earlier is gone.`
+      : "the earlier context of this conversation is gone.";
+  return `⚠️ I had to start a fresh agent session because ${why}${detail}: ${lost}`;
 }
 
 /** Quoted user words opening the continuation after a steer; one line, bounded. */

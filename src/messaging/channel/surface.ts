@@ -7,8 +7,11 @@
 import type { Attachment, IngestLimits } from "../files/ingest.js";
 import type { ReceiptSurface } from "../queue/receipt.js";
 import type { ChannelLink } from "../session/keys.js";
+import type { JsonValue } from "../store/port.js";
 import type { Renderer } from "../turn/renderer.js";
 import type { ParsedCommand } from "./command-kit.js";
+import type { TurnParts } from "./delivery.js";
+import type { IntakeTicket } from "./journal.js";
 import type { InboundAttachment } from "./transport.js";
 
 /** What the hub needs to know about the conversation an address names. */
@@ -33,6 +36,8 @@ export interface HubPayload<P> {
   attachments: readonly InboundAttachment[];
   messageId?: string;
   extra?: P;
+  /** The journaled messages this item answers: completed when the turn that takes it ends. */
+  tickets: readonly IntakeTicket[];
 }
 
 /** Which local files an answer may ship (a renderer with outbound files asks at its seal). */
@@ -50,6 +55,12 @@ export interface TurnStart<P> {
   extras: readonly (P | undefined)[];
   /** The platform id of the last message answered (the one a status reaction decorates). */
   messageId?: string;
+  /**
+   * The turn's outbound parts: every message the renderer CREATES goes through `parts.post` (or
+   * takes `parts.nextKey()` as its own id), so a turn resumed after a crash edits what its first
+   * run landed instead of posting it twice.
+   */
+  parts: TurnParts;
 }
 
 /** Posts a list as tappable choices and settles it; the hub keeps the list (PickerRegistry). */
@@ -68,9 +79,10 @@ export interface ChannelSurface<A, P = undefined> {
   sessionKey(address: A, generation: number): string;
   /**
    * Markdown text into the conversation, split and bounded by the channel. True when every part
-   * landed (a routing notice counts as delivered on confirmation alone); never throws.
+   * landed (a routing notice counts as delivered on confirmation alone); never throws. With
+   * `parts` (a reply that answers a journaled message) each message goes through `parts.post`.
    */
-  reply(address: A, text: string): Promise<boolean>;
+  reply(address: A, text: string, parts?: TurnParts): Promise<boolean>;
   /** The one receipt bubble for messages held behind a running turn. */
   receipts(address: A): ReceiptSurface;
   newRenderer(address: A, turn: TurnStart<P>): Renderer;
@@ -92,6 +104,18 @@ export interface ChannelSurface<A, P = undefined> {
   retitle?(address: A, title: string): Promise<void>;
   /** Button lists; absent: lists are numbered text answered with a command argument. */
   pickers?(address: A): PickerSurface;
+  /**
+   * The journal form of a message's extra (plain data), so a restarted gateway can run it; absent
+   * (or undefined) = the extra is not kept, and a resumed message runs without it.
+   */
+  journalExtra?(extra: P): JsonValue | undefined;
+  /** The extra back from its journal form. */
+  reviveExtra?(data: JsonValue, address: A): P | undefined;
+  /**
+   * Messages the platform sent as one (an album), each journaled on its own, merged back into one
+   * message when they are resumed together; absent = resumed one by one.
+   */
+  mergeGroup?(messages: readonly IncomingMessage<A, P>[]): IncomingMessage<A, P>;
 }
 
 /** One authorized message, as the channel hands it to the hub. */
@@ -110,6 +134,8 @@ export interface IncomingMessage<A, P = undefined> {
   parsed?: ParsedCommand | null;
   /** Where a command's answer goes when not the conversation (a slash command's own reply). */
   replyTo?: (text: string) => Promise<boolean>;
+  /** The journaled messages this is (one, or an album's items): the hub completes them. */
+  tickets?: readonly IntakeTicket[];
 }
 
 /** The hub resolves once a message is routed, with the end of whatever work it started. */

@@ -32,6 +32,8 @@ export interface MidTurnOptions<P = unknown> {
     release: Release,
     opts: { interpretCommands: boolean; items: QueuedItem<P>[] },
   ) => Promise<void>;
+  /** Told what /stop dropped from a session's queue (those messages will never run). */
+  onDropped?: (sessionKey: string, items: QueuedItem<P>[]) => void;
 }
 
 export type RouteOutcome = "ran" | "steered" | "queued";
@@ -50,7 +52,11 @@ export class MidTurnRouter<P = unknown> implements QueueControl {
   receiptQueue(sessionKey: string): ReceiptQueue<P> {
     let q = this.receipts.get(sessionKey);
     if (!q) {
-      q = new ReceiptQueue<P>(this.o.surfaceFor(sessionKey));
+      const onDropped = this.o.onDropped;
+      q = new ReceiptQueue<P>(
+        this.o.surfaceFor(sessionKey),
+        onDropped ? (items) => onDropped(sessionKey, items) : undefined,
+      );
       this.receipts.set(sessionKey, q);
     }
     return q;

@@ -64,7 +64,11 @@ export class ReceiptQueue<P = unknown> {
   private items: QueuedItem<P>[] = [];
   private receipt: Receipt<P> | null = null;
 
-  constructor(private readonly surface: ReceiptSurface) {}
+  constructor(
+    private readonly surface: ReceiptSurface,
+    /** Told what /stop dropped, so what those messages owed can be settled (their journal rows). */
+    private readonly onDropped?: (items: QueuedItem<P>[]) => void,
+  ) {}
 
   get size(): number {
     return this.items.length;
@@ -112,6 +116,7 @@ export class ReceiptQueue<P = unknown> {
     const receipt = this.receipt;
     this.items = [];
     this.receipt = null;
+    if (dropped.length > 0) this.onDropped?.(dropped);
     if (receipt && dropped.length > 0)
       await this.surface.edit(await receipt.id, formatReceipt("cancelled", dropped));
     return dropped.length;

@@ -31,10 +31,21 @@ export interface ProviderSeed {
   onAgentSessionId: (agentSessionId: string) => void;
 }
 
+/**
+ * Where a session's agent session id outlives the process (the store): recalled before a session's
+ * first provider is created, so a restarted gateway resumes the conversation's agent session.
+ */
+export interface AgentSessionMemory {
+  recall(sessionKey: string): Promise<string | undefined>;
+  /** The session was discarded (/new): its agent session must not be resumed after a restart. */
+  forget(sessionKey: string): void;
+}
+
 export interface SessionManagerOptions<P extends ManagedProvider> {
   createProvider: (sessionKey: string, seed: ProviderSeed) => P;
   /** Told every agent session id a session's provider opens, to persist with the conversation. */
   onAgentSessionId?: (sessionKey: string, agentSessionId: string) => void;
+  memory?: AgentSessionMemory;
   /** Soft-stop budget in ms (default 10 s, clamped to [0.5 s, 60 s]). */
   softStopBudgetMs?: number;
   logger?: Logger;
@@ -57,6 +68,8 @@ export class SessionManager<P extends ManagedProvider = ManagedProvider> {
   private readonly carried = new Map<string, Map<string, CarriedSetting<P>>>();
   // Per session: the agent session a replacement provider resumes (kept across hard stops).
   private readonly agentSessions = new Map<string, string>();
+  // Keys whose persisted agent session was looked up already (or discarded): never looked up again.
+  private readonly recalled = new Set<string>();
   private readonly opts: SessionManagerOptions<P>;
   private readonly log: Logger;
   readonly softStopBudgetMs: number;
@@ -93,21 +106,39 @@ export class SessionManager<P extends ManagedProvider = ManagedProvider> {
   provider(key: string): Promise<P> {
     let p = this.providers.get(key);
     if (!p) {
-      const resumeSessionId = this.agentSessions.get(key);
-      const created = this.opts.createProvider(key, {
-        ...(resumeSessionId !== undefined && { resumeSessionId }),
-        onAgentSessionId: (id) => this.noteAgentSession(key, id),
-      });
-      p = created
-        .start()
-        .then(() => this.restore(key, created))
-        .then(() => created);
+      p = this.create(key);
       this.providers.set(key, p);
       p.catch(() => {
         if (this.providers.get(key) === p) this.providers.delete(key);
       });
     }
     return p;
+  }
+
+  private async create(key: string): Promise<P> {
+    await this.recall(key);
+    const resumeSessionId = this.agentSessions.get(key);
+    const created = this.opts.createProvider(key, {
+      ...(resumeSessionId !== undefined && { resumeSessionId }),
+      onAgentSessionId: (id) => this.noteAgentSession(key, id),
+    });
+    await created.start();
+    await this.restore(key, created);
+    return created;
+  }
+
+  /** Once per key and process: the agent session a previous process left for this session, if any. */
+  private async recall(key: string): Promise<void> {
+    const memory = this.opts.memory;
+    if (!memory || this.recalled.has(key) || this.agentSessions.has(key)) return;
+    this.recalled.add(key);
+    try {
+      const id = await memory.recall(key);
+      if (id !== undefined && !this.agentSessions.has(key)) this.resumeFrom(key, id);
+    } catch (error) {
+      // A fresh agent session instead (it says so): the conversation goes on.
+      this.log.warn("recalling the agent session failed", { session: key, error: String(error) });
+    }
   }
 
   /** The agent session id this session's agent has (or will resume); undefined when none yet. */
@@ -231,6 +262,12 @@ export class SessionManager<P extends ManagedProvider = ManagedProvider> {
     const provider = await this.existingProvider(key);
     this.providers.delete(key);
     this.agentSessions.delete(key);
+    this.recalled.add(key);
+    try {
+      this.opts.memory?.forget(key);
+    } catch (error) {
+      this.log.warn("forgetting the agent session failed", { session: key, error: String(error) });
+    }
     // A fresh conversation (/new) keeps what the user chose for the agent (its model), not its context.
     const settings = this.carried.get(key);
     if (settings && opts.carryTo !== undefined && opts.carryTo !== key)

@@ -78,9 +78,12 @@ export interface IntakeJournal {
    * the dedupe check, so two redeliveries racing each other yield one "accepted".
    */
   accept(message: InboundMessage): Promise<AcceptResult>;
-  /** Mark a message as being worked on (again, after a restart). */
+  /** Mark a message as being worked on (its turn or command starts; again after a restart). */
   claim(id: number): Promise<ClaimResult>;
-  /** True when this call finished it; false when it was already done or is unknown. */
+  /**
+   * True when this call finished it; false when it was already done or is unknown. The payload is
+   * dropped (its digest stays, for dedupe): a finished message's words are not kept here.
+   */
   complete(id: number, outcome: IntakeOutcome): Promise<boolean>;
   /** Accepted or claimed messages, oldest first: what a starting gateway resumes. */
   unfinished(): Promise<UnfinishedIntake[]>;
@@ -219,6 +222,13 @@ export interface StoreHealth {
   integrity: IntegrityResult;
   unfinishedIntake: number;
 }
+
+/**
+ * What a started channel gets of the store besides the session rows (which reach it as the
+ * context's `store`): the journal, the ledger, transcripts, resume records, cursors and agent
+ * session ids. The session rows and the audit rows each have their one route already.
+ */
+export type DurableState = Omit<ParleyStore, "sessions" | "audit" | "health" | "close">;
 
 export interface ParleyStore {
   /**

@@ -59,6 +59,16 @@ export interface TurnPolicy {
   deciderTimeoutMs?: number;
 }
 
+/**
+ * Told what a turn did that outlives it (the conversation's history records it): each tool call and
+ * each approval decision, titles redacted. Its failures are logged, never raised into the turn.
+ */
+export interface TurnObserver {
+  toolCall(title: string): void;
+  /** outcome: "approved", "approved always", "auto-approved" or "denied". */
+  approval(title: string, outcome: string): void;
+}
+
 /** Consumes session directives carried by a trusted tool's results; inert when absent. */
 export type DirectiveConsumer = (kind: string, args: Record<string, unknown>) => Promise<void>;
 
@@ -79,6 +89,7 @@ export interface TurnDriverOptions {
   /** Aborted on /stop: an open approval denies instead of waiting. */
   signal?: AbortSignal;
   directiveConsumer?: DirectiveConsumer;
+  observer?: TurnObserver;
   /** The forgery gate: is this tool call's trusted _meta identity the directive tool? */
   isDirectiveTool?: (meta: Record<string, unknown> | undefined) => boolean;
 }
@@ -194,6 +205,7 @@ export class TurnDriver {
         const title = redactAll(event.title);
         const purpose = redactAll(event.purpose ?? "");
         this.tools.set(event.toolCallId, { title, purpose });
+        this.observe((o) => o.toolCall(title));
         if (this.o.directiveConsumer && this.o.isDirectiveTool?.(event.meta))
           this.directiveCalls.add(event.toolCallId);
         return this.emit({
@@ -255,7 +267,12 @@ export class TurnDriver {
         await this.flushText();
         return this.emit({
           kind: AGENT_STATUS,
-          status: { type: "fresh_session", cause: event.cause, reason: redactAll(event.reason) },
+          status: {
+            type: "fresh_session",
+            cause: event.cause,
+            reason: redactAll(event.reason),
+            ...(event.replayed ? { replayed: event.replayed } : {}),
+          },
         });
     }
   }
@@ -385,7 +402,9 @@ export class TurnDriver {
   /** The ladder. Order matters: denyAllTools first, then the two predicates, then the mode. */
   private async decide(event: PermissionRequestEvent): Promise<ApprovalVerdict> {
     const p = this.policy;
-    const audit = (outcome: "auto_approved" | "approved" | "denied", reason: string) =>
+    const known = this.tools.get(event.toolCallId);
+    const title = redactAll(event.title) || known?.title || "";
+    const audit = (outcome: "auto_approved" | "approved" | "denied", reason: string, always = false) => {
       this.o.audit.log("tool_permission", outcome, {
         caller: "turn_driver",
         source: "messaging",
@@ -394,12 +413,13 @@ export class TurnDriver {
         tool_kind: event.kind,
         reason,
       });
+      const label = outcome === "auto_approved" ? "auto-approved" : always ? "approved always" : outcome;
+      this.observe((o) => o.approval(title, label));
+    };
     if (p.denyAllTools) {
       audit("denied", "deny_all_tools");
       return "deny";
     }
-    const known = this.tools.get(event.toolCallId);
-    const title = redactAll(event.title) || known?.title || "";
     if (p.autoApproveTool?.(title)) {
       audit("auto_approved", "hook_auto_approve");
       return "approve";
@@ -423,8 +443,17 @@ export class TurnDriver {
       return "deny";
     }
     const verdict = await this.askDecider(p.decider, event, title, known?.purpose ?? "");
-    audit(verdict === "deny" ? "denied" : "approved", "decider");
+    audit(verdict === "deny" ? "denied" : "approved", "decider", verdict === "approve_always");
     return verdict;
+  }
+
+  private observe(fn: (observer: TurnObserver) => void): void {
+    if (!this.o.observer) return;
+    try {
+      fn(this.o.observer);
+    } catch (error) {
+      this.log.warn("turn observer failed", { session: this.o.sessionKey, error: String(error) });
+    }
   }
 
   private async askDecider(

@@ -17,6 +17,8 @@ import type { AgentPromptCapabilities } from "../files/prompt-blocks.js";
 import { appendBlocks, attachmentBlocks, refusalLines } from "../files/prompt-blocks.js";
 import type { AuditSink } from "../security/audit.js";
 import type { AgentControls } from "../session/agent-controls.js";
+import type { ConversationHistory, TurnRecord, UserLine } from "../session/history.js";
+import { ephemeralTurnId } from "../session/history.js";
 import type { ChannelLink, LinkStore } from "../session/keys.js";
 import { bindOriginMirror, channelNamespaceOf } from "../session/keys.js";
 import type { ManagedProvider, SessionManager } from "../session/session-manager.js";
@@ -86,6 +88,8 @@ export interface TurnPipelineDeps {
   logger?: Logger;
   clock?: Clock;
   postTurn?: PostTurnStep[];
+  /** Where each turn's lines are recorded (user messages, tools, approvals, the final answer). */
+  history?: ConversationHistory;
   /** Parent of each turn's private attachment temp dir (default: os.tmpdir()). */
   ingestTmpRoot?: string;
 }
@@ -97,6 +101,18 @@ export interface TurnRequest {
   renderer: Renderer;
   /** The held session semaphore; released in the pipeline's finally. */
   release: Release;
+  /**
+   * Names the turn in the history (and the delivery ledger): stable across a restart for a turn
+   * that answers a journaled message (`intake:<id>`), so its resumed run writes the same lines.
+   */
+  turnId?: string;
+  /** The user messages this turn answers, as the history keeps them (default: `text`, no files). */
+  userLines?: readonly UserLine[];
+  /**
+   * Whether the turn's final text goes into the history (default: always). A turn a shutdown cut
+   * short is answered again after the restart, under the same turn id: that answer is the one kept.
+   */
+  recordAnswer?: (result: TurnResult) => boolean;
   /** This conversation, bound as origin AND mirror every turn (bindings can vanish; re-assert). */
   origin?: ChannelLink;
   policy?: TurnPolicy;
@@ -126,6 +142,7 @@ export async function runTurnPipeline(deps: TurnPipelineDeps, turn: TurnRequest)
   // "ingest" from the first byte fetched until the agent is prompted: a failure in that window is
   // not the provider's, and must not cost the session its agent.
   let stage: "setup" | "ingest" | "prompted" = "setup";
+  let record: TurnRecord | undefined;
   const result: TurnResult = {
     sessionKey: turn.sessionKey,
     channelType: turn.channelType,
@@ -150,6 +167,12 @@ export async function runTurnPipeline(deps: TurnPipelineDeps, turn: TurnRequest)
         log.warn("origin bind failed", { session: turn.sessionKey, error: String(error) });
       }
     }
+    // Begun before the agent starts: what the user said is history even if the agent then fails.
+    record = deps.history?.begin({
+      sessionKey: turn.sessionKey,
+      turnId: turn.turnId ?? ephemeralTurnId(),
+      users: turn.userLines ?? [{ text: turn.text, attachments: [] }],
+    });
     const provider = await deps.sessions.provider(turn.sessionKey);
     const driver = new TurnDriver({
       provider,
@@ -160,6 +183,7 @@ export async function runTurnPipeline(deps: TurnPipelineDeps, turn: TurnRequest)
       logger: log,
       timers: clock,
       ...(turn.signal ? { signal: turn.signal } : {}),
+      ...(record ? { observer: record } : {}),
     });
     const run = async (prompt: string | PromptContent[]): Promise<void> => {
       stage = "prompted";
@@ -229,6 +253,11 @@ export async function runTurnPipeline(deps: TurnPipelineDeps, turn: TurnRequest)
       log.error("renderer close failed", { session: turn.sessionKey, error: String(error) });
     }
     result.elapsedMs = clock.now() - started;
+    try {
+      await record?.end(turn.recordAnswer?.(result) === false ? "" : result.text);
+    } catch (error) {
+      log.warn("recording the turn failed", { session: turn.sessionKey, error: String(error) });
+    }
     for (const step of deps.postTurn ?? []) {
       try {
         await step.run(result);

@@ -123,6 +123,8 @@ export interface SessionResumeEvent {
   outcome: "restored" | "fresh";
   cause: SessionResumeCause;
   reason: string;
+  /** A fresh session was given this many of the conversation's last messages as context. */
+  replayed?: number;
 }
 /** The agent has sent nothing for `seconds` while its turn runs (repeated at each multiple). */
 export interface SilenceEvent {

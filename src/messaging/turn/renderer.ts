@@ -56,7 +56,7 @@ export interface ToolChange {
 export type AgentStatus =
   | { type: "waiting"; position: number }
   | { type: "silent"; seconds: number }
-  | { type: "fresh_session"; cause: SessionResumeCause; reason: string };
+  | { type: "fresh_session"; cause: SessionResumeCause; reason: string; replayed?: number };
 
 /** One choice of an approval prompt. `verdict` says what pressing it means. */
 export interface PromptOption {

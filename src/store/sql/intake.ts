@@ -101,7 +101,9 @@ export class SqlIntakeJournal implements IntakeJournal {
     if (!OUTCOMES.has(outcome)) throw new RangeError(`intake: unknown outcome ${outcome}`);
     const result = await this.db
       .updateTable("intake")
-      .set({ state: "done", outcome, completed_at_ms: this.now() })
+      // The words go with the work: only the digest stays (the dedupe window needs no more), so a
+      // finished message lives on only where its transcript keeps it, and a temporary one nowhere.
+      .set({ state: "done", outcome, completed_at_ms: this.now(), payload: "null" })
       .where("id", "=", id)
       .where("state", "<>", "done")
       .executeTakeFirst();

@@ -136,6 +136,10 @@ export class FakeDiscord {
   readonly applicationId: string;
   readonly calls: RecordedCall[] = [];
   readonly messages = new Map<string, FakeMessage>();
+  /** Nonce -> the message created under it (enforce_nonce). */
+  private readonly nonces = new Map<string, string>();
+  /** Creations answered with an earlier message because their nonce was already used. */
+  nonceHits = 0;
   /** Messages users wrote (reactions land here); kept apart from what parley posted. */
   readonly userMessages = new Map<string, { channel_id: string; content: string; reactions: Set<string> }>();
   /** Every reaction change, in order: [messageId, "+"|"-", emoji]. */
@@ -565,7 +569,30 @@ export class FakeDiscord {
       return [204, undefined];
     }
     const m6 = on("POST", /^\/channels\/(\d+)\/messages$/);
-    if (m6) return this.upsert(m6[0] as string, null, b, files);
+    if (m6) {
+      // enforce_nonce: a creation under a nonce already used (by this bot, recently) returns that
+      // message instead of creating a second one. The fake never forgets (a test is shorter than
+      // Discord's "few minutes").
+      const nonce = b.enforce_nonce === true && typeof b.nonce === "string" ? b.nonce : undefined;
+      const earlier = nonce === undefined ? undefined : this.messages.get(this.nonces.get(nonce) ?? "");
+      if (earlier) {
+        this.nonceHits += 1;
+        return [
+          200,
+          {
+            id: earlier.id,
+            channel_id: earlier.channel_id,
+            content: earlier.content,
+            components: earlier.components,
+            attachments: earlier.attachments,
+            author: { id: this.botId, bot: true },
+          },
+        ];
+      }
+      const made = this.upsert(m6[0] as string, null, b, files);
+      if (nonce !== undefined && made[0] === 200) this.nonces.set(nonce, (made[1] as { id: string }).id);
+      return made;
+    }
     const m7 = on("PATCH", /^\/channels\/(\d+)\/messages\/(\d+)$/);
     if (m7) return this.upsert(m7[0] as string, m7[1] as string, b, files);
     const m9 = on("POST", /^\/interactions\/\d+\/([^/]+)\/callback$/);

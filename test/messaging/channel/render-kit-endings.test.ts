@@ -41,6 +41,13 @@ describe("endings", () => {
       "⚠️ I had to start a fresh agent session because the agent stopped (this agent cannot restore an earlier session): the earlier context of this conversation is gone.",
     );
   });
+
+  it("a fresh session given the conversation's last messages says how many, not that all is gone", () => {
+    expect(freshSessionNotice("idle", "", 5)).toBe(
+      "⚠️ I had to start a fresh agent session because it had been idle: it was given this conversation's last 5 messages; anything earlier is gone.",
+    );
+    expect(freshSessionNotice("idle", "", 1)).toContain("last message; anything earlier is gone.");
+  });
 });
 
 describe("typedReplyHint", () => {

@@ -15,9 +15,10 @@ import {
   TitleClaims,
   type TitleGenerator,
 } from "../../../src/messaging/session/auto-title.js";
-import { FileSessionStore } from "../../../src/messaging/session/file-session-store.js";
+import type { SessionStore } from "../../../src/messaging/session/session-store.js";
 import { MemorySessionStore } from "../../../src/messaging/session/session-store.js";
 import type { TurnResult } from "../../../src/messaging/turn/pipeline.js";
+import { openStore } from "../../../src/store/index.js";
 
 const key = "telegram:agent:direct:111";
 
@@ -109,7 +110,7 @@ describe("cleanTitle", () => {
 });
 
 describe("maybeAutoTitle", () => {
-  function setup(generate: TitleGenerator, store = new MemorySessionStore()) {
+  function setup(generate: TitleGenerator, store: SessionStore = new MemorySessionStore()) {
     const claims = new TitleClaims();
     const audit = new MemoryAuditSink();
     const renamed: string[] = [];
@@ -179,13 +180,13 @@ describe("maybeAutoTitle", () => {
   it("a manual title from before a restart wins even though the new process's tracker is empty", async () => {
     const dir = await mkdtemp(join(tmpdir(), "parley-title-"));
     try {
-      const before = await FileSessionStore.openIn(dir);
-      recordManualTitle(before, key, "Named before restart", new TitleClaims());
+      const before = await openStore(dir);
+      recordManualTitle(before.sessions, key, "Named before restart", new TitleClaims());
       await before.close();
-      const after = await FileSessionStore.openIn(dir);
-      const { args, renamed } = setup(async () => "Generated", after);
+      const after = await openStore(dir);
+      const { args, renamed } = setup(async () => "Generated", after.sessions);
       expect(await maybeAutoTitle(args)).toBe("");
-      expect(after.titleOf(key)).toEqual({ title: "Named before restart", kind: "manual" });
+      expect(after.sessions.titleOf(key)).toEqual({ title: "Named before restart", kind: "manual" });
       expect(renamed).toEqual([]);
       await after.close();
     } finally {

@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -8,9 +8,57 @@ import { REDACTION_MARKER } from "../../../src/messaging/security/index.js";
 import type { ChannelLink } from "../../../src/messaging/session/keys.js";
 import type { RoutingDecision, SessionChoice } from "../../../src/messaging/session/resume.js";
 import { displayTitle, offerableSessions, SessionBinder } from "../../../src/messaging/session/resume.js";
-import { ResumeExpectationStore } from "../../../src/messaging/session/resume-expectations.js";
+import type {
+  ExpectationWrite,
+  ResumeExpectations,
+} from "../../../src/messaging/session/resume-expectations.js";
 import type { SessionRow } from "../../../src/messaging/session/session-store.js";
 import { emptyRow, MemorySessionStore } from "../../../src/messaging/session/session-store.js";
+import type { ParleyStore } from "../../../src/messaging/store/port.js";
+import { openStore } from "../../../src/store/index.js";
+
+/**
+ * The store's Discord resume records, with the faults a disk can cause: `fault(n)` is asked before
+ * the n-th write (1-based) and may fail it (the store then reports a write that did not land and
+ * publishes nothing), or observe the moment just before it.
+ */
+class FaultyRecords implements ResumeExpectations {
+  writes = 0;
+  fault: (n: number) => boolean = () => false;
+  constructor(private readonly inner: ResumeExpectations) {}
+  get channel() {
+    return this.inner.channel;
+  }
+  status() {
+    return this.inner.status();
+  }
+  ready() {
+    return this.inner.ready();
+  }
+  get(conversation: string) {
+    return this.inner.get(conversation);
+  }
+  entries() {
+    return this.inner.entries();
+  }
+  repairHint() {
+    return this.inner.repairHint();
+  }
+  private async write(op: () => Promise<ExpectationWrite>): Promise<ExpectationWrite> {
+    this.writes += 1;
+    if (this.fault(this.writes)) return { ok: false, reason: "write_failed", problem: "EIO: simulated" };
+    return op();
+  }
+  record(conversation: string, target: { key: string; title: string }) {
+    return this.write(() => this.inner.record(conversation, target));
+  }
+  retire(conversation: string, expectedVersion: number) {
+    return this.write(() => this.inner.retire(conversation, expectedVersion));
+  }
+  adopt(conversation: string, expectedVersion: number, target: { key: string; title: string }) {
+    return this.write(() => this.inner.adopt(conversation, expectedVersion, target));
+  }
+}
 
 const L: ChannelLink = { channelType: "discord", conversationId: "dm1" };
 const L2: ChannelLink = { channelType: "discord", conversationId: "dm2" };
@@ -85,15 +133,22 @@ let home: string;
 let file: string;
 let store: FlakyStore;
 let audit: MemoryAuditSink;
-let expectations: ResumeExpectationStore;
+let expectations: FaultyRecords;
 let failExpectationWrites: boolean;
 let binder: SessionBinder;
+let parley: ParleyStore;
 
-function makeBinder(
-  s: MemorySessionStore = store,
-  exp: ResumeExpectationStore = expectations,
-): SessionBinder {
+function makeBinder(s: MemorySessionStore = store, exp: ResumeExpectations = expectations): SessionBinder {
   return new SessionBinder({ channel: "discord", store: s, expectations: exp, copy: COPY, audit });
+}
+
+/** (Re)open the real store in `home` (an older install's trust file there is imported, or refused). */
+async function openRecords(): Promise<void> {
+  await parley?.close();
+  parley = await openStore(home);
+  expectations = new FaultyRecords(parley.resume.forChannel("discord"));
+  expectations.fault = () => failExpectationWrites;
+  binder = makeBinder();
 }
 
 beforeEach(async () => {
@@ -102,15 +157,10 @@ beforeEach(async () => {
   store = new FlakyStore({ rows: baseRows() });
   audit = new MemoryAuditSink();
   failExpectationWrites = false;
-  expectations = new ResumeExpectationStore(home, "discord", {
-    rename: async (from, to) => {
-      if (failExpectationWrites) throw new Error("EIO: simulated");
-      await rename(from, to);
-    },
-  });
-  binder = makeBinder();
+  await openRecords();
 });
 afterEach(async () => {
+  await parley.close();
   await rm(home, { recursive: true, force: true });
 });
 
@@ -439,7 +489,7 @@ describe("SessionBinder.routeAndDeliver: settlement follows a confirmed delivery
 
 // ── unreadable store ──────────────────────────────────────────────────────────────────────────
 
-describe("an unreadable expectation file refuses every conversation", () => {
+describe("an older install's unreadable expectation file refuses every conversation", () => {
   const corrupt: [string, string | Uint8Array][] = [
     ["bad JSON", "{not json"],
     ["non-integer version", JSON.stringify({ dm9: { key: W1, title: "t", version: 2.5, retired: false } })],
@@ -451,6 +501,7 @@ describe("an unreadable expectation file refuses every conversation", () => {
       await mkdir(join(home, "trust"), { recursive: true });
       await writeFile(file, content);
       const before = await readFile(file);
+      await openRecords(); // the import cannot read it: it stays in place, and routing refuses
       for (const [loc, key] of [
         [L, NATIVE],
         [L2, "discord:default:direct:u2"],
@@ -478,9 +529,10 @@ describe("an unreadable expectation file refuses every conversation", () => {
     });
   }
 
-  it("an absent file is empty: routes run natively and nothing is created", async () => {
+  it("no records: routes run natively and nothing is recorded", async () => {
     expect(await binder.routeAndDeliver(L, NATIVE, delivered)).toMatchObject({ sessionKey: NATIVE });
-    await expect(readdir(join(home, "trust"))).rejects.toMatchObject({ code: "ENOENT" });
+    expect(expectations.entries()).toEqual([]);
+    expect(expectations.writes).toBe(0);
   });
 });
 
@@ -489,12 +541,11 @@ describe("an unreadable expectation file refuses every conversation", () => {
 describe("SessionBinder.pick", () => {
   it("records before binding, moves the binding off the native session, then routes resumed", async () => {
     let boundWhenRecorded: unknown = "not yet";
-    const spying = new ResumeExpectationStore(home, "discord", {
-      rename: async (from, to) => {
-        boundWhenRecorded = store.getMirrorLink(W1);
-        await rename(from, to);
-      },
-    });
+    const spying = expectations;
+    spying.fault = () => {
+      boundWhenRecorded = store.getMirrorLink(W1);
+      return false;
+    };
     const b = makeBinder(store, spying);
     const reply = await b.pick(L, choice(W1, "Plan the trip"), "u1");
     expect(reply.ok).toBe(true);
@@ -521,7 +572,7 @@ describe("SessionBinder.pick", () => {
       "not_offerable",
       "not_offerable",
     ]);
-    await expect(readFile(file)).rejects.toMatchObject({ code: "ENOENT" });
+    expect(expectations.writes).toBe(0);
   });
 
   it("refuses a session deleted since the list was posted", async () => {
@@ -570,14 +621,8 @@ describe("SessionBinder.pick", () => {
 
   it("binding and retirement both failing leaves an active record: one lost-link notice, never a silent resume", async () => {
     store.failCommits = true;
-    let calls = 0;
-    const exp = new ResumeExpectationStore(home, "discord", {
-      rename: async (from, to) => {
-        calls += 1;
-        if (calls > 1) throw new Error("EIO: simulated"); // the record lands, the retirement does not
-        await rename(from, to);
-      },
-    });
+    const exp = expectations;
+    exp.fault = (n) => n > 1; // the record lands, the retirement does not
     const b = makeBinder(store, exp);
     const reply = await b.pick(L, choice(W1, "Plan the trip"), "u1");
     expect(reply.text).toContain("lost link");
