@@ -17,6 +17,8 @@ const out = {
   lost: r.lost.length,
   duplicated: r.duplicated.length,
   orphanedParts: r.orphans.length,
+  // Telegram parts a kill left ambiguous (resent, audited): each may leave one orphan (docs/store.md).
+  telegramOrphans: r.telegramOrphans,
   ambiguousResends: r.ambiguousResends,
   unfinished: r.unfinished,
   seconds: Math.round(r.elapsedMs / 1000),
@@ -26,4 +28,5 @@ const out = {
     : {}),
 };
 process.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
-process.exitCode = out.lost + out.duplicated + out.orphanedParts + out.unfinished > 0 ? 1 : 0;
+const unexplainedOrphans = out.orphanedParts - Math.min(out.telegramOrphans, out.ambiguousResends);
+process.exitCode = out.lost + out.duplicated + unexplainedOrphans + out.unfinished > 0 ? 1 : 0;
