@@ -106,18 +106,20 @@ export class TurnParts {
         return before.platformMessageId;
       }
       // Deleted, or a kind of message that cannot take this content: posted anew below.
-    } else if (before?.state === "sending") {
-      this.o?.audit.log("delivery", "sent", {
-        channel: this.o.channel,
-        reason: "ambiguous_resend",
-        turn: this.turnId,
-        part: index,
-      });
     }
     let marked = false;
     const sending = async () => {
       if (marked) return;
       marked = true;
+      // Audited as the second creation actually leaves: a run cut short while it still waited its
+      // turn (a platform's pacing) created nothing, and is no ambiguity of its own.
+      if (before?.state === "sending")
+        this.o?.audit.log("delivery", "sent", {
+          channel: this.o.channel,
+          reason: "ambiguous_resend",
+          turn: this.turnId,
+          part: index,
+        });
       await this.write(() => this.ledger?.markSending(part, digest));
     };
     if (!delivery.marksSending) await sending();
