@@ -2,7 +2,7 @@
  * Idempotent delivery, once for every channel. Each message a turn creates is a numbered part of
  * that turn, recorded in the delivery ledger before the platform call ("sending") and after it
  * ("landed", with the platform's message id). A turn that answers a journaled message keeps its id
- * across a restart (`intake:<id>`), so when it runs again its part N finds what part N left the
+ * across a restart (`intake:<id>@<received>`), so when it runs again its part N finds what part N left the
  * first time: a landed part is edited in place (or left alone when it already says the same), and
  * only parts that never landed are posted. No duplicate messages.
  *
