@@ -182,6 +182,18 @@ describe("quiet-text fast paths", () => {
     for (const loud of ["https://x", "[a](b"]) expect(quietExfiltrationCut(loud, 0, false)).toBe(-1);
   });
 
+  it("regression (fast-check seed 1764711039): a `secret_key:` value is redacted by the batch path as by the stream", () => {
+    // The batch path skipped the key/value rule when a hand-kept pre-check missed `secret_key`;
+    // a stream cannot skip it, so the two disagreed (and the batch path leaked the value).
+    const text = "secret_key://thethe the";
+    const r = new StreamRedactor();
+    let out = "";
+    for (const ch of text) out += r.push(ch);
+    out += r.flush();
+    expect(redactAll(text)).toBe("secret_key:[REDACTED: credential] the");
+    expect(out).toBe(redactAll(text));
+  });
+
   it("redactAll and the stream agree on quiet and loud text alike", () => {
     fc.assert(
       fc.property(

@@ -175,6 +175,9 @@ describe("credential coverage", () => {
     ["secret: (YAML)", "client_secret: 8f3kL9qP2x", "8f3kL9qP2x"],
     ["api_key (JSON)", '{"api_key": "abc-def-123"}', "abc-def-123"],
     ["token= (env)", "GITHUB_TOKEN=abcdef0123", "abcdef0123"],
+    // The batch pre-check once lacked these two key names, so only a stream redacted them.
+    ["secret_key= (env)", "AWS_SECRET_KEY=abc123xyz9", "abc123xyz9"],
+    ["secretkey: (YAML)", "secretkey: hunter2abc", "hunter2abc"],
   ];
 
   it.each(cases)("%s is redacted", (_name, input, secret) => {

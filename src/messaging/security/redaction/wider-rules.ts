@@ -378,9 +378,13 @@ const RULE_GENERIC_SECRET = 8;
 /**
  * genericSecretAt's shape without the value: an identifier ending in a key name (ASCII
  * case-insensitively, as it compares), an optional quote, spaces or tabs, then `:` or `=`.
+ * Built from SECRET_KEY_SUFFIXES itself: a hand-kept copy once lacked `secret_key`, so a
+ * complete text skipped the rule that a stream (which cannot skip it) applied.
  */
-const SECRET_NAME_RE =
-  /(?:pass(?:word|wd|phrase)|secret|api[_-]?key|access_?key|private_?key|token)["']?[ \t]*[:=]/gi;
+const SECRET_NAME_RE = new RegExp(
+  `(?:${SECRET_KEY_SUFFIXES.map((k) => k.replace(/[-_]/g, "\\$&")).join("|")})["']?[ \t]*[:=]`,
+  "gi",
+);
 
 export const EXTRA_BY_CHAR: readonly (readonly number[])[] = (() => {
   const table: number[][] = [];
