@@ -412,6 +412,9 @@ describe("what looks like a secret but is not one passes unchanged (issue 14, fi
     expect(redactAll("API_KEY=YOUR_API_KEY_HERE then API_KEY=Zq9x7Kp2Lm4Nb6Vc8Xz1")).toBe(
       `API_KEY=YOUR_API_KEY_HERE then API_KEY=${REDACTION_MARKER}`,
     );
+    // `YOUR` spelled by a key's own random characters is no placeholder (fast-check seed 2 found it).
+    expect(redactAll("id AKIAAAAAAAAAAAAYOURA")).toBe(`id ${REDACTION_MARKER}`);
+    expect(redactAll("DB_PASSWORD=Yours1ncerely9")).toBe(`DB_PASSWORD=${REDACTION_MARKER}`);
     const awsSecret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY";
     expect(redactAll(`sha512-${awsSecret}`)).toContain(REDACTION_MARKER);
   });

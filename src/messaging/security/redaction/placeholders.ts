@@ -27,8 +27,13 @@ export const PLACEHOLDER_WORDS = new Set([
   "password",
 ]);
 
-/** `your…` / `…_here` / `<…>` spellings docs use for "put yours here" (`YOUR_API_KEY_HERE`, `your-token`). */
-const YOURS = /your|[_-]here$|^my[_-]/i;
+/**
+ * `your-…` / `…_here` / `my_…` spellings docs use for "put yours here" (`YOUR_API_KEY_HERE`,
+ * `your-token`). `your` must stand as a word (separator after it, none but a separator before):
+ * random key characters spell `YOUR` often enough (`AKIAAAAAAAAAAAAYOURA`) that a bare substring
+ * test would let a real key through.
+ */
+const YOURS = /(?:^|[^A-Za-z0-9])your[-_. ]|[_-]here$|^my[_-]/i;
 /** An environment-variable name used as a value (`REPLACE_ME`, `API_TOKEN`): capitals and `_` only. */
 const ENV_NAME = /^[A-Z][A-Z_]*_[A-Z_]*$/;
 
@@ -46,9 +51,9 @@ export function isPlaceholderValue(v: string): boolean {
   return PLACEHOLDER_WORDS.has(v.toLowerCase());
 }
 
-/** A provider-token match that is a doc's placeholder: mostly one filler character, or "your" inside. */
+/** A provider-token match that is a doc's placeholder: mostly one filler character, or a `your-` word inside. */
 export function isPlaceholderToken(s: string, a: number, b: number): boolean {
-  return isRepeatedCharToken(s, a, b, 16) || /your/i.test(s.slice(a, b));
+  return isRepeatedCharToken(s, a, b, 16) || YOURS.test(s.slice(a, b));
 }
 
 /** The characters docs fill a placeholder with (`xxxx`, `XXXX`, `****`, `0000`, `....`, `####`). */
