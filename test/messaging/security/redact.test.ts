@@ -415,6 +415,10 @@ describe("what looks like a secret but is not one passes unchanged (issue 14, fi
     // `YOUR` spelled by a key's own random characters is no placeholder (fast-check seed 2 found it).
     expect(redactAll("id AKIAAAAAAAAAAAAYOURA")).toBe(`id ${REDACTION_MARKER}`);
     expect(redactAll("DB_PASSWORD=Yours1ncerely9")).toBe(`DB_PASSWORD=${REDACTION_MARKER}`);
+    // Nor is a `My-` that starts a random secret (seed 11 of the disguise property).
+    expect(redactAll("client_secret: My-f4uGB3o0f4XK87nOfE5fphKowpmBH")).toBe(
+      `client_secret: ${REDACTION_MARKER}`,
+    );
     const awsSecret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY";
     expect(redactAll(`sha512-${awsSecret}`)).toContain(REDACTION_MARKER);
   });

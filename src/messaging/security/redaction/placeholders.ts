@@ -29,11 +29,17 @@ export const PLACEHOLDER_WORDS = new Set([
 
 /**
  * `your-…` / `…_here` / `my_…` spellings docs use for "put yours here" (`YOUR_API_KEY_HERE`,
- * `your-token`). `your` must stand as a word (separator after it, none but a separator before):
- * random key characters spell `YOUR` often enough (`AKIAAAAAAAAAAAAYOURA`) that a bare substring
- * test would let a real key through.
+ * `your-token`, `xoxb-your-bot-token`): `your` leading the value or standing as a word, and only
+ * when the whole value is letters between separators. Random key characters spell `YOUR` or start
+ * with `My-` often enough (`AKIAAAAAAAAAAAAYOURA`, `My-f4uGB3o0f…`) that a substring test lets real
+ * keys through.
  */
-const YOURS = /(?:^|[^A-Za-z0-9])your[-_. ]|[_-]here$|^my[_-]/i;
+const YOURS = /^your|[^A-Za-z0-9]your[-_. ]|[_-]here$|^my[_-]/i;
+const WORDS_ONLY = /^[A-Za-z]+(?:[-_. ][A-Za-z]+)*$/;
+
+function isYoursPlaceholder(v: string): boolean {
+  return WORDS_ONLY.test(v) && YOURS.test(v);
+}
 /** An environment-variable name used as a value (`REPLACE_ME`, `API_TOKEN`): capitals and `_` only. */
 const ENV_NAME = /^[A-Z][A-Z_]*_[A-Z_]*$/;
 
@@ -47,13 +53,13 @@ export function isPlaceholderValue(v: string): boolean {
   if (/^(?:\*+|x{3,}|X{3,}|\.{3,}|…)$/.test(v)) return true;
   // An elided example (`sk_test_...`, `sk-...your-key...`) shows where a value goes, not the value.
   if (v.includes("...") || v.includes("…")) return true;
-  if (YOURS.test(v) || ENV_NAME.test(v) || isRepeatedCharToken(v, 0, v.length)) return true;
+  if (isYoursPlaceholder(v) || ENV_NAME.test(v) || isRepeatedCharToken(v, 0, v.length)) return true;
   return PLACEHOLDER_WORDS.has(v.toLowerCase());
 }
 
 /** A provider-token match that is a doc's placeholder: mostly one filler character, or a `your-` word inside. */
 export function isPlaceholderToken(s: string, a: number, b: number): boolean {
-  return isRepeatedCharToken(s, a, b, 16) || YOURS.test(s.slice(a, b));
+  return isRepeatedCharToken(s, a, b, 16) || isYoursPlaceholder(s.slice(a, b));
 }
 
 /** The characters docs fill a placeholder with (`xxxx`, `XXXX`, `****`, `0000`, `....`, `####`). */
