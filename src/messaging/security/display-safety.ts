@@ -21,6 +21,7 @@
 
 import MarkdownIt from "markdown-it";
 import { REDACTION_MARKER, redactAll } from "./index.js";
+import { quietInEveryReading } from "./redaction/display-quiet.js";
 
 /** Maps text to text with every credential it recognises replaced by a marker. Must be idempotent. */
 export type Redactor = (text: string) => string;
@@ -169,6 +170,21 @@ function* readingsFor(text: string): Generator<string> {
 }
 
 /**
+ * Whether `redactAll` provably leaves every reading of `text` unchanged, without computing them:
+ * quietInEveryReading (redaction/display-quiet.ts) for text without links; for text with links, the
+ * literal (urls included) is scanned for real and the renderings, which show each link as its label,
+ * are proved quiet on the text with links collapsed (with no `[`, `]` or `<` left, renderings of
+ * the collapsed text settle in a few passes and equal those of the original).
+ */
+function unchangedInEveryReading(text: string): boolean {
+  if (quietInEveryReading(text)) return true;
+  if (text.includes("\\") || text.includes("&") || text.includes("\x1b")) return false;
+  if (NON_ASCII.test(text) && HAS_FORMAT_CHAR.test(text)) return false;
+  const unlinked = unlink(text);
+  return unlinked !== text && quietInEveryReading(unlinked) && redactAll(text) === text;
+}
+
+/**
  * Cannot be reached by a redactor that only replaces what it finds (each adoption then removes a
  * found span for good); it bounds a misbehaving one, and the answer then withholds everything.
  */
@@ -186,6 +202,8 @@ export function redactForDisplay(
   text: string,
   redactor: Redactor = redactAll,
 ): { text: string; changed: boolean } {
+  // Prose in which no reading can hold anything (the common case) skips the readings altogether.
+  if (redactor === redactAll && unchangedInEveryReading(text)) return { text, changed: false };
   const stripped = text.includes("\x1b") ? stripAnsi(text) : text;
   let safe = redactor(stripped);
   let changed = safe !== stripped;

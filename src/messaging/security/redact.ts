@@ -20,8 +20,8 @@
  * Indices are UTF-16 offsets internally; lengths reported in warnings are code points, matching
  * the reference implementation this module was ported from.
  */
-import { planCredentials } from "./redaction/credentials.js";
-import { planExfiltration } from "./redaction/exfiltration.js";
+import { planCredentials, planCredentialsFull } from "./redaction/credentials.js";
+import { NO_ALLOWED_HOSTS, planExfiltration, planExfiltrationFull } from "./redaction/exfiltration.js";
 import type { ExfiltrationOptions, RedactionResult } from "./redaction/markers.js";
 import { quietCredentialCut, quietExfiltrationCut } from "./redaction/quiet.js";
 import { spliceSpans } from "./redaction/spans.js";
@@ -61,9 +61,17 @@ export function scanExfiltrationUrls(text: string, opts: ExfiltrationOptions = {
   return planExfiltration(text, 0, true, opts).warnings;
 }
 
-/** Exfiltration first, then credentials: the contract every outbound path relies on. */
+/**
+ * Exfiltration first, then credentials: the contract every outbound path relies on. Each stage asks
+ * its quiet-text check once (ordinary prose: no span possible) and runs its full planner otherwise.
+ */
 export function redactAll(text: string): string {
-  // Ordinary prose (titles, labels, thinking): neither stage can plan a span.
-  if (quietExfiltrationCut(text, 0, true) >= 0 && quietCredentialCut(text, 0, true) >= 0) return text;
-  return redactCredentials(redactExfiltrationUrls(text).text).text;
+  let afterUrls = text;
+  if (quietExfiltrationCut(text, 0, true) < 0) {
+    const plan = planExfiltrationFull(text, 0, true, NO_ALLOWED_HOSTS);
+    if (plan.spans.length > 0) afterUrls = spliceSpans(text, plan.spans);
+  }
+  if (quietCredentialCut(afterUrls, 0, true) >= 0) return afterUrls;
+  const plan = planCredentialsFull(afterUrls, 0, true);
+  return plan.spans.length === 0 ? afterUrls : spliceSpans(afterUrls, plan.spans);
 }

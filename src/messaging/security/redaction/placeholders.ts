@@ -63,7 +63,7 @@ export function isPlaceholderToken(s: string, a: number, b: number): boolean {
 }
 
 /** The characters docs fill a placeholder with (`xxxx`, `XXXX`, `****`, `0000`, `....`, `####`). */
-const FILLER = new Set([0x78, 0x58, 0x2a, 0x30, 0x2e, 0x23]);
+const FILLER = [0x78, 0x58, 0x2a, 0x30, 0x2e, 0x23] as const;
 
 /**
  * A token-shaped match that is mostly one filler character (`ghp_xxxx…`, `AKIAXXXXXXXXXXXXXXXX`): a
@@ -73,13 +73,10 @@ const FILLER = new Set([0x78, 0x58, 0x2a, 0x30, 0x2e, 0x23]);
 export function isRepeatedCharToken(s: string, a: number, b: number, minLength = 8): boolean {
   const len = b - a;
   if (len < minLength) return false;
-  const counts = new Map<number, number>();
   let top = 0;
-  for (let k = a; k < b; k++) {
-    const c = s.charCodeAt(k);
-    if (!FILLER.has(c)) continue;
-    const n = (counts.get(c) ?? 0) + 1;
-    counts.set(c, n);
+  for (const filler of FILLER) {
+    let n = 0;
+    for (let k = a; k < b; k++) if (s.charCodeAt(k) === filler) n++;
     if (n > top) top = n;
   }
   return top * 5 >= len * 3;

@@ -389,13 +389,54 @@ export function mDigitalOcean(src: Src, i: number): number {
 }
 
 /**
- * Offsets where some pass-1 branch can begin: every branch's first two characters
- * are fixed ASCII (or, for Discord and Telegram, a class), so any other offset is
- * skipped by the regex engine without trying branches. Zero-width, so overlapping
- * candidates (`------BEGIN`) are all visited.
+ * Offsets where some pass-1 branch can begin: every branch's first two characters are fixed ASCII
+ * (or, for Discord and Telegram, a class), so any other offset is skipped without trying branches.
+ * Candidates overlap (`------BEGIN`): every offset is judged on its own two characters.
+ * `SECOND_BY_FIRST[c0]` is the set of second characters for a first character `c0` (empty: none).
  */
-export const PASS1_CANDIDATE_RE =
-  /(?=A[KScuU]|a[wmuU]|S[eG]|--|xo|[MNO][A-Za-z0-9_-]|g[hil]|sk|r[ke]|np|p[yo]|do|GO|m[yo]|ht|ft|ey|[0-9]{2})/g;
+const SECOND_BY_FIRST: readonly (Uint8Array | null)[] = (() => {
+  const table: (Uint8Array | null)[] = [];
+  for (let c = 0; c < 128; c++) table.push(null);
+  const add = (firsts: string, seconds: string): void => {
+    for (const f of firsts) {
+      const code = f.charCodeAt(0);
+      const set = table[code] ?? new Uint8Array(128);
+      for (const sc of seconds) set[sc.charCodeAt(0)] = 1;
+      table[code] = set;
+    }
+  };
+  const digits = "0123456789";
+  const letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+  add("A", "KScuU"); // AKIA/ASIA, AccessKeyId, Authorization (folded)
+  add("a", "wmuU"); // aws_…, amqp(s), authorization
+  add("S", "eG"); // SecretAccessKey/SessionToken, SG.
+  add("-", "-"); // PEM
+  add("x", "o"); // xox…
+  add("MNO", `${letters}${digits}_-`); // Discord
+  add("g", "hil"); // gh…_, github_pat_, glpat-
+  add("s", "k"); // sk_live_, sk-proj-, sk-ant-
+  add("r", "ke"); // rk_live_, redis(s)
+  add("n", "p"); // npm_
+  add("p", "yo"); // pypi-, postgres(ql)
+  add("d", "o"); // do(o|p|r)_v1_
+  add("G", "O"); // GOCSPX-
+  add("m", "yo"); // mysql, mongodb
+  add("h", "t"); // http(s)
+  add("f", "t"); // ftp(s)
+  add("e", "y"); // eyJ
+  add(digits, digits); // Telegram bot id
+  return table;
+})();
+
+/** Whether some pass-1 branch can start at `i` (needs the character after it, when there is one). */
+function pass1Candidate(s: string, i: number): boolean {
+  const c0 = s.charCodeAt(i);
+  if (c0 >= 128) return false;
+  const seconds = SECOND_BY_FIRST[c0];
+  if (seconds === null || seconds === undefined) return false;
+  const c1 = s.charCodeAt(i + 1); // NaN past the end
+  return c1 < 128 && seconds[c1] === 1;
+}
 
 /**
  * Scans pass 1 from `start`. Collects hits (unless `hits` is null, which only asks
@@ -413,17 +454,14 @@ export function scanPass1(
   const pemMemo = { from: -1, at: -1, end: -1 };
   const s = src.s;
   const n = src.n;
-  const re = PASS1_CANDIDATE_RE;
   let i = start;
   try {
     while (i < n) {
-      re.lastIndex = i;
-      const m = re.exec(s);
-      if (m === null) {
+      while (i < n - 1 && !pass1Candidate(s, i)) i++;
+      if (i === n - 1 && !pass1Candidate(s, i)) {
         // Only the last character can lack the second character the filter needs.
-        if (src.eof || i > n - 1) break;
-        i = n - 1;
-      } else i = m.index;
+        if (src.eof) break;
+      }
       let e = pass1At(src, i, memo, pemMemo);
       if (e >= 0 && validateJwt && s.charCodeAt(i) === 101 && s.startsWith("eyJ", i)) {
         let dot = i;
