@@ -70,8 +70,10 @@ function renderOnce(text: string, delimiters: RegExp): string {
   return deleteDelimiters(unlink(text), delimiters);
 }
 
-function deleteDelimiters(unlinked: string, delimiters: RegExp): string {
-  return dropFormatChars(unlinked.replace(delimiters, ""));
+/** `mayHoldFormatChars` false: the caller knows the text has none (deleting characters adds none). */
+function deleteDelimiters(unlinked: string, delimiters: RegExp, mayHoldFormatChars = true): string {
+  const deleted = unlinked.replace(delimiters, "");
+  return mayHoldFormatChars ? dropFormatChars(deleted) : deleted;
 }
 
 /** The original's canonical form: one pass, every delimiter deleted. */
@@ -149,14 +151,15 @@ const MARKUP = /[[\]<|*_~`]/;
  * every rendering is the literal; no `\` or `&`: every decoded form is its undecoded twin).
  */
 function* readingsFor(text: string): Generator<string> {
-  const literal = dropFormatChars(text);
+  const formatChars = NON_ASCII.test(text) && HAS_FORMAT_CHAR.test(text);
+  const literal = formatChars ? text.replace(FORMAT_CHARS, "") : text;
   yield literal;
   if (MARKUP.test(literal)) {
     const unlinked = unlink(text);
-    const once = deleteDelimiters(unlinked, DELIMITERS);
+    const once = deleteDelimiters(unlinked, DELIMITERS, formatChars);
     yield once;
     // Without `_` keeping it changes nothing; without markup left, one pass is already settled.
-    yield text.includes("_") ? deleteDelimiters(unlinked, DELIMITERS_BUT_UNDERSCORE) : once;
+    yield text.includes("_") ? deleteDelimiters(unlinked, DELIMITERS_BUT_UNDERSCORE, formatChars) : once;
     yield MARKUP.test(once) ? settle(text, once, MAX_PASSES - 1) : once;
   }
   if (!literal.includes("\\") && !literal.includes("&")) return;

@@ -20,14 +20,14 @@
  * Indices are UTF-16 offsets internally; lengths reported in warnings are code points, matching
  * the reference implementation this module was ported from.
  */
-import { planCredentials, planCredentialsFull } from "./redaction/credentials.js";
+import { credentialSpans, planCredentials } from "./redaction/credentials.js";
 import { NO_ALLOWED_HOSTS, planExfiltration, planExfiltrationFull } from "./redaction/exfiltration.js";
 import type { ExfiltrationOptions, RedactionResult } from "./redaction/markers.js";
-import { quietCredentialCut, quietExfiltrationCut } from "./redaction/quiet.js";
+import { quietExfiltrationCut } from "./redaction/quiet.js";
 import { spliceSpans } from "./redaction/spans.js";
 
 export { codePointLength } from "./redaction/chars.js";
-export { planCredentials, planCredentialsFull } from "./redaction/credentials.js";
+export { credentialSpans, planCredentials, planCredentialsFull } from "./redaction/credentials.js";
 export {
   allowedHostSet,
   planExfiltration,
@@ -63,7 +63,7 @@ export function scanExfiltrationUrls(text: string, opts: ExfiltrationOptions = {
 
 /**
  * Exfiltration first, then credentials: the contract every outbound path relies on. Each stage asks
- * its quiet-text check once (ordinary prose: no span possible) and runs its full planner otherwise.
+ * its quiet-text check once (ordinary prose: no span possible) and plans only what it cannot clear.
  */
 export function redactAll(text: string): string {
   let afterUrls = text;
@@ -71,7 +71,6 @@ export function redactAll(text: string): string {
     const plan = planExfiltrationFull(text, 0, true, NO_ALLOWED_HOSTS);
     if (plan.spans.length > 0) afterUrls = spliceSpans(text, plan.spans);
   }
-  if (quietCredentialCut(afterUrls, 0, true) >= 0) return afterUrls;
-  const plan = planCredentialsFull(afterUrls, 0, true);
-  return plan.spans.length === 0 ? afterUrls : spliceSpans(afterUrls, plan.spans);
+  const spans = credentialSpans(afterUrls);
+  return spans.length === 0 ? afterUrls : spliceSpans(afterUrls, spans);
 }

@@ -93,6 +93,7 @@ export function exfilPatterns(s: string): boolean {
 /** A canonical credential, literally or base64-encoded, anywhere in a URL payload (not the entropy heuristic). */
 export function containsFixedCredential(payload: string): boolean {
   if (containsCredentialPattern(payload)) return true;
+  if (payload.length < 40) return false; // a base64 chunk has 40+ characters
   const chunks: B64Chunk[] = [];
   scanB64Chunks(new Src(payload, true), 0, chunks);
   for (const ch of chunks) if (chunkDecodesToCredential(payload, ch.start, ch.dataEnd, ch.end)) return true;
@@ -311,12 +312,31 @@ export function markdownTargetAt(src: Src, i: number, allowed: ReadonlySet<strin
   while (c >= 0 && !pyWs(c) && c !== 41 && c !== 62 && c !== 60 && c !== 34 && c !== 39) c = src.at(++e);
   if (e === t) return null;
   const none: MarkdownTarget = { start: t, end: e, host: "", reason: "" };
-  const c0 = src.s.charCodeAt(t);
-  if (c0 !== 47 && c0 !== 104 && c0 !== 72) return none; // only http(s):// and //host targets are fetched
-  const target = src.s.slice(t, e);
-  const m = /^(?:[hH][tT][tT][pP][sS]?:)?\/\/([^/?#]*)([^?#]*)(?:\?([^#]*))?/.exec(target);
-  if (m === null) return none;
-  const authority = m[1] ?? "";
+  const s = src.s;
+  // Only `http(s)://host` (scheme in any case) and `//host` targets are fetched.
+  let p = t;
+  if ((s.charCodeAt(p) | 0x20) === 104 && /^[hH][tT][tT][pP][sS]?:/.test(s.slice(p, p + 6)))
+    p += s.charCodeAt(p + 4) === 58 ? 5 : 6;
+  if (p + 2 > e || s.charCodeAt(p) !== 47 || s.charCodeAt(p + 1) !== 47) return none;
+  const authorityStart = p + 2;
+  p = authorityStart;
+  while (p < e && !isAuthorityEnd(s.charCodeAt(p))) p++;
+  const pathStart = p;
+  while (p < e && s.charCodeAt(p) !== 63 && s.charCodeAt(p) !== 35) p++;
+  const pathEnd = p;
+  let queryLength = 0;
+  if (p < e && s.charCodeAt(p) === 63) {
+    let q = p + 1;
+    while (q < e && s.charCodeAt(q) !== 35) q++;
+    queryLength = q - (p + 1);
+  }
+  // The reason first: most targets have none, and then the host does not matter.
+  let reason = "";
+  if (queryLength > 0) reason = "query data";
+  else if (pathEnd - pathStart >= EXFIL_QUERY_MIN_LEN || hasPayloadSegment(s, pathStart, pathEnd))
+    reason = "path payload";
+  if (reason === "") return none;
+  const authority = s.slice(authorityStart, pathStart);
   const at = authority.lastIndexOf("@");
   let host = at >= 0 ? authority.slice(at + 1) : authority;
   if (host.startsWith("[")) {
@@ -327,14 +347,23 @@ export function markdownTargetAt(src: Src, i: number, allowed: ReadonlySet<strin
     if (colon >= 0) host = host.slice(0, colon);
   }
   if (host === "" || hostAllowed(host, allowed)) return none;
-  const query = m[3] ?? "";
-  const path = m[2] ?? "";
-  let reason = "";
-  if (query.length > 0) reason = "query data";
-  else if (path.length >= EXFIL_QUERY_MIN_LEN || path.split("/").some(isPayloadSegment))
-    reason = "path payload";
-  if (reason === "") return none;
   return { start: t, end: e, host, reason };
+}
+
+/** `/`, `?` and `#` end a URL's authority. */
+function isAuthorityEnd(c: number): boolean {
+  return c === 47 || c === 63 || c === 35;
+}
+
+/** Whether some `/`-separated segment of `s[a:b]` is a payload (only segments of 32+ characters can be). */
+function hasPayloadSegment(s: string, a: number, b: number): boolean {
+  let segStart = a;
+  for (let k = a; k <= b; k++) {
+    if (k < b && s.charCodeAt(k) !== 47) continue;
+    if (k - segStart >= 32 && isPayloadSegment(s.slice(segStart, k))) return true;
+    segStart = k + 1;
+  }
+  return false;
 }
 
 /**

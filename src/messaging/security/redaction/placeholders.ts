@@ -38,7 +38,15 @@ const YOURS = /^your|[^A-Za-z0-9]your[-_. ]|[_-]here$|^my[_-]/i;
 const WORDS_ONLY = /^[A-Za-z]+(?:[-_. ][A-Za-z]+)*$/;
 
 function isYoursPlaceholder(v: string): boolean {
-  return WORDS_ONLY.test(v) && YOURS.test(v);
+  return mayBeYours(v, 0, v.length) && WORDS_ONLY.test(v) && YOURS.test(v);
+}
+
+/** Cheap necessary condition for YOURS on `s[a:b]`: a `y`, a trailing `here`, or a leading `my`. */
+function mayBeYours(s: string, a: number, b: number): boolean {
+  if (b - a >= 2 && (s.charCodeAt(a) | 0x20) === 109 && (s.charCodeAt(a + 1) | 0x20) === 121) return true;
+  if (b - a >= 4 && (s.charCodeAt(b - 1) | 0x20) === 101 && (s.charCodeAt(b - 4) | 0x20) === 104) return true;
+  for (let k = a; k < b; k++) if ((s.charCodeAt(k) | 0x20) === 121) return true;
+  return false;
 }
 /** An environment-variable name used as a value (`REPLACE_ME`, `API_TOKEN`): capitals and `_` only. */
 const ENV_NAME = /^[A-Z][A-Z_]*_[A-Z_]*$/;
@@ -59,26 +67,35 @@ export function isPlaceholderValue(v: string): boolean {
 
 /** A provider-token match that is a doc's placeholder: mostly one filler character, or a `your-` word inside. */
 export function isPlaceholderToken(s: string, a: number, b: number): boolean {
-  return isRepeatedCharToken(s, a, b, 16) || isYoursPlaceholder(s.slice(a, b));
+  return isRepeatedCharToken(s, a, b, 16) || (mayBeYours(s, a, b) && isYoursPlaceholder(s.slice(a, b)));
 }
 
-/** The characters docs fill a placeholder with (`xxxx`, `XXXX`, `****`, `0000`, `....`, `####`). */
-const FILLER = [0x78, 0x58, 0x2a, 0x30, 0x2e, 0x23] as const;
-
 /**
- * A token-shaped match that is mostly one filler character (`ghp_xxxx…`, `AKIAXXXXXXXXXXXXXXXX`): a
+ * A token-shaped match that is mostly one filler character (the characters docs fill a placeholder
+ * with: `xxxx`, `XXXX`, `****`, `0000`, `....`, `####`) (`ghp_xxxx…`, `AKIAXXXXXXXXXXXXXXXX`): a
  * placeholder a doc wrote, not a key (no real key is 60% `x`). Only the conventional fillers count:
  * a run of another letter (`ghp_bbbb…`) is how tests stand in for a real key, and stays redacted.
  */
 export function isRepeatedCharToken(s: string, a: number, b: number, minLength = 8): boolean {
   const len = b - a;
   if (len < minLength) return false;
-  let top = 0;
-  for (const filler of FILLER) {
-    let n = 0;
-    for (let k = a; k < b; k++) if (s.charCodeAt(k) === filler) n++;
-    if (n > top) top = n;
+  // One pass, one counter per filler (x X * 0 . #).
+  let x = 0;
+  let upperX = 0;
+  let star = 0;
+  let zero = 0;
+  let dot = 0;
+  let hash = 0;
+  for (let k = a; k < b; k++) {
+    const c = s.charCodeAt(k);
+    if (c === 0x78) x++;
+    else if (c === 0x58) upperX++;
+    else if (c === 0x2a) star++;
+    else if (c === 0x30) zero++;
+    else if (c === 0x2e) dot++;
+    else if (c === 0x23) hash++;
   }
+  const top = Math.max(x, upperX, star, zero, dot, hash);
   return top * 5 >= len * 3;
 }
 

@@ -392,18 +392,12 @@ export function mDigitalOcean(src: Src, i: number): number {
  * Offsets where some pass-1 branch can begin: every branch's first two characters are fixed ASCII
  * (or, for Discord and Telegram, a class), so any other offset is skipped without trying branches.
  * Candidates overlap (`------BEGIN`): every offset is judged on its own two characters.
- * `SECOND_BY_FIRST[c0]` is the set of second characters for a first character `c0` (empty: none).
+ * `CANDIDATE_PAIRS[c0 * 128 + c1]` is 1 when a branch can start with `c0 c1`.
  */
-const SECOND_BY_FIRST: readonly (Uint8Array | null)[] = (() => {
-  const table: (Uint8Array | null)[] = [];
-  for (let c = 0; c < 128; c++) table.push(null);
+const CANDIDATE_PAIRS: Uint8Array = (() => {
+  const table = new Uint8Array(128 * 128);
   const add = (firsts: string, seconds: string): void => {
-    for (const f of firsts) {
-      const code = f.charCodeAt(0);
-      const set = table[code] ?? new Uint8Array(128);
-      for (const sc of seconds) set[sc.charCodeAt(0)] = 1;
-      table[code] = set;
-    }
+    for (const f of firsts) for (const sc of seconds) table[f.charCodeAt(0) * 128 + sc.charCodeAt(0)] = 1;
   };
   const digits = "0123456789";
   const letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
@@ -428,14 +422,16 @@ const SECOND_BY_FIRST: readonly (Uint8Array | null)[] = (() => {
   return table;
 })();
 
-/** Whether some pass-1 branch can start at `i` (needs the character after it, when there is one). */
-function pass1Candidate(s: string, i: number): boolean {
-  const c0 = s.charCodeAt(i);
-  if (c0 >= 128) return false;
-  const seconds = SECOND_BY_FIRST[c0];
-  if (seconds === null || seconds === undefined) return false;
-  const c1 = s.charCodeAt(i + 1); // NaN past the end
-  return c1 < 128 && seconds[c1] === 1;
+/** The first offset in [i, n - 1) where some pass-1 branch can start, or n - 1 when there is none. */
+function nextPass1Candidate(s: string, i: number, n: number): number {
+  let k = i;
+  let c0 = s.charCodeAt(k);
+  for (; k < n - 1; k++) {
+    const c1 = s.charCodeAt(k + 1);
+    if ((c0 | c1) < 128 && CANDIDATE_PAIRS[(c0 << 7) | c1] === 1) return k;
+    c0 = c1;
+  }
+  return k;
 }
 
 /**
@@ -457,11 +453,9 @@ export function scanPass1(
   let i = start;
   try {
     while (i < n) {
-      while (i < n - 1 && !pass1Candidate(s, i)) i++;
-      if (i === n - 1 && !pass1Candidate(s, i)) {
-        // Only the last character can lack the second character the filter needs.
-        if (src.eof) break;
-      }
+      i = nextPass1Candidate(s, i, n);
+      // The last character lacks the second character the filter needs: a complete text ends here.
+      if (i === n - 1 && src.eof) break;
       let e = pass1At(src, i, memo, pemMemo);
       if (e >= 0 && validateJwt && s.charCodeAt(i) === 101 && s.startsWith("eyJ", i)) {
         let dot = i;
