@@ -181,10 +181,13 @@ function* readingsFor(text: string): Generator<string> {
  */
 function unchangedInEveryReading(text: string): boolean {
   if (quietInEveryReading(text)) return true;
-  if (text.includes("\\") || text.includes("&") || text.includes("\x1b")) return false;
-  if (NON_ASCII.test(text) && HAS_FORMAT_CHAR.test(text)) return false;
   const unlinked = unlink(text);
-  return unlinked !== text && quietInEveryReading(unlinked) && redactAll(text) === text;
+  if (unlinked === text || !quietInEveryReading(unlinked)) return false;
+  // What unlinking removed (the urls) may still hold what quietInEveryReading declines.
+  if (text.includes("\x1b") || (NON_ASCII.test(text) && HAS_FORMAT_CHAR.test(text))) return false;
+  // A `&` in a query (`?a=1&b=2`) decodes to nothing else: only a real escape or entity adds readings.
+  if ((text.includes("\\") || text.includes("&")) && decodeCharacterReferences(text) !== text) return false;
+  return redactAll(text) === text;
 }
 
 /**

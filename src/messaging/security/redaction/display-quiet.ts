@@ -1,9 +1,10 @@
-import { F_DIGIT, has } from "./chars.js";
 import {
   isAsciiWs,
   Q_ALNUM,
   Q_COLON,
   Q_DASH,
+  Q_DOT,
+  Q_INERT,
   Q_RUN_SYMBOL,
   QUIET,
   QUIET_DASH_EOF_RE,
@@ -19,31 +20,64 @@ import {
  * made robust to deletions:
  *
  * - It declines (false) whenever a reading could differ otherwise: link or Slack-link syntax
- *   (`[`, `]`, `<`), a `\` or `&` (decoded readings), ANSI escapes, and any character either quiet
- *   check declines.
- * - Every reading is the literal minus some delimiters and format characters. So a run of
- *   key characters is measured with those TRANSPARENT (they neither end nor count in a run, except
- *   `_`, which counts): no reading can join a longer run than that.
+ *   (`[`, `]`, `<`), a `\` or `&` (decoded readings), format characters, ANSI escapes, and any
+ *   character either quiet check declines.
+ * - Every reading is the literal minus some delimiters. So a run of key characters is measured
+ *   with those TRANSPARENT (they neither end nor count in a run, except `_`, which counts): no
+ *   reading can join a longer run than that.
  * - A colon is judged against both neighbours it can have in a reading: the adjacent character
  *   and the nearest one that is not deletable.
  * - Substring rules (dash prefixes, `eyJ`, `http`, key names) are tested on the literal with every
  *   deletable character removed: a pattern without such characters that occurs in any reading
- *   occurs there too. Key names are tested without the boundary the quiet check demands after
- *   them, which only widens the test (`api_key` is tested as `apikey`, also a listed name).
+ *   occurs there too. When no deleted run has a pattern character ([A-Za-z0-9-]) on both sides,
+ *   deleting cannot join one, and the literal itself is tested. Key names are tested without the
+ *   boundary the quiet check demands after them, which only widens the test (`api_key` is tested
+ *   as `apikey`, also a listed name).
  *
  * Pinned by test/messaging/security/display-quiet.test.ts: wherever this answers true, the full
- * display pass returns the text unchanged.
+ * display pass returns the text unchanged, and every rendering passes quiet.ts's own checks.
  */
 
-/** Emphasis, code and strike markers: every rendering deletes them. */
+// What one ASCII character is to this check (0: decline).
+const D_RUN = 1; // [A-Za-z-/+]: counts in a run
+const D_DIGIT = 2; // [0-9]: counts in a run and in the digits before a colon
+const D_MARKER = 3; // `*` `~` `` ` ``: deleted by every rendering
+const D_UNDERSCORE = 4; // `_`: deleted by one rendering, kept (and counted in a run) by another
+const D_PIPE = 5; // `|`: a spoiler delimiter next to another `|`, else table text
+const D_DOT = 6; // ends a run, not a digit run's neighbour for a colon
+const D_COLON = 7;
+const D_INERT = 8; // ends runs, shown by every reading
+
+const D_CLASS = new Uint8Array(128);
+(() => {
+  for (let c = 0; c < 128; c++) {
+    const q = QUIET[c] as number;
+    if (q === Q_ALNUM) D_CLASS[c] = c >= 48 && c <= 57 ? D_DIGIT : D_RUN;
+    else if (q === Q_DASH || q === Q_RUN_SYMBOL) D_CLASS[c] = D_RUN;
+    else if (q === Q_DOT) D_CLASS[c] = D_DOT;
+    else if (q === Q_COLON) D_CLASS[c] = D_COLON;
+    else if (q === Q_INERT) D_CLASS[c] = D_INERT;
+  }
+  for (const ch of "*~`") D_CLASS[ch.charCodeAt(0)] = D_MARKER;
+  D_CLASS[95] = D_UNDERSCORE;
+  D_CLASS[124] = D_PIPE;
+  // Links, decoded readings and escapes make readings this check does not model.
+  for (const ch of "[]<\\&") D_CLASS[ch.charCodeAt(0)] = 0;
+})();
+
 function isMarker(c: number): boolean {
   return c === 42 || c === 95 || c === 126 || c === 96;
+}
+
+/** A character some pattern of the substring rules holds: [A-Za-z0-9-]. */
+function isPatternChar(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 45;
 }
 
 /** Key names as substrings, underscores removed (every `_` form has its underscore-free twin listed). */
 const KEY_NAME_ANYWHERE_RE =
   /token|secret|pass(?:word|wd|phrase)|api-?key|accesskey|privatekey|authorization|bearer/i;
-const HAS_FORMAT_CHAR = /\p{Cf}/u;
+const FORMAT_CHAR = /\p{Cf}/u;
 const MARKERS_RE = /[*_~`]+/g;
 /** Once markers are gone, a `|` next to another `|` is a spoiler delimiter some rendering deletes. */
 const SPOILER_PIPES_RE = /\|{2,}/g;
@@ -55,49 +89,42 @@ export function quietInEveryReading(text: string): boolean {
   let digits = 0; // digits just before the current offset, deletable characters skipped
   let prevKept = 32; // nearest preceding character that no reading deletes
   let prevNonMarker = 32; // nearest preceding character that is not a marker (pipes included)
+  let deletedSinceKept = false;
+  let joins = false; // some deleted run has a pattern character on both sides
   let bareColon = false;
   let nonAscii = false;
-  let deletable = false;
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
-    if (c >= 128) {
+    let k: number;
+    if (c < 128) k = D_CLASS[c] as number;
+    else {
       // Python folds these onto ASCII letters of key names (quiet.ts declines them too).
       if (c === 0x130 || c === 0x131 || c === 0x17f || c === 0x212a) return false;
       nonAscii = true;
-      run = 0;
-      digits = 0;
-      prevKept = c;
-      prevNonMarker = c;
-      continue;
+      k = D_INERT;
     }
-    if (isMarker(c)) {
-      deletable = true;
-      if (c === 95 && ++run > QUIET_MAX_RUN) return false; // `_` counts in a run where a reading keeps it
+    if (k === D_RUN || k === D_DIGIT) {
+      if (++run > QUIET_MAX_RUN) return false;
+      digits = k === D_DIGIT ? digits + 1 : 0;
+    } else if (k === D_MARKER || k === D_UNDERSCORE) {
+      // `_` counts in a run where a reading keeps it.
+      if (k === D_UNDERSCORE && ++run > QUIET_MAX_RUN) return false;
+      deletedSinceKept = true;
       continue;
-    }
-    if (c === 124) {
+    } else if (k === D_PIPE) {
       let j = i + 1;
       while (j < n && isMarker(text.charCodeAt(j))) j++;
       const spoiler = prevNonMarker === 124 || (j < n && text.charCodeAt(j) === 124);
       prevNonMarker = 124;
       if (spoiler) {
-        deletable = true;
+        deletedSinceKept = true;
         continue;
       }
-      // A lone `|` (a table's) shows in every reading: an ordinary inert character below.
-    } else prevNonMarker = c;
-    // Links, decoded readings and escapes make readings this check does not model.
-    if (c === 91 || c === 93 || c === 60 || c === 92 || c === 38) return false;
-    const k = QUIET[c] as number;
-    if (k === 0) return false;
-    if (k === Q_ALNUM || k === Q_DASH || k === Q_RUN_SYMBOL) {
-      if (++run > QUIET_MAX_RUN) return false;
-      digits = has(c, F_DIGIT) ? digits + 1 : 0;
-      prevKept = c;
-      continue;
-    }
-    run = 0;
-    if (k === Q_COLON) {
+      // A lone `|` (a table's) shows in every reading: an inert character.
+      run = 0;
+      digits = 0;
+    } else if (k === D_COLON) {
+      run = 0;
       const prevAdjacent = i > 0 ? text.charCodeAt(i - 1) : 32;
       const nextAdjacent = i + 1 < n ? text.charCodeAt(i + 1) : -1;
       // Past markers and every pipe: a superset of the neighbours a reading can give the colon.
@@ -106,21 +133,31 @@ export function quietInEveryReading(text: string): boolean {
       const nextKept = j < n ? text.charCodeAt(j) : -1;
       if (isAsciiWs(nextAdjacent) || isAsciiWs(nextKept)) {
         // `1: ` may start a Telegram token in quiet.ts's terms: both possible left neighbours must be non-digits.
-        if (has(prevAdjacent, F_DIGIT) || has(prevKept, F_DIGIT)) return false;
+        if (isDigit(prevAdjacent) || isDigit(prevKept)) return false;
       }
       if (!isAsciiWs(nextAdjacent) || !isAsciiWs(nextKept)) {
         // A colon that may end a reading, or follow six digits, is for the full scan to judge.
         if (nextAdjacent < 0 || nextKept < 0 || digits >= 6) return false;
         bareColon = true;
       }
-    }
-    digits = 0;
+      digits = 0;
+    } else if (k === D_DOT || k === D_INERT) {
+      run = 0;
+      digits = 0;
+    } else return false;
+    if (deletedSinceKept && isPatternChar(prevKept) && isPatternChar(c)) joins = true;
+    deletedSinceKept = false;
     prevKept = c;
+    prevNonMarker = c;
   }
-  if (nonAscii && HAS_FORMAT_CHAR.test(text)) return false;
+  if (nonAscii && FORMAT_CHAR.test(text)) return false;
   if (bareColon && text.indexOf("@") >= 0) return false;
-  const kept = deletable ? text.replace(MARKERS_RE, "").replace(SPOILER_PIPES_RE, "") : text;
+  const kept = joins ? text.replace(MARKERS_RE, "").replace(SPOILER_PIPES_RE, "") : text;
   if (QUIET_DASH_EOF_RE.test(kept)) return false;
   if (kept.indexOf("eyJ") >= 0 || kept.indexOf("http") >= 0) return false;
   return !KEY_NAME_ANYWHERE_RE.test(kept);
+}
+
+function isDigit(c: number): boolean {
+  return c >= 48 && c <= 57;
 }
