@@ -58,12 +58,14 @@ export function dropFormatChars(text: string): string {
 
 /** Links collapsed to their labels: the first step of a rendering pass. */
 function unlink(text: string): string {
+  // The link patterns need `](`/`][` or a `<`; most text has none, and one test is cheaper than replacing.
+  if (!MAY_LINK.test(text)) return text;
   let unlinked = text;
-  // The link patterns need `](`/`][` or a `<…|`; most text has neither, and testing is cheaper than replacing.
   if (unlinked.includes("](") || unlinked.includes("][")) unlinked = unlinked.replace(MD_LINK, "$1");
   if (unlinked.includes("<") && unlinked.includes("|")) unlinked = unlinked.replace(SLACK_LINK, "$1");
   return unlinked;
 }
+const MAY_LINK = /\][([]|</;
 
 /** One rendering pass. Links first (a url's own `_` or `~` must not move label edges), format chars last. */
 function renderOnce(text: string, delimiters: RegExp): string {
@@ -144,6 +146,13 @@ const READINGS: readonly ((text: string) => string)[] = [
 
 /** Characters a rendering pass consumes (format characters are dropped by every reading anyway). */
 const MARKUP = /[[\]<|*_~`]/;
+/** Markup a rendering deletes by itself; brackets change a rendering only as link syntax (`](`, `][`). */
+const DELETED_MARKUP = /[<|*_~`]/;
+
+/** Whether some rendering of `literal` can differ from it (a redaction marker's brackets alone cannot). */
+function renderingsMayDiffer(literal: string): boolean {
+  return DELETED_MARKUP.test(literal) || literal.includes("](") || literal.includes("][");
+}
 
 /**
  * The distinct forms {@link READINGS} produce for `text`, computed lazily and sharing their
@@ -154,7 +163,7 @@ function* readingsFor(text: string): Generator<string> {
   const formatChars = NON_ASCII.test(text) && HAS_FORMAT_CHAR.test(text);
   const literal = formatChars ? text.replace(FORMAT_CHARS, "") : text;
   yield literal;
-  if (MARKUP.test(literal)) {
+  if (MARKUP.test(literal) && renderingsMayDiffer(literal)) {
     const unlinked = unlink(text);
     const once = deleteDelimiters(unlinked, DELIMITERS, formatChars);
     yield once;
@@ -180,9 +189,9 @@ function* readingsFor(text: string): Generator<string> {
  * the collapsed text settle in a few passes and equal those of the original).
  */
 function unchangedInEveryReading(text: string): boolean {
-  if (quietInEveryReading(text)) return true;
   const unlinked = unlink(text);
-  if (unlinked === text || !quietInEveryReading(unlinked)) return false;
+  if (unlinked === text) return quietInEveryReading(text);
+  if (!quietInEveryReading(unlinked)) return false;
   // What unlinking removed (the urls) may still hold what quietInEveryReading declines.
   if (text.includes("\x1b") || (NON_ASCII.test(text) && HAS_FORMAT_CHAR.test(text))) return false;
   // A `&` in a query (`?a=1&b=2`) decodes to nothing else: only a real escape or entity adds readings.
