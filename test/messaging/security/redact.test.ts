@@ -236,6 +236,26 @@ describe("exfiltration", () => {
     expect(warnings).toEqual(["Suspicious markdown link target with query data: tracker.example"]);
   });
 
+  it("lets a link target keep a query of a few navigation parameters with short plain values", () => {
+    for (const input of [
+      "[the dashboard](https://grafana.example.com/d/BXxn4C5hZ/api?orgId=1)",
+      "[page two](https://docs.example.com/guide?page=2&lang=en)",
+      "[last 6h](https://grafana.example.com/d/x?orgId=1&from=now-6h&to=now)",
+    ])
+      expect(redactExfiltrationUrls(input).text).toBe(input);
+  });
+
+  it.each([
+    ["an unknown parameter", "[x](https://evil.example/a?d=1)"],
+    ["a value that looks like data", "[x](https://evil.example/a?page=Zq9xK2mPw7)"],
+    ["an encoded value", "[x](https://evil.example/a?lang=%41%42)"],
+    ["a long value", `[x](https://evil.example/a?ref=${"a".repeat(17)})`],
+    ["too many parameters", "[x](https://evil.example/a?page=1&tab=a&view=b&sort=c&order=d)"],
+    ["a navigation parameter next to another", "[x](https://evil.example/a?page=1&u=hello)"],
+  ])("still withholds a link target's query with %s", (_name, input) => {
+    expect(redactExfiltrationUrls(input).text).toBe("[x]([REDACTED: suspicious URL to evil.example])");
+  });
+
   it("redacts a markdown link whose path carries a payload", () => {
     const input = `[click](https://collector.example/${b64})`;
     expect(redactExfiltrationUrls(input).text).toBe(

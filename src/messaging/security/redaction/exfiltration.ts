@@ -324,15 +324,15 @@ export function markdownTargetAt(src: Src, i: number, allowed: ReadonlySet<strin
   const pathStart = p;
   while (p < e && s.charCodeAt(p) !== 63 && s.charCodeAt(p) !== 35) p++;
   const pathEnd = p;
-  let queryLength = 0;
+  let queryData = false;
   if (p < e && s.charCodeAt(p) === 63) {
     let q = p + 1;
     while (q < e && s.charCodeAt(q) !== 35) q++;
-    queryLength = q - (p + 1);
+    queryData = q > p + 1 && !isNavigationQuery(s.slice(p + 1, q));
   }
   // The reason first: most targets have none, and then the host does not matter.
   let reason = "";
-  if (queryLength > 0) reason = "query data";
+  if (queryData) reason = "query data";
   else if (pathEnd - pathStart >= EXFIL_QUERY_MIN_LEN || hasPayloadSegment(s, pathStart, pathEnd))
     reason = "path payload";
   if (reason === "") return none;
@@ -348,6 +348,54 @@ export function markdownTargetAt(src: Src, i: number, allowed: ReadonlySet<strin
   }
   if (host === "" || hostAllowed(host, allowed)) return none;
   return { start: t, end: e, host, reason };
+}
+
+/**
+ * Parameters that choose what a page shows (Grafana's `orgId`, `from`, `to`; `page`, `lang`, `tab`, …).
+ * A target's query made only of these, with short plain values (`?orgId=1`, `?page=2&lang=en`), is
+ * not withheld as data: it carries no more than a short path segment, which passes anyway. Any other
+ * parameter, more than four, a value over 16 characters or encoded (`%`, `+`), or one that looks like
+ * data (8+ characters mixing case and digits) still makes the query data, so an image's `?d=1` and a
+ * link's `?u=<blob>` stay withheld.
+ */
+const NAVIGATION_PARAMS = new Set([
+  "orgid",
+  "from",
+  "to",
+  "refresh",
+  "page",
+  "per_page",
+  "limit",
+  "offset",
+  "lang",
+  "locale",
+  "hl",
+  "tab",
+  "view",
+  "sort",
+  "order",
+  "theme",
+  "mode",
+  "format",
+  "ref",
+  "branch",
+  "version",
+  "plain",
+]);
+const PLAIN_VALUE = /^[A-Za-z0-9._-]{0,16}$/;
+
+function isNavigationQuery(query: string): boolean {
+  if (query.length > 64) return false;
+  const params = query.split("&");
+  if (params.length > 4) return false;
+  for (const param of params) {
+    const eq = param.indexOf("=");
+    const name = eq < 0 ? param : param.slice(0, eq);
+    const value = eq < 0 ? "" : param.slice(eq + 1);
+    if (!NAVIGATION_PARAMS.has(name.toLowerCase()) || !PLAIN_VALUE.test(value)) return false;
+    if (value.length >= 8 && /[0-9]/.test(value) && /[a-z]/.test(value) && /[A-Z]/.test(value)) return false;
+  }
+  return true;
 }
 
 /** `/`, `?` and `#` end a URL's authority. */
