@@ -87,68 +87,78 @@ export function quietInEveryReading(text: string): boolean {
   const n = text.length;
   let run = 0;
   let digits = 0; // digits just before the current offset, deletable characters skipped
-  let prevKept = 32; // nearest preceding character that no reading deletes
-  let prevNonMarker = 32; // nearest preceding character that is not a marker (pipes included)
   let deletedSinceKept = false;
   let joins = false; // some deleted run has a pattern character on both sides
   let bareColon = false;
   let nonAscii = false;
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
-    let k: number;
-    if (c < 128) k = D_CLASS[c] as number;
-    else {
+    if (c >= 128) {
       // Python folds these onto ASCII letters of key names (quiet.ts declines them too).
       if (c === 0x130 || c === 0x131 || c === 0x17f || c === 0x212a) return false;
       nonAscii = true;
-      k = D_INERT;
+      run = 0;
+      digits = 0;
+      deletedSinceKept = false;
+      continue;
     }
+    const k = D_CLASS[c] as number;
+    // Letters and digits first: most of any text.
     if (k === D_RUN || k === D_DIGIT) {
       if (++run > QUIET_MAX_RUN) return false;
       digits = k === D_DIGIT ? digits + 1 : 0;
-    } else if (k === D_MARKER || k === D_UNDERSCORE) {
+      if (deletedSinceKept) {
+        if (isPatternChar(c) && isPatternChar(keptBefore(text, i))) joins = true;
+        deletedSinceKept = false;
+      }
+      continue;
+    }
+    if (k === D_INERT || k === D_DOT) {
+      run = 0;
+      digits = 0;
+      deletedSinceKept = false;
+      continue;
+    }
+    if (k === D_MARKER || k === D_UNDERSCORE) {
       // `_` counts in a run where a reading keeps it.
       if (k === D_UNDERSCORE && ++run > QUIET_MAX_RUN) return false;
       deletedSinceKept = true;
       continue;
-    } else if (k === D_PIPE) {
+    }
+    if (k === D_PIPE) {
       let j = i + 1;
       while (j < n && isMarker(text.charCodeAt(j))) j++;
-      const spoiler = prevNonMarker === 124 || (j < n && text.charCodeAt(j) === 124);
-      prevNonMarker = 124;
-      if (spoiler) {
-        deletedSinceKept = true;
+      let h = i - 1;
+      while (h >= 0 && isMarker(text.charCodeAt(h))) h--;
+      if ((h >= 0 && text.charCodeAt(h) === 124) || (j < n && text.charCodeAt(j) === 124)) {
+        deletedSinceKept = true; // a spoiler delimiter
         continue;
       }
       // A lone `|` (a table's) shows in every reading: an inert character.
       run = 0;
       digits = 0;
-    } else if (k === D_COLON) {
-      run = 0;
-      const prevAdjacent = i > 0 ? text.charCodeAt(i - 1) : 32;
-      const nextAdjacent = i + 1 < n ? text.charCodeAt(i + 1) : -1;
-      // Past markers and every pipe: a superset of the neighbours a reading can give the colon.
-      let j = i + 1;
-      while (j < n && (isMarker(text.charCodeAt(j)) || text.charCodeAt(j) === 124)) j++;
-      const nextKept = j < n ? text.charCodeAt(j) : -1;
-      if (isAsciiWs(nextAdjacent) || isAsciiWs(nextKept)) {
-        // `1: ` may start a Telegram token in quiet.ts's terms: both possible left neighbours must be non-digits.
-        if (isDigit(prevAdjacent) || isDigit(prevKept)) return false;
-      }
-      if (!isAsciiWs(nextAdjacent) || !isAsciiWs(nextKept)) {
-        // A colon that may end a reading, or follow six digits, is for the full scan to judge.
-        if (nextAdjacent < 0 || nextKept < 0 || digits >= 6) return false;
-        bareColon = true;
-      }
-      digits = 0;
-    } else if (k === D_DOT || k === D_INERT) {
-      run = 0;
-      digits = 0;
-    } else return false;
-    if (deletedSinceKept && isPatternChar(prevKept) && isPatternChar(c)) joins = true;
+      deletedSinceKept = false;
+      continue;
+    }
+    if (k !== D_COLON) return false;
+    run = 0;
+    const prevAdjacent = i > 0 ? text.charCodeAt(i - 1) : 32;
+    const nextAdjacent = i + 1 < n ? text.charCodeAt(i + 1) : -1;
+    // Past markers and every pipe, both ways: a superset of the neighbours a reading can give it.
+    let j = i + 1;
+    while (j < n && isMarkerOrPipe(text.charCodeAt(j))) j++;
+    const nextKept = j < n ? text.charCodeAt(j) : -1;
+    if (isAsciiWs(nextAdjacent) || isAsciiWs(nextKept)) {
+      // `1: ` may start a Telegram token in quiet.ts's terms: both possible left neighbours must be non-digits.
+      if (isDigit(prevAdjacent) || isDigit(keptBefore(text, i))) return false;
+    }
+    if (!isAsciiWs(nextAdjacent) || !isAsciiWs(nextKept)) {
+      // A colon that may end a reading, or follow six digits, is for the full scan to judge.
+      if (nextAdjacent < 0 || nextKept < 0 || digits >= 6) return false;
+      bareColon = true;
+    }
+    digits = 0;
     deletedSinceKept = false;
-    prevKept = c;
-    prevNonMarker = c;
   }
   if (nonAscii && FORMAT_CHAR.test(text)) return false;
   if (bareColon && text.indexOf("@") >= 0) return false;
@@ -156,6 +166,21 @@ export function quietInEveryReading(text: string): boolean {
   if (QUIET_DASH_EOF_RE.test(kept)) return false;
   if (kept.indexOf("eyJ") >= 0 || kept.indexOf("http") >= 0) return false;
   return !KEY_NAME_ANYWHERE_RE.test(kept);
+}
+
+/**
+ * The nearest character before `i` that is neither a marker nor a pipe (32 at the start): a
+ * superset, for the checks that use it, of the left neighbours a reading can give offset `i`.
+ * Only called after a run of such characters or at a colon, so each run is read back once.
+ */
+function keptBefore(text: string, i: number): number {
+  let h = i - 1;
+  while (h >= 0 && isMarkerOrPipe(text.charCodeAt(h))) h--;
+  return h >= 0 ? text.charCodeAt(h) : 32;
+}
+
+function isMarkerOrPipe(c: number): boolean {
+  return isMarker(c) || c === 124;
 }
 
 function isDigit(c: number): boolean {
