@@ -188,14 +188,19 @@ function* readingsFor(text: string): Generator<string> {
  * are proved quiet on the text with links collapsed (with no `[`, `]` or `<` left, renderings of
  * the collapsed text settle in a few passes and equal those of the original).
  */
+const URL_EXTRAS = /[\x1b\\&\u0080-\uffff]/;
+
 function unchangedInEveryReading(text: string): boolean {
   const unlinked = unlink(text);
   if (unlinked === text) return quietInEveryReading(text);
   if (!quietInEveryReading(unlinked)) return false;
-  // What unlinking removed (the urls) may still hold what quietInEveryReading declines.
-  if (text.includes("\x1b") || (NON_ASCII.test(text) && HAS_FORMAT_CHAR.test(text))) return false;
-  // A `&` in a query (`?a=1&b=2`) decodes to nothing else: only a real escape or entity adds readings.
-  if ((text.includes("\\") || text.includes("&")) && decodeCharacterReferences(text) !== text) return false;
+  // What unlinking removed (the urls) may still hold what quietInEveryReading declines: an escape
+  // sequence, a format character, or a `\` or `&` (a query's `&b=2` decodes to itself; only a real
+  // escape or entity adds readings).
+  if (URL_EXTRAS.test(text)) {
+    if (text.includes("\x1b") || (NON_ASCII.test(text) && HAS_FORMAT_CHAR.test(text))) return false;
+    if (decodeCharacterReferences(text) !== text) return false;
+  }
   return redactAll(text) === text;
 }
 
