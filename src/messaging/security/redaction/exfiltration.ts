@@ -174,19 +174,22 @@ export function exfilUrlWarning(
   if (HARD_CREDENTIAL_RE.test(pathAndQuery)) return `Suspicious URL with credential in path/query: ${domain}`;
   const full = `${domain}${port}${pathAndQuery}`;
   if (containsFixedCredential(full)) return `Suspicious URL with credential in path/query: ${domain}`;
-  // Decode until stable (bounded): a double-encoded credential survives one pass.
-  let decoded = full;
-  for (let k = 0; k < MAX_URL_DECODE_PASSES; k++) {
-    const next = unquotePlus(decoded);
-    if (next === decoded) break;
-    decoded = next;
-    if (HARD_CREDENTIAL_RE.test(decoded) || containsFixedCredential(decoded))
+  // Only `%` and `+` decode (most URLs have neither, and then nothing below can fire).
+  if (full.includes("%") || full.includes("+")) {
+    // Decode until stable (bounded): a double-encoded credential survives one pass.
+    let decoded = full;
+    for (let k = 0; k < MAX_URL_DECODE_PASSES; k++) {
+      const next = unquotePlus(decoded);
+      if (next === decoded) break;
+      decoded = next;
+      if (HARD_CREDENTIAL_RE.test(decoded) || containsFixedCredential(decoded))
+        return `Suspicious URL with encoded credential in path/query: ${domain}`;
+    }
+    // Still decodable after the budget: never seen in plaintext, so fail closed.
+    if (unquotePlus(decoded) !== decoded)
       return `Suspicious URL with encoded credential in path/query: ${domain}`;
+    if (hasHeavyPercent(pathAndQuery)) return `Suspicious URL with credential-like query data: ${domain}`;
   }
-  // Still decodable after the budget: never seen in plaintext, so fail closed.
-  if (unquotePlus(decoded) !== decoded)
-    return `Suspicious URL with encoded credential in path/query: ${domain}`;
-  if (hasHeavyPercent(pathAndQuery)) return `Suspicious URL with credential-like query data: ${domain}`;
   if (qmark < 0) return null;
   const heuristicQuery = hostAllowed(domain, allowed) ? "" : query;
   if (heuristicQuery !== "") {
@@ -464,7 +467,8 @@ export function planExfiltrationFull(
   const src = new Src(text, eof);
   const s = text;
   const flagged: Flagged[] = [];
-  const regions: Range[] = [];
+  // Regions (scanner extents a restart must not split) matter only to a stream.
+  const regions: Range[] | null = eof ? null : [];
   let uUrl = src.n;
   let i = start;
   try {
@@ -482,7 +486,7 @@ export function planExfiltrationFull(
         i++;
         continue;
       }
-      regions.push({ start: m.start, end: m.end });
+      regions?.push({ start: m.start, end: m.end });
       const w = exfilUrlWarning(m.domain, m.pathAndQuery, m.port, allowed);
       if (w !== null)
         flagged.push({
@@ -509,7 +513,7 @@ export function planExfiltrationFull(
         continue;
       }
       // The target consumes its run: a `](` inside it belongs to this destination.
-      regions.push({ start: i, end: t.end });
+      regions?.push({ start: i, end: t.end });
       if (t.host !== "")
         md.push({
           span: { start: t.start, end: t.end, replacement: `${EXFILTRATION_MARKER_PREFIX}${t.host}]` },
@@ -521,9 +525,10 @@ export function planExfiltrationFull(
     if (!isNeedMore(err)) throw err;
     uMd = i;
   }
-  const { spans, warnings } = mergeFlagged(flagged, md);
+  const { spans, warnings } =
+    flagged.length + md.length === 0 ? { spans: [], warnings: [] } : mergeFlagged(flagged, md);
+  if (regions === null) return { spans, warnings, cut: text.length };
   for (const sp of spans) regions.push({ start: sp.start, end: sp.end });
-  if (eof) return { spans, warnings, cut: text.length };
   const cut = notInsidePair(text, settleCut(Math.min(uUrl, uMd), regions));
   return { spans: spansBefore(spans, cut), warnings, cut };
 }
