@@ -8,6 +8,7 @@ import type { ChannelEntry, GrantControl } from "../messaging/channel/contract.j
 import { loadConfig, parseAgentCommand } from "./config.js";
 import { doctor } from "./doctor.js";
 import { Gateway } from "./gateway.js";
+import { acquireHomeLock } from "./home-lock.js";
 import { createLogger, logScrubber } from "./logging.js";
 import { CHANNELS } from "./registry.js";
 import { purgeScope, purgeTranscripts } from "./transcripts-cli.js";
@@ -188,6 +189,15 @@ async function channelCommand(entry: ChannelEntry, rest: string[], io: CliIo): P
     io.err(`parley: ${error instanceof ParleyError ? error.message : String(error)}`);
     return 2;
   }
+  // A subcommand works on the channel's state in the data home (WhatsApp's keys): never beside a
+  // running gateway, which holds the same state open.
+  let lock: Awaited<ReturnType<typeof acquireHomeLock>>;
+  try {
+    lock = await acquireHomeLock(loaded.home);
+  } catch (error) {
+    io.err(`parley: ${error instanceof ParleyError ? error.message : String(error)}`);
+    return 1;
+  }
   try {
     return await command.run({
       settings: loaded.config.channels[entry.name] ?? {},
@@ -201,6 +211,8 @@ async function channelCommand(entry: ChannelEntry, rest: string[], io: CliIo): P
   } catch (error) {
     io.err(`parley: ${entry.name} ${sub} failed: ${error instanceof Error ? error.message : String(error)}`);
     return 1;
+  } finally {
+    await lock.release();
   }
 }
 
