@@ -326,9 +326,9 @@ export class FakeWhatsApp {
       this.failIf("edit");
       const target = this.messages.find((s) => s.id === edit.key?.id && s.chat === chat);
       const text = textOf(edit.editedMessage ?? {});
-      if (!target) return this.refuse("edit", "no such message");
-      if (at - target.createdAt >= this.editWindowMs) return this.refuse("edit", "edit window closed");
-      if (Array.from(text).length > MAX_TEXT) return this.refuse("edit", "message is too long");
+      if (!target) this.refuse("edit", "no such message");
+      if (at - target.createdAt >= this.editWindowMs) this.refuse("edit", "edit window closed");
+      if (Array.from(text).length > MAX_TEXT) this.refuse("edit", "message is too long");
       target.text = text;
       target.edits += 1;
       target.mentions += countMentions(edit.editedMessage ?? {});
@@ -337,7 +337,7 @@ export class FakeWhatsApp {
     }
     this.failIf("send");
     const text = textOf(m);
-    if (Array.from(text).length > MAX_TEXT) return this.refuse("send", "message is too long");
+    if (Array.from(text).length > MAX_TEXT) this.refuse("send", "message is too long");
     if (this.messages.length >= this.maxRecords) throw new Error("fake whatsapp: too many messages");
     const kind = m.imageMessage
       ? "image"

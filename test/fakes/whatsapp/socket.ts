@@ -82,7 +82,7 @@ export class FakeSocket implements WaSocket {
   async groupFetchAllParticipating(): Promise<{ [jid: string]: GroupMetadata }> {
     this.world.record({ kind: "group_list" });
     return Object.fromEntries(
-      [...this.world.groups].map((id) => [id, { id, subject: id, participants: [] } as GroupMetadata]),
+      [...this.world.groups].map((id) => [id, { id, subject: id, owner: undefined, participants: [] } as unknown as GroupMetadata]),
     );
   }
 
