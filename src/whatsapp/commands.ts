@@ -14,7 +14,7 @@ import type { AuditSink } from "../messaging/security/audit.js";
 export const WHATSAPP_COMMANDS = commandTable(["new", "stop", "status", "compact", "model", "yolo", "help"]);
 
 export const WHATSAPP_HELP_FOOTER =
-  "When a tool asks for permission, reply 1 (approve), 2 (deny) or 3 (always allow): the whole message, nothing else.";
+  "When a tool asks for permission, reply 1 (approve) or 2 (deny), or 3 to always allow that tool: the whole message, nothing else.";
 
 /** Anyone admitted may send these; the rest are the operator's. */
 const FOR_EVERYONE: ReadonlySet<string> = new Set(["help", "yolo"]);

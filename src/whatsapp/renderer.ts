@@ -193,7 +193,10 @@ export class WhatsAppRenderer extends Renderer {
       const title = displaySafeText(oneLine(context.toolTitle || "a tool", MAX_TITLE_CHARS));
       const purpose = context.toolPurpose ? `\n${displaySafeText(oneLine(context.toolPurpose, 400))}` : "";
       const head = `🔐 *Permission needed:* ${title}${purpose}`;
-      const text = `${head}\n\n_${typedReplyHint(options, false)}_`;
+      // Without buttons the prompt offers the two answers that need no explaining; a typed 3
+      // ("always") still works, the help card says so.
+      const offered = options.filter((opt) => opt.verdict !== "approve_always");
+      const text = `${head}\n\n_${typedReplyHint(offered, false)}_`;
       let bubble: Bubble | null = null;
       if (taken) {
         await this.transport.editText(this.o.chat, taken.key, text);
