@@ -49,7 +49,8 @@ function message(chat: string, fromMe: boolean, text: string, id: string): WAMes
 export const whatsappHarness: ChannelHarness = {
   name: "whatsapp",
   capabilities: WHATSAPP_CAPABILITIES,
-  unconfigured: (audit: AuditSink) => new WhatsAppTransport({ audit }) as unknown as MessagingTransport<unknown>,
+  unconfigured: (audit: AuditSink) =>
+    new WhatsAppTransport({ audit }) as unknown as MessagingTransport<unknown>,
   async configured(audit: AuditSink) {
     const fake = await FakeWhatsApp.start({ lifetimeMs: 60_000 });
     const home = mkdtempSync(join(tmpdir(), "parley-wa-contract-"));
@@ -94,10 +95,13 @@ export const whatsappHarness: ChannelHarness = {
       conversationId: operator.pn,
       allowedUser: OWNER,
       envelope,
-      newRenderer: () => new WhatsAppRenderer(transport, { chat: operator.pn, editIntervalMs: 0, firstFrameMs: 0 }),
+      newRenderer: () =>
+        new WhatsAppRenderer(transport, { chat: operator.pn, editIntervalMs: 0, firstFrameMs: 0 }),
       outbound: (): OutboundMessage[] =>
         fake.records.flatMap((r) =>
-          r.kind === "send" || r.kind === "edit" ? [{ text: r.text, rendered: [shownOnPhone(r.text)], buttons: 0 }] : [],
+          r.kind === "send" || r.kind === "edit"
+            ? [{ text: r.text, rendered: [shownOnPhone(r.text)], buttons: 0 }]
+            : [],
         ),
       close: () => fake.stop(),
     };
