@@ -116,6 +116,8 @@ export class FakeWhatsApp {
   readonly reactionLog: Reaction[] = [];
   readonly wsConnections: { path: string; origin: string | undefined; firstFrame: Buffer | null }[] = [];
   readonly downloads: string[] = [];
+  /** Every message parley sent, as it crossed the wire (what a redelivery would carry again). */
+  readonly outbox: WAMessage[] = [];
   readonly now: () => number;
   private readonly media = new Map<string, Buffer>();
   private readonly sockets = new Set<FakeSocket>();

@@ -69,6 +69,7 @@ export class FakeSocket implements WaSocket {
     // What the server relays is what crossed the wire: the protobuf, encoded and decoded.
     const wire = proto.WebMessageInfo.decode(proto.WebMessageInfo.encode(generated).finish()) as WAMessage;
     this.world.relay(jid, wire);
+    this.world.outbox.push(wire);
     // baileys emits its own sends back as `append` (emitOwnEvents), after the call returns.
     setImmediate(() => this.emit("messages.upsert", { messages: [wire], type: "append" }));
     return wire;
@@ -82,7 +83,10 @@ export class FakeSocket implements WaSocket {
   async groupFetchAllParticipating(): Promise<{ [jid: string]: GroupMetadata }> {
     this.world.record({ kind: "group_list" });
     return Object.fromEntries(
-      [...this.world.groups].map((id) => [id, { id, subject: id, owner: undefined, participants: [] } as unknown as GroupMetadata]),
+      [...this.world.groups].map((id) => [
+        id,
+        { id, subject: id, owner: undefined, participants: [] } as unknown as GroupMetadata,
+      ]),
     );
   }
 
