@@ -69,6 +69,11 @@ export interface WhatsAppRendererOptions {
   unprompted?: boolean;
   /** Told when an unprompted answer was delivered (the group's cooldown starts then). */
   onDelivered?: () => void;
+  /**
+   * Asked at the end of an unprompted turn: false when the group went quiet meanwhile (another
+   * unprompted answer landed while this one ran), so a burst cannot speak twice inside a cooldown.
+   */
+  maySpeak?: () => boolean;
   parts?: TurnParts;
   /** Local images to send after the text; absent = their paths stay text. */
   uploads?: OutboundFilePolicy;
@@ -395,6 +400,10 @@ export class WhatsAppRenderer extends Renderer {
   /** An unprompted group answer: all or nothing, and nothing when the agent chose silence. */
   private async sealUnprompted(source: string, files: readonly OutboundFile[]): Promise<null> {
     if (isSilence(source) && files.length === 0) return null;
+    if (this.o.maySpeak && !this.o.maySpeak()) {
+      this.log.debug("whatsapp: an unprompted answer fell inside the group's cooldown; not sent");
+      return null;
+    }
     const segment = this.segment;
     const chunks = renderChunks(source);
     if (chunks.length > 0 && !(await segment.show(chunks, true))) this.deliveryFailed = true;

@@ -111,6 +111,7 @@ export async function start(
       dmScope: s.dmScope,
       ...(overrides.renderer ? { renderer: overrides.renderer } : {}),
       onUnpromptedDelivered: (group) => cooldowns.spoke(group, s.groups[group]?.cooldownSeconds ?? 0),
+      unpromptedMaySpeak: (group) => !cooldowns.cooling(group),
       ...(ctx.durable ? { resumedAgeMs: ctx.durable.staleAfterMs } : {}),
     },
     ctx,

@@ -51,6 +51,8 @@ export interface WhatsAppSurfaceOptions {
   renderer?: Partial<WhatsAppRendererOptions>;
   /** A group's unprompted answer was delivered (its cooldown starts). */
   onUnpromptedDelivered?: (group: string) => void;
+  /** Whether a group may hear an unprompted answer now (its cooldown has passed). */
+  unpromptedMaySpeak?: (group: string) => boolean;
   resumedAgeMs?: number;
 }
 
@@ -134,7 +136,12 @@ export class WhatsAppSurface implements ChannelSurface<WaAddress, WhatsAppExtra>
       logger: this.ctx.logger,
       messageId: turn.messageId,
       unprompted,
-      ...(unprompted ? { onDelivered: () => this.o.onUnpromptedDelivered?.(a.chat) } : {}),
+      ...(unprompted
+        ? {
+            onDelivered: () => this.o.onUnpromptedDelivered?.(a.chat),
+            maySpeak: () => this.o.unpromptedMaySpeak?.(a.chat) ?? true,
+          }
+        : {}),
       parts: turn.parts,
       uploads: turn.files,
       ...(this.o.resumedAgeMs !== undefined ? { resumedAgeMs: this.o.resumedAgeMs } : {}),
