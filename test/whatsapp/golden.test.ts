@@ -80,7 +80,7 @@ const SCENARIOS: Record<string, Scenario> = {
         steps: [
           text("Let me run the tests."),
           { type: "tool_call", toolCallId: "t1", title: "npm test", kind: "execute" },
-          permissionRequest({ requestId: "r1", toolCallId: "t1", title: "npm test" }),
+          permissionRequest({ requestId: "r1", title: "npm test" }),
         ],
         onPermission: {
           approve: [
@@ -120,7 +120,7 @@ function transcript(fake: FakeWhatsApp): unknown[] {
     if (!ids.has(id)) ids.set(id, `#${ids.size + 1}`);
     return ids.get(id);
   };
-  return fake.records.flatMap((r) => {
+  return fake.records.flatMap((r): Record<string, string | undefined>[] => {
     if (r.kind === "send") return [{ send: name(r.id), text: r.text }];
     if (r.kind === "edit") return [{ edit: name(r.id), text: r.text }];
     if (r.kind === "react") return [{ react: name(r.target), emoji: r.emoji }];
