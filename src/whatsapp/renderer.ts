@@ -116,6 +116,8 @@ export class WhatsAppRenderer extends Renderer {
   private failed = false;
   private contextUsagePct: number | undefined;
   private typingTimer: unknown = null;
+  /** The turn shows "typing" (not an unprompted one); re-armed after an approval. */
+  private typing = false;
   private waitingOnHuman = false;
   private readonly prompts = new Map<string, { bubble: Bubble; head: string }>();
 
@@ -142,10 +144,12 @@ export class WhatsAppRenderer extends Renderer {
   override async onTurnStart(): Promise<void> {
     if (this.o.unprompted) return;
     void this.react(REACTION_WORKING);
+    this.typing = true;
     this.keepTyping();
   }
 
   async onTextChunk(text: string): Promise<void> {
+    this.resumeTyping();
     this.status.writing();
     this.source += this.paragraphs.next(this.source, text);
     this.scheduleFrame();
@@ -175,7 +179,7 @@ export class WhatsAppRenderer extends Renderer {
       await this.enqueue(async () => {
         const taken = this.segment.takeStatusOnly(this.statusOnly);
         if (taken) await this.transport.editText(this.o.chat, taken.key, text);
-        else await this.create(text);
+        else if (!(await this.create(text))) this.deliveryFailed = true;
         this.statusOnly = false;
       });
       return;
@@ -209,6 +213,7 @@ export class WhatsAppRenderer extends Renderer {
         bubble = taken;
       } else bubble = await this.create(text);
       if (bubble) this.prompts.set(requestId, { bubble, head });
+      else this.deliveryFailed = true;
     });
   }
 
@@ -238,7 +243,9 @@ export class WhatsAppRenderer extends Renderer {
   async onCompaction(contextUsagePct: number | undefined, receipt: string): Promise<void> {
     if (contextUsagePct !== undefined) this.contextUsagePct = contextUsagePct;
     if (receipt && !this.o.unprompted)
-      await this.enqueue(async () => void (await this.create(toWhatsApp(receipt))));
+      await this.enqueue(async () => {
+        if (!(await this.create(toWhatsApp(receipt)))) this.deliveryFailed = true;
+      });
   }
 
   override async onSteerConsumed(summary: string): Promise<void> {
@@ -271,7 +278,7 @@ export class WhatsAppRenderer extends Renderer {
         const text = displaySafeText(noAnswerNotice(Boolean(reason), "`/new`"));
         const taken = this.segment.takeStatusOnly(this.statusOnly);
         if (taken) await this.transport.editText(this.o.chat, taken.key, text);
-        else await this.create(text);
+        else if (!(await this.create(text))) this.deliveryFailed = true;
       }
     });
     await this.queue.idle();
@@ -435,7 +442,7 @@ export class WhatsAppRenderer extends Renderer {
 
   // ── platform calls ────────────────────────────────────────────────────────────────────────
 
-  /** A new bubble, as the turn's next part; null (and deliveryFailed) when it did not land. */
+  /** A new bubble, as the turn's next part; null when it did not land. */
   private async create(text: string): Promise<Bubble | null> {
     const body = Array.from(text).length > WHATSAPP_MAX_CHARS ? (renderChunks(text)[0] ?? "") : text;
     try {
@@ -448,15 +455,12 @@ export class WhatsAppRenderer extends Renderer {
           return true;
         },
       });
-      if (id === null) {
-        this.deliveryFailed = true;
-        return null;
-      }
+      if (id === null) return null;
       // A bubble an earlier run posted is as old as a resumable message can be, at most.
       const at = resumed ? this.now() - (this.o.resumedAgeMs ?? 0) : this.now();
       return { key: this.ownKey(id), text: body, at, closed: false };
     } catch (error) {
-      this.deliveryFailed = true;
+      // The caller decides what a lost bubble costs: a live frame is retried by the next one.
       this.log.error("whatsapp: send failed", { error: String(error) });
       return null;
     }
@@ -487,10 +491,8 @@ export class WhatsAppRenderer extends Renderer {
 
   /** Re-armed lazily: nothing reports a decision to the renderer, the next output is the news. */
   private resumeTyping(): void {
-    if (this.typingTimer === null && this.waitingOnHuman) {
-      this.waitingOnHuman = false;
-      this.keepTyping();
-    }
+    this.waitingOnHuman = false;
+    if (this.typingTimer === null && this.typing) this.keepTyping();
   }
 
   private stopTyping(): void {

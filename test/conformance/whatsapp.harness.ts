@@ -4,19 +4,13 @@
  * (start()) against the fake. Outbound payloads are every text and edit parley sent, as sent and as
  * the phone shows it (the dialect's markers gone).
  */
-import { mkdirSync, mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import type { AuthenticationState, WAMessage } from "@whiskeysockets/baileys";
+import type { WAMessage } from "@whiskeysockets/baileys";
 import { proto } from "@whiskeysockets/baileys";
 import type { MessagingTransport } from "../../src/messaging/channel/transport.js";
 import type { AuditSink } from "../../src/messaging/security/audit.js";
-import { SentIds } from "../../src/whatsapp/echo.js";
-import { operatorOf } from "../../src/whatsapp/identity.js";
 import type { WhatsAppSettings } from "../../src/whatsapp/index.js";
 import { whatsappChannel } from "../../src/whatsapp/index.js";
 import { extract } from "../../src/whatsapp/media.js";
-import { admissionOf } from "../../src/whatsapp/policy.js";
 import { WhatsAppRenderer } from "../../src/whatsapp/renderer.js";
 import { start as startWhatsApp } from "../../src/whatsapp/start.js";
 import type { WaAddress } from "../../src/whatsapp/surface.js";
@@ -24,7 +18,7 @@ import type { WaEnvelope } from "../../src/whatsapp/transport.js";
 import { WHATSAPP_CAPABILITIES, WhatsAppTransport } from "../../src/whatsapp/transport.js";
 import { FakeWhatsApp } from "../fakes/whatsapp/server.js";
 import { testChannelContext } from "../helpers/channel-context.js";
-import { GUEST, GUEST_JID, linkedHome, STRANGER_JID } from "../whatsapp/harness.js";
+import { GUEST, GUEST_JID, linkedHome, openTransport, STRANGER_JID } from "../whatsapp/harness.js";
 import type { ChannelHarness, OutboundMessage } from "./contract.js";
 import type { DispatcherHarness } from "./dispatcher-contract.js";
 
@@ -53,25 +47,7 @@ export const whatsappHarness: ChannelHarness = {
     new WhatsAppTransport({ audit }) as unknown as MessagingTransport<unknown>,
   async configured(audit: AuditSink) {
     const fake = await FakeWhatsApp.start({ lifetimeMs: 60_000 });
-    const home = mkdtempSync(join(tmpdir(), "parley-wa-contract-"));
-    mkdirSync(join(home, "whatsapp"), { mode: 0o700 });
-    const sent = SentIds.open(home);
-    const me = { id: `${fake.operator.pn.split("@")[0]}:12@s.whatsapp.net`, lid: fake.operator.lid };
-    const auth = { creds: { me }, keys: {} } as unknown as AuthenticationState;
-    const sock = fake.createSocket(auth);
-    await new Promise<void>((resolve) =>
-      sock.ev.on("connection.update", (u) => {
-        if (u.connection === "open") resolve();
-      }),
-    );
-    const operator = operatorOf(me);
-    const transport = new WhatsAppTransport({
-      audit,
-      socket: async () => sock,
-      operator: () => operator,
-      admission: admissionOf({ dmPolicy: "self", allowFrom: [], groups: {} }),
-      sent,
-    });
+    const { transport, sent, operator } = await openTransport(fake, audit);
     const envelope = (user: string, text: string, opts?: { bot?: boolean }): WaEnvelope => {
       const id = `CONTRACT${(seq += 1)}`;
       if (opts?.bot) sent.remember(id);

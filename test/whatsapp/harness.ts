@@ -3,14 +3,16 @@
  * home holding a linked device's keys: the gateway's wiring, only the socket faked (at the WaSocket
  * port, see test/fakes/whatsapp/socket.ts).
  */
-import { mkdtempSync } from "node:fs";
+import { mkdirSync, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import type { AuthenticationState } from "@whiskeysockets/baileys";
 import { afterEach, beforeEach } from "vitest";
 import type { Clock } from "../../src/messaging/base/clock.js";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import type { GrantControl } from "../../src/messaging/channel/contract.js";
 import type { AgentPromptCapabilities } from "../../src/messaging/files/prompt-blocks.js";
+import type { AuditSink } from "../../src/messaging/security/audit.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import { SessionManager } from "../../src/messaging/session/session-manager.js";
 import type { ParleyStore } from "../../src/messaging/store/port.js";
@@ -18,10 +20,14 @@ import type { PipelineProvider } from "../../src/messaging/turn/pipeline.js";
 import type { ScriptedProviderOptions, ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
 import { ScriptedProvider } from "../../src/providers/scripted.js";
 import { openAuthState } from "../../src/whatsapp/auth-state.js";
+import { SentIds } from "../../src/whatsapp/echo.js";
+import { operatorOf } from "../../src/whatsapp/identity.js";
 import type { WhatsAppSettings } from "../../src/whatsapp/index.js";
 import { whatsappChannel } from "../../src/whatsapp/index.js";
+import { admissionOf } from "../../src/whatsapp/policy.js";
 import type { RunningWhatsApp, WhatsAppStartOverrides } from "../../src/whatsapp/start.js";
 import { start as startWhatsApp } from "../../src/whatsapp/start.js";
+import { WhatsAppTransport } from "../../src/whatsapp/transport.js";
 import type { FakeWhatsApp } from "../fakes/whatsapp/server.js";
 import { FakeWhatsApp as Fake } from "../fakes/whatsapp/server.js";
 import { openTestStore, testChannelContext } from "../helpers/channel-context.js";
@@ -177,4 +183,27 @@ export function selfChat(fake: FakeWhatsApp, textOrSpec: string | Record<string,
 /** Wait until the channel is connected (its first socket open). */
 export function connected(c: ChannelUnderTest, fake: FakeWhatsApp): Promise<void> {
   return fake.waitFor(() => c.running.connection.state === "open", 5000, "the connection");
+}
+
+/** The transport alone on one of the fake's sockets (no hub): what renderer tests drive. */
+export async function openTransport(fake: FakeWhatsApp, audit: AuditSink = new MemoryAuditSink()) {
+  const home = mkdtempSync(join(tmpdir(), "parley-wa-transport-"));
+  mkdirSync(join(home, "whatsapp"), { mode: 0o700 });
+  const sent = SentIds.open(home);
+  const me = { id: `${fake.operator.pn.split("@")[0]}:12@s.whatsapp.net`, lid: fake.operator.lid };
+  const sock = fake.createSocket({ creds: { me }, keys: {} } as unknown as AuthenticationState);
+  await new Promise<void>((resolve) =>
+    sock.ev.on("connection.update", (u) => {
+      if (u.connection === "open") resolve();
+    }),
+  );
+  const operator = operatorOf(me);
+  const transport = new WhatsAppTransport({
+    audit,
+    socket: async () => sock,
+    operator: () => operator,
+    admission: admissionOf({ dmPolicy: "self", allowFrom: [], groups: {} }),
+    sent,
+  });
+  return { transport, sent, operator, home };
 }
