@@ -6,7 +6,7 @@
  */
 import { describe, expect, it, vi } from "vitest";
 import { GROUP_FILES_REFUSED } from "../../src/whatsapp/intake.js";
-import { connected, done, fakeWhatsAppLab, GROUP, GUEST, GUEST_JID, text } from "./harness.js";
+import { connected, done, fakeWhatsAppLab, GROUP, GUEST, GUEST_JID, PNG, text } from "./harness.js";
 
 const lab = fakeWhatsAppLab();
 const MEMBER = "4917000000055@s.whatsapp.net";
@@ -167,10 +167,3 @@ describe("configured groups the account is not in", () => {
     expect(c.logger.entries.filter((e) => e.message.includes("configured groups"))).toEqual([]);
   });
 });
-
-/** A 1x1 PNG. */
-export const PNG = Buffer.from(
-  "89504e470d0a1a0a0000000d4948445200000001000000010806000000" +
-    "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082",
-  "hex",
-);

@@ -207,3 +207,10 @@ export async function openTransport(fake: FakeWhatsApp, audit: AuditSink = new M
   });
   return { transport, sent, operator, home };
 }
+
+/** A 1x1 PNG. */
+export const PNG = Buffer.from(
+  "89504e470d0a1a0a0000000d4948445200000001000000010806000000" +
+    "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082",
+  "hex",
+);

@@ -8,15 +8,10 @@
 import { describe, expect, it, vi } from "vitest";
 import type { PromptContent } from "../../src/messaging/turn/provider-events.js";
 import { encryptedLength, mediaOriginFor, mediaUrl } from "../../src/whatsapp/attachments.js";
-import { connected, done, fakeWhatsAppLab, selfChat, text } from "./harness.js";
+import { connected, done, fakeWhatsAppLab, PNG, selfChat, text } from "./harness.js";
 
 const lab = fakeWhatsAppLab();
 const MiB = 1024 * 1024;
-const PNG = Buffer.from(
-  "89504e470d0a1a0a0000000d4948445200000001000000010806000000" +
-    "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082",
-  "hex",
-);
 const blocks = (p: string | PromptContent[] | undefined): PromptContent[] => (Array.isArray(p) ? p : []);
 const seen = (pattern: string) =>
   lab.fake.waitFor(() => lab.fake.visible().some((v) => v.includes(pattern)), 5000, pattern);

@@ -22,7 +22,7 @@ import { WhatsAppRenderer } from "../../src/whatsapp/renderer.js";
 import { FakeWhatsApp } from "../fakes/whatsapp/server.js";
 import { permissionRequest } from "../helpers/events.js";
 import { ManualClock, settle } from "../helpers/manual-clock.js";
-import { done, openTransport, text } from "./harness.js";
+import { done, openTransport, PNG, text } from "./harness.js";
 
 const KEY = "AKIAQ7ZR3M5TXW2KP9VB";
 const shown = (s: string) => s.replace(/[*_~`]/g, "");
@@ -268,10 +268,3 @@ describe("what a turn shows while it runs", () => {
     await fake.stop();
   });
 });
-
-/** A 1x1 PNG. */
-const PNG = Buffer.from(
-  "89504e470d0a1a0a0000000d4948445200000001000000010806000000" +
-    "1f15c4890000000d49444154789c6360000002000154a24f5d0000000049454e44ae426082",
-  "hex",
-);
