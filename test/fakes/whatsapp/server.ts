@@ -226,8 +226,15 @@ export class FakeWhatsApp {
 
   // ── inbound ───────────────────────────────────────────────────────────────────────────────
 
-  /** A message arriving for parley; returns its key id. */
+  /** A message arriving for parley now (`notify` unless said otherwise). */
   receive(spec: InboundSpec): WAMessage {
+    const wire = this.build(spec);
+    this.deliver([wire], spec.type ?? "notify");
+    return wire;
+  }
+
+  /** A message as it would arrive, without delivering it (a reconnect's `append` batch). */
+  build(spec: InboundSpec): WAMessage {
     const id = spec.id ?? `IN${(this.nextId++).toString(16).toUpperCase().padStart(8, "0")}`;
     const group = spec.chat.endsWith("@g.us");
     const context =
@@ -255,9 +262,6 @@ export class FakeWhatsApp {
     const wire = proto.WebMessageInfo.decode(proto.WebMessageInfo.encode(info).finish()) as WAMessage;
     // baileys adds the alternate address of a LID sender beside the protobuf key.
     if (spec.alt) Object.assign(wire.key, group ? { participantAlt: spec.alt } : { remoteJidAlt: spec.alt });
-    const sock = this.live();
-    if (!sock) throw new Error("fake whatsapp: nobody is connected");
-    sock.emit("messages.upsert", { messages: [wire], type: spec.type ?? "notify" });
     return wire;
   }
 
