@@ -72,11 +72,9 @@ const LINK_HINT = "a linked WhatsApp account (run `parley whatsapp link`)";
 function withoutCredentials(url: string): string {
   try {
     const u = new URL(url);
-    if (u.username || u.password) {
-      u.username = "•••";
-      u.password = "";
-    }
-    return u.toString().replace(/\/$/, "");
+    const path = u.pathname === "/" ? "" : u.pathname;
+    // Written by hand: URL would percent-encode the mask.
+    return `${u.protocol}//${u.username || u.password ? "•••@" : ""}${u.host}${path}`;
   } catch {
     return "(unparseable)";
   }
