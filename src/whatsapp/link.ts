@@ -46,7 +46,7 @@ export async function linkCommand(
 ): Promise<number> {
   const phoneAt = ctx.args.indexOf("--phone");
   const phone = phoneAt >= 0 ? (ctx.args[phoneAt + 1] ?? "") : undefined;
-  const stray = ctx.args.filter((a, i) => a !== "--phone" && i !== phoneAt + 1);
+  const stray = ctx.args.filter((a, i) => a !== "--phone" && (phoneAt < 0 || i !== phoneAt + 1));
   if ((phone !== undefined && !E164.test(phone)) || stray.length > 0) {
     ctx.err("usage: parley whatsapp link [--phone +4917012345678]");
     return 2;
