@@ -21,6 +21,7 @@ import {
 import type { ChannelContext } from "../messaging/channel/contract.js";
 import type { ConversationHub } from "../messaging/channel/hub.js";
 import type { TurnGuards } from "../messaging/channel/surface.js";
+import { oneLine } from "../messaging/text/clip.js";
 import type { SentIds } from "./echo.js";
 import type { GroupCooldowns } from "./groups.js";
 import { groupNote, PEER_NOTE } from "./groups.js";
@@ -46,6 +47,9 @@ export interface WhatsAppIntakeOptions {
   sent: SentIds;
   operator: () => Operator | null;
 }
+
+/** A log line, not a directory: an account in hundreds of groups gets the first ones and a count. */
+const MAX_GROUPS_LISTED = 50;
 
 export const GROUP_FILES_REFUSED =
   "⚠️ I only open files from people the operator admitted one to one; I did not read what you sent.";
@@ -92,16 +96,26 @@ export class WhatsAppIntake {
   }
 
   /**
-   * At the first connect: name, once, the configured groups this account is not in (a typo or a
-   * group it left is otherwise silent, indistinguishable from nobody writing). An empty answer
-   * means "in no groups" and "the call failed" alike, so it names nothing.
+   * At the first connect: list the groups this account is in (JID and name: the operator needs a
+   * JID to configure `whatsapp.groups`, and WhatsApp's apps never show one), and name, once, the
+   * configured groups it is not in (a typo or a group it left is otherwise silent, indistinguishable
+   * from nobody writing). An empty answer means "in no groups" and "the call failed" alike, so it
+   * names nothing.
    */
-  async warnUnknownGroups(sock: WaSocket): Promise<void> {
+  async reportGroups(sock: WaSocket): Promise<void> {
     const configured = Object.keys(this.o.settings.groups);
-    if (configured.length === 0) return;
     try {
-      const joined = new Set(Object.keys(await sock.groupFetchAllParticipating()));
+      const all = await sock.groupFetchAllParticipating();
+      const joined = new Set(Object.keys(all));
       if (joined.size === 0) return;
+      const listed = [...joined].slice(0, MAX_GROUPS_LISTED).map((jid) => {
+        const name = oneLine(all[jid]?.subject ?? "", 60);
+        return `${jid}${name ? ` (${name})` : ""}${configured.includes(jid) ? " [configured]" : ""}`;
+      });
+      this.o.ctx.logger.info("whatsapp: groups this account is in (JIDs for whatsapp.groups)", {
+        groups: listed.join(", "),
+        ...(joined.size > MAX_GROUPS_LISTED ? { more: joined.size - MAX_GROUPS_LISTED } : {}),
+      });
       const unknown = configured.filter((jid) => !joined.has(jid));
       if (unknown.length > 0)
         this.o.ctx.logger.warn(

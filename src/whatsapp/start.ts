@@ -77,7 +77,7 @@ export async function start(
       // The account as the socket reports it (its linked identity may be new).
       if (sock.user?.id) operator = operatorOf({ id: sock.user.id, lid: sock.user.lid ?? operator.lid });
       // Scheduled, never awaited: the round trip must not hold up the connection's own work.
-      if (first) void intake?.warnUnknownGroups(sock);
+      if (first) void intake?.reportGroups(sock);
     },
     onFatal: (ending) =>
       ctx.audit.log("whatsapp.connection", "failed", {

@@ -152,6 +152,9 @@ describe("configured groups the account is not in", () => {
       c.logger.entries.filter((e) => e.message.includes("configured groups this account is not in"));
     await vi.waitFor(() => expect(warned()).toHaveLength(1));
     expect(warned()[0]?.fields).toEqual({ groups: missing });
+    // The groups it is in are listed with their names, so the operator can copy a JID.
+    const listed = c.logger.entries.filter((e) => e.message.includes("groups this account is in"));
+    expect(listed.map((e) => e.fields)).toEqual([{ groups: `${GROUP} (Group 0001) [configured]` }]);
     lab.fake.disconnect(428);
     await vi.waitFor(() => expect(lab.fake.socketCount).toBe(2));
     await connected(c, lab.fake);

@@ -85,7 +85,12 @@ export class FakeSocket implements WaSocket {
     return Object.fromEntries(
       [...this.world.groups].map((id) => [
         id,
-        { id, subject: id, owner: undefined, participants: [] } as unknown as GroupMetadata,
+        {
+          id,
+          subject: `Group ${id.split("@")[0]?.slice(-4)}`,
+          owner: undefined,
+          participants: [],
+        } as unknown as GroupMetadata,
       ]),
     );
   }
