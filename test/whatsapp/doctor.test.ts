@@ -21,7 +21,11 @@ async function linked(home: string): Promise<void> {
   await auth.state.keys.set({ "lid-mapping": { "90000000001": NUMBER } });
 }
 
-async function doctor(prepare: (home: string) => Promise<void> | void, whatsapp: unknown = {}) {
+async function doctor(
+  prepare: (home: string) => Promise<void> | void,
+  whatsapp: unknown = {},
+  env: Record<string, string> = {},
+) {
   const home = mkdtempSync(join(tmpdir(), "parley-wa-doctor-"));
   chmodSync(home, 0o700);
   await prepare(home);
@@ -32,7 +36,7 @@ async function doctor(prepare: (home: string) => Promise<void> | void, whatsapp:
   const io: CliIo = {
     out: (l) => out.push(l),
     err: (l) => out.push(l),
-    env: { PARLEY_HOME: home },
+    env: { PARLEY_HOME: home, ...env },
     cwd,
     stopSignal: () => new Promise(() => {}),
   };
@@ -68,6 +72,16 @@ describe("parley doctor, WhatsApp", () => {
     expect(r.whatsapp).toContain("direct messages: allowlist (1 number(s)); groups: 0");
     expect(r.all).not.toContain(NUMBER);
     expect(r.all).not.toContain("hunter2pass");
+  }, 60_000);
+
+  it("WHATSAPP_WS_URL and WHATSAPP_PROXY_URL in the environment win over the file", async () => {
+    const r = await doctor(
+      linked,
+      { webSocketUrl: "wss://file.example/ws", proxyUrl: "http://file.example:1" },
+      { WHATSAPP_WS_URL: "ws://127.0.0.1:7/ws/chat", WHATSAPP_PROXY_URL: "http://127.0.0.1:3128" },
+    );
+    expect(r.whatsapp).toContain("origin: ws://127.0.0.1:7/ws/chat");
+    expect(r.whatsapp).toContain("proxy: http://127.0.0.1:3128");
   }, 60_000);
 
   it("loose permissions: each loose file named, and doctor fails", async () => {
