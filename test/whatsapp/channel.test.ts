@@ -234,6 +234,25 @@ describe("approvals by typed reply", () => {
     expect(provider?.answers).toEqual([{ requestId: "r1", verdict: "deny" }]);
   });
 
+  it("`1` typed while a prompt is open approves it, and never reaches the model as a message", async () => {
+    const c = await lab.channel({
+      turns: () => [
+        {
+          steps: [permissionRequest({ requestId: "r1", title: "cat notes.txt" })],
+          onPermission: { approve: [text("read the notes"), done], deny: [text("left them alone"), done] },
+        },
+      ],
+    });
+    await connected(c, lab.fake);
+    selfChat(lab.fake, "read my notes");
+    await seen("cat notes.txt");
+    selfChat(lab.fake, "1");
+    await seen("read the notes");
+    const provider = [...c.providers.values()][0];
+    expect(provider?.answers).toEqual([{ requestId: "r1", verdict: "approve" }]);
+    expect(provider?.prompts).toEqual(["read my notes"]);
+  });
+
   it("a guest's `1` never answers the operator's prompt", async () => {
     const c = await lab.channel({
       whatsapp: { groups: { "120363000000000001@g.us": { mode: "mention" } } },
