@@ -8,6 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { runCli } from "../../src/gateway/cli.js";
+import { acquireHomeLock } from "../../src/gateway/home-lock.js";
 import type { ChannelCliContext } from "../../src/messaging/channel/contract.js";
 import type { WhatsAppSettings } from "../../src/whatsapp/index.js";
 import { whatsappSettingsSchema } from "../../src/whatsapp/index.js";
@@ -147,5 +148,14 @@ describe("the command line", () => {
     expect(await runCli(["whatsapp", "unlink"], io)).toBe(0);
     expect(out).toContain("No WhatsApp account is linked here.");
     expect(await runCli(["whatsapp", "relink"], io)).toBe(2);
+    // Never beside a running gateway (another live process holds the lock): it has the keys open.
+    const lock = await acquireHomeLock(home, { pid: process.ppid });
+    try {
+      out.length = 0;
+      expect(await runCli(["whatsapp", "unlink"], io)).toBe(1);
+      expect(out.join("\n")).toMatch(/already running|another parley/i);
+    } finally {
+      await lock.release();
+    }
   });
 });
