@@ -57,6 +57,17 @@ describe("the operator's self-chat", () => {
     ).toEqual([]);
   });
 
+  it("a command is the whole message: `/new please` is words for the agent, `/new` is the command", async () => {
+    const c = await lab.channel({ turns: () => [[text("words received"), done]] });
+    await connected(c, lab.fake);
+    selfChat(lab.fake, "/new please");
+    await seen("words received");
+    expect([...c.providers.values()][0]?.prompts).toEqual(["/new please"]);
+    selfChat(lab.fake, "/new");
+    await seen("🆕 Fresh conversation started.");
+    expect([...c.providers.values()][0]?.prompts).toEqual(["/new please"]);
+  });
+
   it("our own sends never start a turn, even redelivered, and not after a restart either", async () => {
     const home = await linkedHome(lab.fake);
     const a = await lab.channel({ home, turns: () => [[text("first answer"), done]] });
