@@ -6,7 +6,7 @@
  */
 import { describe, expect, it, vi } from "vitest";
 import { permissionRequest } from "../helpers/events.js";
-import { connected, done, fakeWhatsAppLab, selfChat, text } from "./harness.js";
+import { connected, done, fakeWhatsAppLab, openTransport, selfChat, text } from "./harness.js";
 
 const lab = fakeWhatsAppLab();
 
@@ -80,5 +80,19 @@ describe("a restart", () => {
     // The stale one got no reaction either: nothing says it was seen.
     expect(lab.fake.reactionOn(stale.key.id ?? "")).toBeUndefined();
     expect(lab.fake.reactionOn(fresh.key.id ?? "")).toBe("✅");
+  });
+});
+
+describe("the window between a send and its record", () => {
+  it("a part sent again after a crash carries the same message id: the chat keeps one", async () => {
+    const { transport, operator } = await openTransport(lab.fake);
+    const first = await transport.sendText(operator.pn, "the answer", "turn-7:0");
+    // The crash came before the ledger recorded it: the next run sends the same part again.
+    const again = await transport.sendText(operator.pn, "the answer", "turn-7:0");
+    expect(again.id).toBe(first.id);
+    expect(lab.fake.visible()).toEqual(["the answer"]);
+    // A different part is a different message.
+    await transport.sendText(operator.pn, "more", "turn-7:1");
+    expect(lab.fake.visible()).toEqual(["the answer", "more"]);
   });
 });

@@ -342,6 +342,11 @@ export class FakeWhatsApp {
       return;
     }
     this.failIf("send");
+    // A message id the chat already has is a retry of that message: recipients keep one per id.
+    if (this.messages.some((s) => s.id === id && s.chat === chat)) {
+      this.record({ kind: "refused", what: "send", reason: "duplicate id", at });
+      return;
+    }
     const text = textOf(m);
     if (Array.from(text).length > MAX_TEXT) this.refuse("send", "message is too long");
     if (this.messages.length >= this.maxRecords) throw new Error("fake whatsapp: too many messages");
