@@ -19,6 +19,17 @@ const E164 = /^\+[1-9][0-9]{6,14}$/;
 /** A group JID as WhatsApp writes it (`<digits>@g.us`, older ones `<creator>-<time>@g.us`). */
 const GROUP_JID = /^[0-9]{5,40}(?:-[0-9]{5,20})?@g\.us$/;
 
+const LOOPBACK_HOSTS = new Set(["127.0.0.1", "localhost", "[::1]"]);
+
+function encryptedOrLoopback(url: string): boolean {
+  try {
+    const u = new URL(url);
+    return u.protocol === "wss:" || LOOPBACK_HOSTS.has(u.hostname);
+  } catch {
+    return false;
+  }
+}
+
 const groupSettings = z.strictObject({
   /** mention: answer only when the account is mentioned or replied to; rules: read every message. */
   mode: z.enum(["mention", "rules"]).default("mention"),
@@ -35,6 +46,8 @@ export const whatsappSettingsSchema = z.strictObject({
     .string()
     .trim()
     .regex(/^wss?:\/\/[^\s]+$/, "not a ws(s) URL")
+    // Media comes from the same host, over HTTPS: plain ws:// would carry it in the clear.
+    .refine(encryptedOrLoopback, "ws:// only on loopback (127.0.0.1, localhost, [::1]); use wss://")
     .default(WHATSAPP_WS_URL),
   /** An HTTP(S) proxy for the socket and for media, both ways. */
   proxyUrl: z
