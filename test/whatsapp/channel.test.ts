@@ -41,6 +41,17 @@ describe("the operator's self-chat", () => {
     expect(lab.fake.records.some((r) => r.kind === "presence" && r.type === "composing")).toBe(true);
   });
 
+  it("a turn that fails leaves ⚠️, not ✅, on the message, and says why", async () => {
+    const c = await lab.channel({ turns: () => [[text("half an answer"), { throws: "the agent crashed" }]] });
+    await connected(c, lab.fake);
+    const asked = selfChat(lab.fake, "do it");
+    await lab.fake.waitFor(() => lab.fake.reactionOn(asked.key.id ?? "") === "⚠️", 5000, "the warning");
+    expect(lab.fake.reactions().map((r) => r.emoji)).toEqual(["⏳", "⚠️"]);
+    expect(lab.fake.visible()).toEqual([
+      expect.stringMatching(/^half an answer\n\n_⚠️ Failed after \d+s: the agent crashed_$/),
+    ]);
+  });
+
   it("a self-chat command works; the same words to a contact start nothing", async () => {
     const c = await lab.channel({ turns: () => [[text("answered"), done]] });
     await connected(c, lab.fake);
