@@ -9,4 +9,9 @@ import { telegramChannel } from "../telegram/index.js";
 import { webchatChannel } from "../webchat/index.js";
 import { whatsappChannel } from "../whatsapp/index.js";
 
-export const CHANNELS: readonly ChannelEntry[] = [webchatChannel, telegramChannel, discordChannel, whatsappChannel];
+export const CHANNELS: readonly ChannelEntry[] = [
+  webchatChannel,
+  telegramChannel,
+  discordChannel,
+  whatsappChannel,
+];

@@ -49,7 +49,8 @@ export const whatsappHarness: ChannelHarness = {
     const fake = await FakeWhatsApp.start({ lifetimeMs: 60_000 });
     const { transport, sent, operator } = await openTransport(fake, audit);
     const envelope = (user: string, text: string, opts?: { bot?: boolean }): WaEnvelope => {
-      const id = `CONTRACT${(seq += 1)}`;
+      seq += 1;
+      const id = `CONTRACT${seq}`;
       if (opts?.bot) sent.remember(id);
       const own = opts?.bot === true || user === OWNER;
       const chat = own ? operator.pn : STRANGER_JID;
