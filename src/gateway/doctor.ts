@@ -84,12 +84,8 @@ export async function doctor(loaded: LoadedConfig, o: DoctorOptions = {}): Promi
   lines.push(...store.lines);
   healthy &&= store.healthy;
   for (const entry of channels) {
-    const probe = probeChannel(
-      entry,
-      loaded.config.channels[entry.name] ?? {},
-      loaded.env,
-      loaded.present.has(entry.name),
-    );
+    const settings = loaded.config.channels[entry.name] ?? {};
+    const probe = probeChannel(entry, settings, loaded.env, loaded.present.has(entry.name), loaded.home);
     if (probe.status === "configured") lines.push(`✓ ${entry.name}: configured`);
     else if (probe.status === "disabled")
       lines.push(`- ${entry.name}: disabled${probe.note ? ` (${probe.note})` : ""}`);
@@ -98,6 +94,12 @@ export async function doctor(loaded: LoadedConfig, o: DoctorOptions = {}): Promi
       lines.push(
         `✗ ${entry.name}: incomplete, missing ${probe.missing?.join(", ") ?? "settings"} (see ${entry.docs})`,
       );
+    }
+    // The channel's own lines (origin, linked account, permissions) once it is meant to run.
+    if (probe.status !== "disabled" && entry.doctor) {
+      const own = entry.doctor({ settings, env: loaded.env, home: loaded.home });
+      lines.push(...own.lines.map((line) => `    ${line}`));
+      healthy &&= own.healthy;
     }
   }
   return { lines, healthy };
