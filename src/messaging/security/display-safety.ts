@@ -147,6 +147,10 @@ const MARKUP = /[[\]<|*_~`]/;
  * intermediate results: a reading that cannot differ from one already given is skipped (no markup:
  * every rendering is the literal; no `\` or `&`: every decoded form is its undecoded twin).
  */
+export function displayReadings(text: string): Generator<string> {
+  return readingsFor(text);
+}
+
 function* readingsFor(text: string): Generator<string> {
   const literal = dropFormatChars(text);
   yield literal;
