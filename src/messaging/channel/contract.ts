@@ -55,6 +55,18 @@ export interface ChannelEntry<S extends ChannelSettings = ChannelSettings> {
   missing(settings: S, env: Env): string[];
   /** Load the module (and with it the SDK) only when the channel is configured. */
   load(): Promise<ChannelModule<S>>;
+  /**
+   * The platform's own view for `parley doctor` (who the bot is, what it may do, where its calls
+   * go), asked once the section is configured or incomplete. May call the platform, so it loads its
+   * SDK lazily; it never prints a secret. `healthy: false` makes doctor fail.
+   */
+  doctor?(settings: S, env: Env): Promise<DoctorLines>;
+}
+
+/** A channel's lines for `parley doctor` (each already prefixed ✓ / ✗ / - as the report reads). */
+export interface DoctorLines {
+  lines: string[];
+  healthy: boolean;
 }
 
 /** Every section has `enabled`; unset means "on when its credentials are set". */
