@@ -401,9 +401,11 @@ export class SlackRenderer extends Renderer {
    * one), with notes and the footer under it when they fit, and the choices as buttons.
    */
   private async sealChunk(
-    text: string,
+    chunk: string,
     extra: { notes?: readonly string[]; footer?: string; choices?: readonly string[] },
   ): Promise<void> {
+    // Trailing whitespace is never content in a sealed message (the last chunk keeps its newline).
+    const text = chunk.replace(/\s+$/u, "");
     const tail = [...(extra.notes ?? []), extra.footer ?? ""].filter(Boolean).join("\n");
     const choices = extra.choices ?? [];
     await this.flushThinking();
@@ -422,7 +424,7 @@ export class SlackRenderer extends Renderer {
       );
       if (!ts && live.unavailable) {
         this.streamingRefused();
-        return this.sealChunk(text, extra);
+        return this.sealChunk(chunk, extra);
       }
       this.stream = null;
     } else {
