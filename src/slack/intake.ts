@@ -12,8 +12,7 @@ import type { ChannelContext } from "../messaging/channel/contract.js";
 import type { ConversationHub } from "../messaging/channel/hub.js";
 import type { IntakeTicket } from "../messaging/channel/journal.js";
 import type { InboundMessage } from "../messaging/channel/transport.js";
-import { buttonLabel, parseActionId } from "./blocks.js";
-import { fitCap, mrkdwnSafe } from "./format.js";
+import { buttonLabel, context, parseActionId } from "./blocks.js";
 import type { HeldAck } from "./receiver.js";
 import type { SlackAddress, SlackExtra, SlackSurface } from "./surface.js";
 import type { SlackApi, SlackTransport } from "./transport.js";
@@ -144,8 +143,8 @@ export class SlackEvents {
     // An option press: the label comes back from the button the user actually saw.
     const label = shown ? buttonLabel(shown.blocks, pressed.action_id) : undefined;
     if (!label || !shown) return void (await this.surface.ephemeral(address, CHOICE_GONE));
-    const chosen = fitCap(mrkdwnSafe(`${shown.text ? `${shown.text}\n` : ""}✔️ ${label}`))[0] ?? "";
-    const res = await this.api.update({ channel: address.channel, ts: shown.ts, text: chosen, blocks: [] });
+    // The buttons go; the choice is written where they were (the message's own text stays).
+    const res = await this.api.update({ channel: address.channel, ts: shown.ts, blocks: [context(`✔️ ${label}`)] });
     if (!res.ok) this.ctx.logger.debug("slack choice update failed", { error: res.error });
     // A label is model-authored: re-dispatched with command interpretation OFF, journaled like a
     // message (the choice is the user's next message to the agent).

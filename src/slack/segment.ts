@@ -16,13 +16,34 @@ import { flattenPipeTables } from "../messaging/text/markup.js";
 import { splitOptionsTrailer } from "../messaging/text/options.js";
 import { StreamingSplitter } from "../messaging/text/streaming-splitter.js";
 
-/** Pipe tables outside code fences become labelled bullets; code stays byte for byte. */
-export function presentTables(text: string): string {
-  if (!text.includes("|")) return text;
+/**
+ * A link shows where it goes: `[label](url)` becomes `label (url)` (an image's too, once local ones
+ * were cut for upload), so no label can hide its target. Inline code is left as written.
+ */
+function visibleTargets(line: string): string {
+  if (!line.includes("](")) return line;
+  return line
+    .split(/(`[^`\n]*`)/)
+    .map((part, i) =>
+      i % 2 === 1
+        ? part
+        : part.replace(/!?\[([^\]\n]*)\]\(([^()\s]+)\)/g, (_m, label: string, url: string) =>
+            label && label !== url ? `${label} (${url})` : url,
+          ),
+    )
+    .join("");
+}
+
+/**
+ * The presentation Slack is sent, outside code fences: pipe tables flattened into labelled bullets
+ * (the shared reduction), links with their targets shown. Code stays byte for byte.
+ */
+export function present(text: string): string {
+  if (!text.includes("|") && !text.includes("](")) return text;
   const out: string[] = [];
   let run: string[] = [];
   const flush = () => {
-    if (run.length) out.push(flattenPipeTables(run.join("\n")));
+    if (run.length) out.push(flattenPipeTables(run.join("\n")).split("\n").map(visibleTargets).join("\n"));
     run = [];
   };
   for (const [line, role] of iterFenceLines(text)) {
@@ -74,7 +95,7 @@ export class SlackSegment {
   advance(): string[] {
     const cut = this.settledCut();
     if (cut <= this.fed) return [];
-    const next = presentTables(this.source.slice(0, cut));
+    const next = present(this.source.slice(0, cut));
     // Settled text ends at a line break outside any held table, so its presentation only grows.
     if (!next.startsWith(this.presented)) return [];
     const delta = next.slice(this.presented.length);
@@ -99,10 +120,10 @@ export class SlackSegment {
    * is presented, fed, and every remaining chunk returned. The segment then starts afresh.
    */
   finish(remainder: string): string[] {
-    const whole = presentTables(this.fedText + remainder);
+    const whole = present(this.fedText + remainder);
     const delta = whole.startsWith(this.presented)
       ? whole.slice(this.presented.length)
-      : presentTables(remainder);
+      : present(remainder);
     const chunks = [...this.splitter.append(delta), ...this.splitter.finish()];
     this.source = "";
     this.fed = 0;

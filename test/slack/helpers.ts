@@ -140,6 +140,16 @@ export async function until(check: () => boolean | Promise<boolean>, what: strin
   );
 }
 
+/** Every turn has ended and released its session, and the fake heard nothing more for `quietMs`. */
+export async function settled(s: Stack, quietMs = 80): Promise<void> {
+  await until(() => s.startedKeys.every((k) => !s.sessions.isBusy(k)), "every turn released");
+  let seen = -1;
+  while (seen !== s.fake.calls.length) {
+    seen = s.fake.calls.length;
+    await new Promise((r) => setTimeout(r, quietMs));
+  }
+}
+
 /** Everything a user reads in a thread, in order (body, labels, tasks), plus the thread status. */
 export function shown(fake: FakeSlack, channel: string, threadTs?: string, viewer = ALICE): string[] {
   const status = threadTs ? fake.status.get(threadTs) : undefined;

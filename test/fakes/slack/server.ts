@@ -423,8 +423,10 @@ export class FakeSlack {
         const blocks = a.blocks === undefined ? m.blocks : jsonArray(a.blocks);
         const problem = this.checkText(text) ?? checkBlocks(blocks);
         if (problem) return fail(problem);
-        // An edit of a stream (a restarted turn taking over its earlier part) ends the stream.
-        Object.assign(m, { text, blocks, format: "mrkdwn", streaming: false, edits: m.edits + 1 });
+        // An edit of a stream (a restarted turn taking over its earlier part) ends the stream; new
+        // text is mrkdwn, and an edit of the blocks alone keeps the text as it was.
+        const format = a.text === undefined ? m.format : "mrkdwn";
+        Object.assign(m, { text, blocks, format, streaming: false, edits: m.edits + 1 });
         return ok({ channel: m.channel, ts: m.ts });
       }
       case "chat.startStream": {
