@@ -144,7 +144,11 @@ export class SlackEvents {
     const label = shown ? buttonLabel(shown.blocks, pressed.action_id) : undefined;
     if (!label || !shown) return void (await this.surface.ephemeral(address, CHOICE_GONE));
     // The buttons go; the choice is written where they were (the message's own text stays).
-    const res = await this.api.update({ channel: address.channel, ts: shown.ts, blocks: [context(`✔️ ${label}`)] });
+    const res = await this.api.update({
+      channel: address.channel,
+      ts: shown.ts,
+      blocks: [context(`✔️ ${label}`)],
+    });
     if (!res.ok) this.ctx.logger.debug("slack choice update failed", { error: res.error });
     // A label is model-authored: re-dispatched with command interpretation OFF, journaled like a
     // message (the choice is the user's next message to the agent).

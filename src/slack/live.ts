@@ -183,9 +183,10 @@ export class EditMessage {
     if (text === this.shown && !blocks) return this.ts ?? "";
     const body = { text, ...(blocks ? { blocks } : {}), unfurl_links: false, unfurl_media: false };
     if (this.ts === null) {
+      // The blocks are part of what the message says: a prompt posted again carries a new nonce.
       const ts = await createPart(
         this.t,
-        text,
+        blocks ? `${text}\n${JSON.stringify(blocks)}` : text,
         async () => {
           const res = await this.t.api.postMessage({
             channel: this.t.channel,

@@ -121,9 +121,7 @@ export class SlackSegment {
    */
   finish(remainder: string): string[] {
     const whole = present(this.fedText + remainder);
-    const delta = whole.startsWith(this.presented)
-      ? whole.slice(this.presented.length)
-      : present(remainder);
+    const delta = whole.startsWith(this.presented) ? whole.slice(this.presented.length) : present(remainder);
     const chunks = [...this.splitter.append(delta), ...this.splitter.finish()];
     this.source = "";
     this.fed = 0;

@@ -95,7 +95,10 @@ const SCENARIOS: Record<string, Scenario> = {
       await untilFooter(s.fake, DM);
       await settled(s);
       s.fake.userMessage({ channel: DM, user: ALICE, text: "deploy it", threadTs: thread });
-      await until(() => s.fake.botMessages(DM).some((m) => /deploy --prod/.test(m.text)), "the second prompt");
+      await until(
+        () => s.fake.botMessages(DM).some((m) => /deploy --prod/.test(m.text)),
+        "the second prompt",
+      );
       await pressWhere(s, ":0");
       await untilFooter(s.fake, DM, 2);
     },

@@ -21,7 +21,7 @@ import { slackChannel } from "../../src/slack/index.js";
 import type { RunningSlack, SlackStartOverrides } from "../../src/slack/start.js";
 import { start as startSlack } from "../../src/slack/start.js";
 import type { FakeMessage } from "../fakes/slack/server.js";
-import { FakeSlack } from "../fakes/slack/server.js";
+import { buttonsOf, FakeSlack } from "../fakes/slack/server.js";
 import { openTestStore, testChannelContext } from "../helpers/channel-context.js";
 
 export const ALICE = "U0000000001";
@@ -76,7 +76,8 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
     },
   });
   const home = o.home ?? mkdtempSync(join(tmpdir(), "parley-slack-"));
-  const parley = o.parley ?? (await openTestStore(home, o.clock ? { now: () => (o.clock as Clock).now() } : {}));
+  const parley =
+    o.parley ?? (await openTestStore(home, o.clock ? { now: () => (o.clock as Clock).now() } : {}));
   const ctx = testChannelContext<SlackSettings>(slackChannel, {
     parley,
     section: {
@@ -131,7 +132,11 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
 }
 
 /** Wait (bounded) until `check` holds. */
-export async function until(check: () => boolean | Promise<boolean>, what: string, timeout = 8_000): Promise<void> {
+export async function until(
+  check: () => boolean | Promise<boolean>,
+  what: string,
+  timeout = 8_000,
+): Promise<void> {
   await vi.waitFor(
     async () => {
       if (!(await check())) throw new Error(`not yet: ${what}`);
@@ -154,7 +159,10 @@ export async function settled(s: Stack, quietMs = 80): Promise<void> {
 export function shown(fake: FakeSlack, channel: string, threadTs?: string, viewer = ALICE): string[] {
   const status = threadTs ? fake.status.get(threadTs) : undefined;
   return [
-    ...fake.thread(channel, threadTs, viewer).filter((m) => m.bot).flatMap((m) => fake.visibleParts(m)),
+    ...fake
+      .thread(channel, threadTs, viewer)
+      .filter((m) => m.bot)
+      .flatMap((m) => fake.visibleParts(m)),
     ...(status ? [status] : []),
   ];
 }
@@ -173,9 +181,7 @@ export function fenceLines(text: string): number {
 }
 
 export function buttonIds(m: FakeMessage | undefined): string[] {
-  return (m?.blocks ?? []).flatMap((b) =>
-    Array.isArray(b.elements) ? (b.elements as { action_id?: string }[]).map((e) => e.action_id ?? "") : [],
-  );
+  return m ? buttonsOf(m).map((b) => b.actionId) : [];
 }
 
 export const text = (t: string): ScriptStep => ({ type: "text", text: t });

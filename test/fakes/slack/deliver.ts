@@ -156,7 +156,9 @@ export class SlackDelivery {
       const d = this.all.find((x) => x.id === msg.envelope_id);
       if (d) d.acked = true;
     });
-    ws.send(JSON.stringify({ type: "hello", num_connections: this.sockets.size, debug_info: { host: "fake" } }));
+    ws.send(
+      JSON.stringify({ type: "hello", num_connections: this.sockets.size, debug_info: { host: "fake" } }),
+    );
     for (const d of this.waiting.splice(0)) this.attempt(d);
   }
 
@@ -175,7 +177,9 @@ export class SlackDelivery {
     d.attempts += 1;
     const { body, type } = this.bodyOf(d);
     const retry: Record<string, string> =
-      d.attempts > 1 ? { "x-slack-retry-num": String(d.attempts - 1), "x-slack-retry-reason": "http_timeout" } : {};
+      d.attempts > 1
+        ? { "x-slack-retry-num": String(d.attempts - 1), "x-slack-retry-reason": "http_timeout" }
+        : {};
     let status = 0;
     try {
       status = await this.signedPost(body, { type, headers: retry, timeoutMs: this.ackTimeoutMs });

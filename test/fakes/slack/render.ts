@@ -33,6 +33,7 @@ export function controlSequences(raw: string): string[] {
   const found: string[] = [];
   for (const m of raw.matchAll(/<!(channel|here|everyone)(\|[^>]*)?>/g)) found.push(m[0]);
   for (const m of raw.matchAll(/<[@#][UWCG][A-Z0-9]+(\|[^>]*)?>/g)) found.push(m[0]);
-  for (const m of raw.matchAll(/<((?:https?|mailto):[^<>|\n]+)\|([^<>\n]+)>/g)) if (m[1] !== m[2]) found.push(m[0]);
+  for (const m of raw.matchAll(/<((?:https?|mailto):[^<>|\n]+)\|([^<>\n]+)>/g))
+    if (m[1] !== m[2]) found.push(m[0]);
   return found;
 }

@@ -199,7 +199,8 @@ export class FakeSlack {
 
   /** A message as rendered: its text (or its blocks' text) with markup shown the way Slack shows it. */
   visible(m: FakeMessage): string {
-    const body = m.format === "markdown" ? renderMarkdown(m.text) : m.blocks.length ? "" : renderMrkdwn(m.text);
+    const body =
+      m.format === "markdown" ? renderMarkdown(m.text) : m.blocks.length ? "" : renderMrkdwn(m.text);
     const blockText = m.blocks.flatMap(blockTexts).map(renderMrkdwn);
     return [body, ...blockText].filter((s) => s !== "").join("\n");
   }
@@ -342,7 +343,8 @@ export class FakeSlack {
 
   private async onRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const url = new URL(req.url ?? "/", "http://fake");
-    if (req.method === "GET" && url.pathname.startsWith("/files-pri/")) return this.serveFile(req, res, url.pathname);
+    if (req.method === "GET" && url.pathname.startsWith("/files-pri/"))
+      return this.serveFile(req, res, url.pathname);
     const raw = await readBody(req);
     if (url.pathname.startsWith("/upload/")) {
       const id = url.pathname.slice("/upload/".length);
@@ -365,13 +367,18 @@ export class FakeSlack {
     };
     if (this.calls.length > this.o.maxCalls) return send(503, { ok: false, error: "fake_call_budget_spent" });
     const until = this.cooldown.get(method) ?? 0;
-    if (Date.now() < until) this.violations.push(`${method} sent ${until - Date.now()} ms before its Retry-After ended`);
+    if (Date.now() < until)
+      this.violations.push(`${method} sent ${until - Date.now()} ms before its Retry-After ended`);
     const injected = this.injected.findIndex((i) => i.method === method);
     if (injected >= 0) {
       const failure = this.injected.splice(injected, 1)[0] as Injected;
       if (failure.retryAfterSec !== undefined) {
         this.cooldown.set(method, Date.now() + failure.retryAfterSec * 1000);
-        return send(429, { ok: false, error: "ratelimited" }, { "retry-after": String(failure.retryAfterSec) });
+        return send(
+          429,
+          { ok: false, error: "ratelimited" },
+          { "retry-after": String(failure.retryAfterSec) },
+        );
       }
       if (failure.status) return send(failure.status, { ok: false, error: "http_error" });
       return send(200, { ok: false, error: failure.error ?? "fatal_error" });
@@ -407,7 +414,12 @@ export class FakeSlack {
         const blocks = jsonArray(a.blocks);
         const problem = this.checkText(text) ?? checkBlocks(blocks);
         if (problem) return fail(problem);
-        const m = this.create(String(a.channel), stringOr(a.thread_ts), a.markdown_text ? "markdown" : "mrkdwn", text);
+        const m = this.create(
+          String(a.channel),
+          stringOr(a.thread_ts),
+          a.markdown_text ? "markdown" : "mrkdwn",
+          text,
+        );
         m.blocks = blocks;
         if (method === "chat.postEphemeral") {
           m.ephemeralFor = String(a.user);
@@ -432,7 +444,8 @@ export class FakeSlack {
       case "chat.startStream": {
         const channel = String(a.channel);
         if (!a.thread_ts) return fail("invalid_arguments");
-        if (!channel.startsWith("D") && (!a.recipient_user_id || !a.recipient_team_id)) return fail("missing_recipient");
+        if (!channel.startsWith("D") && (!a.recipient_user_id || !a.recipient_team_id))
+          return fail("missing_recipient");
         const m = this.create(channel, String(a.thread_ts), "markdown", "");
         m.streaming = true;
         const problem = this.appendChunks(m, a);
@@ -535,7 +548,11 @@ export class FakeSlack {
         m.text += text;
         if (Array.from(m.text).length > MAX_TEXT) this.violations.push(`stream over ${MAX_TEXT} code points`);
       } else if (c.type === "task_update") {
-        m.tasks.set(String(c.id), { id: String(c.id), title: String(c.title ?? ""), status: String(c.status ?? "") });
+        m.tasks.set(String(c.id), {
+          id: String(c.id),
+          title: String(c.title ?? ""),
+          status: String(c.status ?? ""),
+        });
       } else return "invalid_chunks";
     }
     return undefined;
@@ -548,10 +565,14 @@ export class FakeSlack {
     if (req.headers.authorization !== `Bearer ${this.botToken}`) return void res.writeHead(403).end();
     if (!spec) return void res.writeHead(404).end();
     if (spec.redirectTo) return void res.writeHead(302, { location: spec.redirectTo }).end();
-    await serveFileBody(res, { bytes: spec.bytes ?? new Uint8Array(), contentType: spec.mimetype ?? "" }, {
-      served: 0,
-      closedEarly: false,
-    });
+    await serveFileBody(
+      res,
+      { bytes: spec.bytes ?? new Uint8Array(), contentType: spec.mimetype ?? "" },
+      {
+        served: 0,
+        closedEarly: false,
+      },
+    );
   }
 
   async close(): Promise<void> {
@@ -570,7 +591,10 @@ export function buttonsOf(m: Pick<FakeMessage, "blocks">): { label: string; acti
     Array.isArray(b.elements)
       ? (b.elements as Json[])
           .filter((e) => e.type === "button")
-          .map((e) => ({ label: String((e.text as Json | undefined)?.text ?? ""), actionId: String(e.action_id) }))
+          .map((e) => ({
+            label: String((e.text as Json | undefined)?.text ?? ""),
+            actionId: String(e.action_id),
+          }))
       : [],
   );
 }
@@ -585,9 +609,13 @@ function blockTexts(b: Json): string[] {
 
 function checkBlocks(blocks: Json[]): string | undefined {
   for (const b of blocks) {
-    if (b.type === "section" && Array.from(String((b.text as Json | undefined)?.text ?? "")).length > SECTION_MAX)
+    if (
+      b.type === "section" &&
+      Array.from(String((b.text as Json | undefined)?.text ?? "")).length > SECTION_MAX
+    )
       return "invalid_blocks";
-    if (b.type === "actions" && Array.isArray(b.elements) && (b.elements as Json[]).length > 25) return "invalid_blocks";
+    if (b.type === "actions" && Array.isArray(b.elements) && (b.elements as Json[]).length > 25)
+      return "invalid_blocks";
   }
   return undefined;
 }
