@@ -33,6 +33,8 @@ export class SlackDelivery {
   target = "";
   ackTimeoutMs = 3_000;
   maxRetries = 3;
+  /** Called as each acknowledgement arrives (before the delivery counts as acked). */
+  onAck: ((d: Delivery) => void) | undefined;
   /** Socket connections opened so far (a reconnect opens another). */
   connections = 0;
   readonly all: Delivery[] = [];
@@ -154,7 +156,9 @@ export class SlackDelivery {
         return;
       }
       const d = this.all.find((x) => x.id === msg.envelope_id);
-      if (d) d.acked = true;
+      if (!d) return;
+      this.onAck?.(d);
+      d.acked = true;
     });
     ws.send(
       JSON.stringify({ type: "hello", num_connections: this.sockets.size, debug_info: { host: "fake" } }),
@@ -187,8 +191,10 @@ export class SlackDelivery {
       status = 0;
     }
     d.statuses.push(status);
-    if (status === 200) d.acked = true;
-    else if (d.kind === "events_api" && d.attempts <= this.maxRetries && !this.closed) this.attempt(d);
+    if (status === 200) {
+      this.onAck?.(d);
+      d.acked = true;
+    } else if (d.kind === "events_api" && d.attempts <= this.maxRetries && !this.closed) this.attempt(d);
   }
 
   /** POST `body` to parley's request URL, signed (or forged: another secret, an old timestamp). */
