@@ -33,6 +33,8 @@ export class SlackDelivery {
   target = "";
   ackTimeoutMs = 3_000;
   maxRetries = 3;
+  /** Called for each new socket after its hello; `close` ends it at once (an accept-then-close peer). */
+  onConnect: ((close: () => void) => void) | undefined;
   /** Called as each acknowledgement arrives (before the delivery counts as acked). */
   onAck: ((d: Delivery) => void) | undefined;
   /** Socket connections opened so far (a reconnect opens another). */
@@ -163,7 +165,13 @@ export class SlackDelivery {
     ws.send(
       JSON.stringify({ type: "hello", num_connections: this.sockets.size, debug_info: { host: "fake" } }),
     );
-    for (const d of this.waiting.splice(0)) this.attempt(d);
+    let dropped = false;
+    this.onConnect?.(() => {
+      dropped = true;
+      this.sockets.delete(ws);
+      ws.close(1001, "going away");
+    });
+    if (!dropped) for (const d of this.waiting.splice(0)) this.attempt(d);
   }
 
   // ── the Events API ───────────────────────────────────────────────────────────────────────
