@@ -18,6 +18,7 @@ import { LiveStatus, ToolParagraphs } from "../messaging/channel/live-status.js"
 import type { LadderTimings, PhaseEmojis, StallEmojis } from "../messaging/channel/phase-ladder.js";
 import { PhaseReactionLadder, phaseForToolTitle } from "../messaging/channel/phase-ladder.js";
 import {
+  approvalOutcomeLabel,
   freshSessionNotice,
   noAnswerNotice,
   SerialQueue,
@@ -229,10 +230,20 @@ export class SlackRenderer extends Renderer {
   /** Resolve the prompt on screen: the buttons go and the outcome is written in. */
   override markApproval(requestId: string, outcome: string): Promise<void> {
     this.ladder?.resume();
+    const marked = this.writeOutcome(requestId, outcome);
+    if (!marked) return Promise.resolve();
+    // The turn goes on below the prompt: the status says so until its next frame.
+    if (this.stopReason) return marked;
+    this.status.thinking();
+    return marked.then(() => this.frame());
+  }
+
+  /** The prompt's buttons go and `outcome` is written in; null when no such prompt is open. */
+  private writeOutcome(requestId: string, outcome: string): Promise<void> | null {
     const prompt = this.approvals.get(requestId);
-    if (!prompt) return Promise.resolve();
+    if (!prompt) return null;
     this.approvals.delete(requestId);
-    const marked = this.queue.run(async () => {
+    return this.queue.run(async () => {
       const res = await this.o.api.update({
         channel: this.o.channel,
         ts: prompt.ts,
@@ -241,10 +252,6 @@ export class SlackRenderer extends Renderer {
       });
       if (!res.ok) this.o.logger.debug("slack prompt update failed", { error: res.error });
     });
-    // The turn goes on below the prompt: the status says so until its next frame.
-    if (this.stopReason) return marked;
-    this.status.thinking();
-    return marked.then(() => this.frame());
   }
 
   async onCompaction(contextUsagePct: number | undefined, receipt: string): Promise<void> {
@@ -273,6 +280,10 @@ export class SlackRenderer extends Renderer {
   override async close(reason?: unknown): Promise<void> {
     this.clock.clearTimeout(this.pending);
     this.pending = null;
+    // A prompt still showing buttons when the turn ends (a /stop, a failure) was never decided:
+    // a decided prompt must never look live, so it says so and its buttons go.
+    for (const requestId of [...this.approvals.keys()])
+      void this.writeOutcome(requestId, approvalOutcomeLabel("abandoned"));
     await this.queue.idle();
     if (reason && !this.landed && !this.stopReason) {
       // A turn that never reached its end (no DONE) must still say so.
