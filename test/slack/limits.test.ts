@@ -60,7 +60,7 @@ describe.each([
     const code = Array.from({ length: 70 }, (_, i) => `  line_${i} = compute(${i}) # ${"x".repeat(20)}`).join(
       "\n",
     );
-    const chunks = Array.from({ length: 6 }, (_, i) => `${para}\n\n\`\`\`py\n${code}\n\`\`\`\n\n`);
+    const chunks = Array.from({ length: 6 }, () => `${para}\n\n\`\`\`py\n${code}\n\`\`\`\n\n`);
     stack = await startStack({ slack: { streaming }, turns: [[...chunks.map(text), text("Done."), done]] });
     stack.fake.userMessage({ channel: DM, user: ALICE, text: "a lot please" });
     await untilFooter(stack.fake, DM);
