@@ -4,6 +4,7 @@
  * slash command is refused and audited; `/stop` ends the running turn and its open prompt says so;
  * `!new` starts a new generation in the same thread.
  */
+import { readFileSync } from "node:fs";
 import { afterEach, describe, expect, it } from "vitest";
 import { SLACK_COMMANDS } from "../../src/slack/commands.js";
 import { BOT_EVENTS, REQUIRED_SCOPES, slackManifest } from "../../src/slack/manifest.js";
@@ -140,5 +141,26 @@ describe("the app manifest", () => {
     expect(http.settings.socket_mode_enabled).toBe(false);
     expect(http.features.slash_commands[0]?.url).toBe("https://bot.example.com/slack/events");
     expect(http.settings.event_subscriptions.request_url).toBe("https://bot.example.com/slack/events");
+  });
+});
+
+describe("docs/channels/slack.md", () => {
+  const doc = readFileSync(new URL("../../docs/channels/slack.md", import.meta.url), "utf8");
+  /** The JSON block under a heading. */
+  const block = (heading: string): unknown => {
+    const at = doc.indexOf(`### ${heading}`);
+    const body = /```json\n([\s\S]*?)\n```/.exec(doc.slice(at));
+    if (at < 0 || !body?.[1]) throw new Error(`no manifest under ${heading}`);
+    return JSON.parse(body[1]);
+  };
+
+  it("carries the generated manifest for each mode, and names every scope, event, token and command", () => {
+    expect(block("Socket Mode manifest")).toEqual(slackManifest({ mode: "socket", slashCommand: "/parley" }));
+    expect(block("HTTP manifest")).toEqual(slackManifest({ mode: "http", slashCommand: "/parley" }));
+    for (const scope of REQUIRED_SCOPES) expect(doc).toContain(`\`${scope}\``);
+    for (const event of BOT_EVENTS) expect(doc).toContain(`\`${event}\``);
+    for (const env of ["SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "SLACK_SIGNING_SECRET", "SLACK_API_URL"])
+      expect(doc).toContain(env);
+    for (const c of SLACK_COMMANDS) expect(doc).toContain(`\`!${c.name}`);
   });
 });
