@@ -11,6 +11,7 @@ import type { Clock } from "../../src/messaging/base/clock.js";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import type { GrantControl } from "../../src/messaging/channel/contract.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
+import type { TitleGenerator } from "../../src/messaging/session/auto-title.js";
 import { SessionManager } from "../../src/messaging/session/session-manager.js";
 import type { ParleyStore } from "../../src/messaging/store/port.js";
 import type { PipelineProvider } from "../../src/messaging/turn/pipeline.js";
@@ -57,6 +58,8 @@ export interface StackOptions {
   clock?: Clock;
   fake?: FakeSlack;
   grant?: GrantControl;
+  /** Auto-titles: absent, conversations are not named. */
+  titles?: TitleGenerator;
   home?: string;
   parley?: ParleyStore;
   env?: Record<string, string>;
@@ -101,6 +104,7 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
     sessions,
     ...(o.clock ? { clock: o.clock } : {}),
     ...(o.grant ? { grant: o.grant } : {}),
+    ...(o.titles ? { titles: o.titles } : {}),
   });
   const running = await startSlack(ctx, {
     throttleMs: 0,
