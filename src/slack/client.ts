@@ -124,6 +124,11 @@ export class SlackClient {
     return this.call<{ ts: string }>("chat.update", args);
   }
 
+  /** chat.delete: the bot removes one of its own messages. */
+  deleteMessage(channel: string, ts: string) {
+    return this.call("chat.delete", { channel, ts });
+  }
+
   postEphemeral(args: Args) {
     return this.call("chat.postEphemeral", args);
   }

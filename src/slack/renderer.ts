@@ -293,6 +293,14 @@ export class SlackRenderer extends Renderer {
       });
       this.arm()?.finalize(true);
     }
+    // A resumed turn that finished: what its first run posted beyond this run's messages (a longer
+    // first try, a prompt this run never asked) belongs to an answer this one replaced, so it goes.
+    if (this.stopReason)
+      for (const ts of this.parts.leftovers())
+        await this.queue.run(async () => {
+          const res = await this.o.api.deleteMessage(this.o.channel, ts);
+          if (!res.ok) this.o.logger.debug("slack leftover delete failed", { error: res.error });
+        });
     this.closed = true;
     await this.ladder?.close();
   }

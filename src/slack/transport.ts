@@ -48,6 +48,7 @@ export type SlackApi = Pick<
   SlackClient,
   | "postMessage"
   | "update"
+  | "deleteMessage"
   | "postEphemeral"
   | "startStream"
   | "appendStream"

@@ -2,7 +2,8 @@
  * Kill mid-turn and restart, with the real store: the process "dies" (its connection closes, its
  * open turn is abandoned, never settled), a new one on the same data home answers the message it
  * had journaled, on the messages the first run posted (no duplicate answer, nothing lost), and an
- * envelope Slack delivers again to the new process is acknowledged and answered nowhere.
+ * envelope Slack delivers again to the new process is acknowledged and answered nowhere. What the
+ * first run posted beyond the new answer (its prompt) is deleted, never left looking live.
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -68,11 +69,12 @@ describe.each(["socket", "http"] as const)("restart (%s)", (mode) => {
     expect(second.audit.find("intake", "dropped").map((r) => r.fields.reason)).toEqual(["redelivered"]);
     const seen = shown(fake, DM, thread);
     expect(seen.filter((t) => t.includes("the one answer"))).toHaveLength(1);
-    // The answer took the place of what the first run had streamed: no second copy, no leftover.
+    // The answer took the place of what the first run had streamed: no second copy, no leftover;
+    // the first run's prompt, which this run never asked, is gone rather than left looking live.
     expect(seen.some((t) => t.includes("working on it"))).toBe(false);
-    const now = fake.botMessages(DM).map((m) => m.ts);
-    expect(now.slice(0, posted.length)).toEqual(posted);
-    expect(fake.botMessages(DM).filter((m) => fake?.visible(m).includes("the one answer"))).toHaveLength(1);
+    expect(seen.some((t) => t.includes("slow tool"))).toBe(false);
+    expect(fake.botMessages(DM).map((m) => m.ts)).toEqual([posted[0]]);
+    expect(fake.callsTo("chat.delete").map((c) => c.args.ts)).toEqual(posted.slice(1));
   });
 
   it("an event answered before the kill and delivered again after it is not answered twice", async () => {

@@ -441,6 +441,12 @@ export class FakeSlack {
         Object.assign(m, { text, blocks, format, streaming: false, edits: m.edits + 1 });
         return ok({ channel: m.channel, ts: m.ts });
       }
+      case "chat.delete": {
+        const m = this.find(a);
+        if (!m) return fail("message_not_found");
+        this.messages.splice(this.messages.indexOf(m), 1);
+        return ok({ channel: m.channel, ts: m.ts });
+      }
       case "chat.startStream": {
         const channel = String(a.channel);
         if (!a.thread_ts) return fail("invalid_arguments");
