@@ -24,7 +24,7 @@ afterEach(async () => {
   fake = undefined;
 });
 
-async function setup(reactionsEnabled: boolean) {
+async function setup(reactionsEnabled: boolean, o: { throttleMs?: number; streaming?: boolean } = {}) {
   fake = await new FakeSlack().start();
   const f = fake;
   const api = new SlackClient({
@@ -43,9 +43,9 @@ async function setup(reactionsEnabled: boolean) {
     parts: TurnParts.unrecorded(),
     logger: new MemoryLogger(),
     audit: new MemoryAuditSink(),
-    toggles: { reactionsEnabled, showThinking: false, streaming: true },
+    toggles: { reactionsEnabled, showThinking: false, streaming: o.streaming ?? true },
     clock,
-    throttleMs: 0,
+    throttleMs: o.throttleMs ?? 0,
   });
   /** Reaction calls on the user's message, in order: +name / -name. */
   const log = () =>
@@ -99,6 +99,40 @@ describe("slack: phase reactions and status", () => {
     expect(log()).toEqual([]);
     expect(f.botMessages(DM).some((m) => f.visible(m).startsWith("Done."))).toBe(true);
   });
+});
+
+describe("slack: the throttle", () => {
+  it.each([
+    ["edited", false, "chat.update"],
+    ["streamed", true, "chat.appendStream"],
+  ] as const)(
+    "%s: a burst of text within the interval costs one frame, the next one the next",
+    async (_n, streaming, method) => {
+      const { f, renderer, clock } = await setup(false, { throttleMs: 1000, streaming });
+      await renderer.onTurnStart();
+      clock.advanceSync(1000);
+      await vi.waitFor(() => expect(f.botMessages(DM).length).toBe(streaming ? 0 : 1), { timeout: 5000 });
+      const frames = () => f.callsTo(method).length + f.callsTo("chat.startStream").length;
+      const before = frames();
+      for (let i = 0; i < 10; i++) await renderer.onTextChunk(`line ${i}\n`);
+      // Nothing before the interval is over.
+      expect(frames()).toBe(before);
+      clock.advanceSync(1000);
+      await vi.waitFor(() => expect(frames()).toBe(before + 1), { timeout: 5000 });
+      for (let i = 10; i < 20; i++) await renderer.onTextChunk(`line ${i}\n`);
+      clock.advanceSync(999);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(frames()).toBe(before + 1);
+      clock.advanceSync(1);
+      await vi.waitFor(() => expect(frames()).toBe(before + 2), { timeout: 5000 });
+      await renderer.onDone("end_turn");
+      await renderer.close();
+      // The whole answer landed in one message, live message and answer alike.
+      const answer = f.botMessages(DM).filter((m) => f.visible(m).includes("line 0"));
+      expect(answer).toHaveLength(1);
+      expect(f.visible(answer[0] as (typeof answer)[number])).toContain("line 19");
+    },
+  );
 });
 
 describe("slack: the auto-title", () => {
