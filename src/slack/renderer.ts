@@ -19,6 +19,7 @@ import type { LadderTimings, PhaseEmojis, StallEmojis } from "../messaging/chann
 import { PhaseReactionLadder, phaseForToolTitle } from "../messaging/channel/phase-ladder.js";
 import {
   approvalOutcomeLabel,
+  contextUsageAtEnd,
   freshSessionNotice,
   noAnswerNotice,
   SerialQueue,
@@ -522,12 +523,7 @@ export class SlackRenderer extends Renderer {
 
   /** `reasonShown`: the no-answer notice above already says why the turn failed. */
   private async footerLine(reasonShown: boolean): Promise<string> {
-    let usage: number | undefined;
-    try {
-      usage = (await this.o.contextUsage?.()) ?? this.compactionPct;
-    } catch (error) {
-      this.o.logger.debug("context usage unavailable", { error: String(error) });
-    }
+    const usage = await contextUsageAtEnd(this.o.contextUsage, this.compactionPct, this.o.logger);
     return turnStatusLine(this.stopReason, {
       elapsedMs: this.clock.now() - this.startedAt,
       ...(usage === undefined ? {} : { contextUsagePct: usage }),
