@@ -23,6 +23,9 @@ export const SLACK_COMMANDS = commandTable(
     "unlink",
     "temporary",
     "incognito",
+    // Issue 16 gives every channel its history; a thread's title is Slack's assistant thread title.
+    "title",
+    "history",
   ],
   { model: { args: "", help: "Pick the agent's model from a list of buttons." } },
 );

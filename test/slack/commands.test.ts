@@ -114,6 +114,30 @@ describe("!sub in a thread", () => {
   });
 });
 
+describe("!title and !history", () => {
+  it("!title names the thread; !history shows what was said in it", async () => {
+    stack = await startStack({ turns: [[text("Paris is the capital."), done]] });
+    const f = stack.fake;
+    const { ts: thread } = f.userMessage({ channel: DM, user: ALICE, text: "capital of France?" });
+    await untilFooter(f, DM);
+    await settled(stack);
+    f.userMessage({ channel: DM, user: ALICE, text: "!title Geography", threadTs: thread });
+    await until(() => f.titles.get(thread) === "Geography", "the thread title");
+    f.userMessage({ channel: DM, user: ALICE, text: "!history", threadTs: thread });
+    await until(
+      () =>
+        shown(f, DM, thread).some(
+          (t) => t.includes("Paris is the capital.") && t !== shown(f, DM, thread)[0],
+        ),
+      "the history",
+    );
+    const history = shown(f, DM, thread).at(-1) ?? "";
+    expect(history).toContain("capital of France?");
+    expect(history).toContain("Paris is the capital.");
+    expect(stack.provider.prompts).toHaveLength(1);
+  });
+});
+
 describe("the app manifest", () => {
   it("is generated from the command table, the scopes parley needs and the events it reads", () => {
     const socket = slackManifest({ mode: "socket", slashCommand: "/parley" }) as {
