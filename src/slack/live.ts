@@ -195,7 +195,13 @@ export class EditMessage {
           });
           return res.ok ? res.data.ts : "";
         },
-        async (earlier) => (await this.t.api.update({ channel: this.t.channel, ts: earlier, ...body })).ok,
+        async (earlier) => {
+          if ((await this.t.api.update({ channel: this.t.channel, ts: earlier, ...body })).ok) return true;
+          // Slack would not edit it (a stream the dead run never closed, say): it goes, so the
+          // fresh post below is the only copy (a message already gone just fails to go again).
+          await this.t.api.deleteMessage(this.t.channel, earlier);
+          return false;
+        },
       );
       if (ts) this.ts = ts;
     } else {

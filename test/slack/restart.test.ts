@@ -77,6 +77,34 @@ describe.each(["socket", "http"] as const)("restart (%s)", (mode) => {
     expect(fake.callsTo("chat.delete").map((c) => c.args.ts)).toEqual(posted.slice(1));
   });
 
+  it("a first-run message Slack will not edit is deleted, and the answer posted once", async () => {
+    fake = await new FakeSlack().start();
+    const home = mkdtempSync(join(tmpdir(), "parley-slack-kill-"));
+    const first = await startStack({
+      mode,
+      fake,
+      home,
+      turns: [{ steps: [text("half an answer…\n\n"), permissionRequest({ title: "slow tool" })] }],
+    });
+    stacks.push(first);
+    const { ts: thread } = fake.userMessage({ channel: DM, user: ALICE, text: "go" });
+    await until(
+      () => shown(fake as FakeSlack, DM, thread).some((t) => t.includes("slow tool")),
+      "the prompt",
+    );
+    await crash(first);
+    // The resumed turn's edit of the first run's message is refused.
+    fake.failNext("chat.update", { error: "cant_update_message" });
+    const second = await startStack({ mode, fake, home, turns: [[text("the whole answer"), done]] });
+    stacks.push(second);
+    await untilFooter(fake, DM);
+    await settled(second);
+    const seen = shown(fake, DM, thread);
+    expect(seen.filter((t) => t.includes("the whole answer"))).toHaveLength(1);
+    expect(seen.some((t) => t.includes("half an answer") || t.includes("slow tool"))).toBe(false);
+    expect(fake.botMessages(DM)).toHaveLength(1);
+  });
+
   it("an event answered before the kill and delivered again after it is not answered twice", async () => {
     fake = await new FakeSlack().start();
     const home = mkdtempSync(join(tmpdir(), "parley-slack-kill-"));
