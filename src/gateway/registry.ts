@@ -5,6 +5,7 @@
  */
 import { discordChannel } from "../discord/index.js";
 import type { ChannelEntry } from "../messaging/channel/contract.js";
+import { slackChannel } from "../slack/index.js";
 import { telegramChannel } from "../telegram/index.js";
 import { webchatChannel } from "../webchat/index.js";
 import { whatsappChannel } from "../whatsapp/index.js";
@@ -14,4 +15,5 @@ export const CHANNELS: readonly ChannelEntry[] = [
   telegramChannel,
   discordChannel,
   whatsappChannel,
+  slackChannel,
 ];

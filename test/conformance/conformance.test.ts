@@ -12,6 +12,7 @@ import { discordDispatcher, discordHarness } from "./discord.harness.js";
 import type { DispatcherHarness } from "./dispatcher-contract.js";
 import { DISPATCHER_CHECKS, dispatcherContract } from "./dispatcher-contract.js";
 import { LIFECYCLE_CHECKS, lifecycleContract } from "./lifecycle-contract.js";
+import { slackDispatcher, slackHarness } from "./slack.harness.js";
 import { telegramDispatcher, telegramHarness } from "./telegram.harness.js";
 import { webchatDispatcher, webchatHarness } from "./webchat.harness.js";
 import { whatsappDispatcher, whatsappHarness } from "./whatsapp.harness.js";
@@ -21,6 +22,7 @@ const HARNESSES: [ChannelHarness, DispatcherHarness][] = [
   [telegramHarness, telegramDispatcher],
   [discordHarness, discordDispatcher],
   [whatsappHarness, whatsappDispatcher],
+  [slackHarness, slackDispatcher],
 ];
 const CHECKS = [...CONTRACT_CHECKS, ...DISPATCHER_CHECKS, ...LIFECYCLE_CHECKS];
 const results = new Map<string, Map<string, boolean>>();

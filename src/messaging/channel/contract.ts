@@ -62,8 +62,12 @@ export interface ChannelEntry<S extends ChannelSettings = ChannelSettings> {
    * on by default. Reads files only; imports no SDK.
    */
   credentialsInHome?(home: string): boolean;
-  /** Extra `parley doctor` lines about the channel (origin, linked account, permissions); no SDK. */
-  doctor?(input: ChannelDoctorInput<S>): ChannelDoctorReport;
+  /**
+   * The platform's own view for `parley doctor` (origin, who the bot is, linked account, what it
+   * may do, permissions), asked once the section is configured or incomplete. One that calls the
+   * platform loads its SDK lazily; it never prints a secret. `healthy: false` makes doctor fail.
+   */
+  doctor?(input: ChannelDoctorInput<S>): ChannelDoctorReport | Promise<ChannelDoctorReport>;
   /**
    * Subcommands under `parley <name>` (WhatsApp's `link`, `unlink`): each loads what it needs
    * lazily, like `load()`. The key is the subcommand's name.
@@ -79,6 +83,7 @@ export interface ChannelDoctorInput<S> {
   home: string;
 }
 
+/** A channel's lines for `parley doctor` (each already prefixed ✓ / ✗ / - as the report reads). */
 export interface ChannelDoctorReport {
   lines: string[];
   /** False when something keeps the channel from working (doctor then exits non-zero). */

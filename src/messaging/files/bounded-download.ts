@@ -17,6 +17,12 @@ export interface BoundedDownloadOptions {
   maxBytes: number;
   /** Names the server in refusal text ("the file server", "Telegram's file server"). */
   serverName?: string;
+  /**
+   * Headers sent with the GET, for a file server that needs a credential (Slack's bot token). Safe
+   * only because no redirect is ever followed: the credential reaches the admitted URL and nothing
+   * else. Default: none, so whatever authorizes the download must already be in the URL.
+   */
+  headers?: Readonly<Record<string, string>>;
   /** Injected for tests; the global fetch otherwise. */
   fetch?: typeof fetch;
 }
@@ -51,8 +57,8 @@ export async function* boundedDownload(
       (opts.fetch ?? fetch)(url, {
         method: "GET",
         redirect: "manual",
-        // No Authorization, no cookies: whatever authorizes the download is already in the URL.
-        headers: { accept: "*/*" },
+        // No cookies; a credential only when the channel supplies one for this admitted URL.
+        headers: { ...opts.headers, accept: "*/*" },
         signal: abort.signal,
       }),
       abort.signal,

@@ -4,7 +4,6 @@
  */
 
 import type { AuditOutcome, AuditRecord } from "../../messaging/security/audit.js";
-import { canonicalKey } from "../../messaging/session/keys.js";
 import type {
   AgentSessionRef,
   AgentSessionStore,
@@ -24,7 +23,7 @@ export class SqlAgentSessionStore implements AgentSessionStore {
     const row = await this.db
       .selectFrom("agent_session")
       .select(["agent", "agent_session_id"])
-      .where("session_key", "=", canonicalKey(sessionKey))
+      .where("session_key", "=", sessionKey)
       .executeTakeFirst();
     return row ? { agent: row.agent, agentSessionId: row.agent_session_id } : undefined;
   }
@@ -35,7 +34,7 @@ export class SqlAgentSessionStore implements AgentSessionStore {
     const values = { agent: ref.agent, agent_session_id: ref.agentSessionId, updated_at_ms: this.now() };
     await this.db
       .insertInto("agent_session")
-      .values({ session_key: canonicalKey(sessionKey), ...values })
+      .values({ session_key: sessionKey, ...values })
       .onConflict((oc) => oc.column("session_key").doUpdateSet(values))
       .execute();
   }
@@ -43,7 +42,7 @@ export class SqlAgentSessionStore implements AgentSessionStore {
   async clear(sessionKey: string): Promise<boolean> {
     const result = await this.db
       .deleteFrom("agent_session")
-      .where("session_key", "=", canonicalKey(sessionKey))
+      .where("session_key", "=", sessionKey)
       .executeTakeFirst();
     return result.numDeletedRows > 0n;
   }
