@@ -4,7 +4,7 @@
  */
 import { parseArgs } from "node:util";
 import { ParleyError } from "../messaging/base/errors.js";
-import type { GrantControl } from "../messaging/channel/contract.js";
+import type { ChannelEntry, GrantControl } from "../messaging/channel/contract.js";
 import { loadConfig, parseAgentCommand } from "./config.js";
 import { doctor } from "./doctor.js";
 import { Gateway } from "./gateway.js";
@@ -18,6 +18,7 @@ Usage:
   parley start [--config FILE] [--host H] [--port N] [--agent "COMMAND ARGS…"] [--allow-remote]
   parley doctor [--config FILE]
   parley transcripts purge (--session KEY | --before DATE | --all)
+  parley <channel> <tool>     (parley teams manifest)
   parley --help
 
 start    Run the gateway. With no configuration it serves the web chat on
@@ -30,6 +31,8 @@ transcripts purge
          Delete conversation history: one session's (--session KEY, as /sessions lists it), lines
          older than a date (--before 2024-05-01), or all of it (--all). Stop parley first.
          History is also pruned on its own after transcripts.retainDays (default 30).
+<channel> <tool>
+         A channel's own tools, e.g. \`parley teams manifest\` prints the Teams app manifest.
 
 Options:
   --config FILE     Config file (default: ./parley.config.json, over $PARLEY_HOME/config.json)
@@ -63,12 +66,13 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     io.out(HELP);
     return command || values.help ? 0 : 2;
   }
-  if (command !== "start" && command !== "doctor" && command !== "transcripts") {
+  const channelTools = CHANNELS.find((c) => c.name === command && c.cli);
+  if (command !== "start" && command !== "doctor" && command !== "transcripts" && !channelTools) {
     io.err(`parley: unknown command "${command}"\n\n${HELP}`);
     return 2;
   }
-  // `transcripts` takes its own subcommand (purge); start and doctor take none.
-  if (positionals.length > 1 && command !== "transcripts") {
+  // `transcripts` and a channel's tools take their own subcommand; start and doctor take none.
+  if (positionals.length > 1 && command !== "transcripts" && !channelTools) {
     // Silently ignoring it once turned `parley start doctor` into a gateway start.
     io.err(`parley: unexpected argument "${positionals[1]}" after ${command}\n\n${HELP}`);
     return 2;
@@ -91,6 +95,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     return report.healthy ? 0 : 1;
   }
   if (command === "transcripts") return transcripts(positionals.slice(1), values, loaded.home, io);
+  if (channelTools) return channelTool(channelTools, positionals.slice(1), loaded, io);
   // The secret values parley holds are cut out of every log line verbatim, whatever their shape.
   const secrets = CHANNELS.flatMap((c) => c.secretEnv).flatMap((name) => loaded.env[name] ?? []);
   const logger = createLogger(loaded.config.logLevel, process.stderr, { secrets });
@@ -146,6 +151,23 @@ async function transcripts(
     io.err(`parley: purge failed: ${error instanceof ParleyError ? error.message : String(error)}`);
     return 1;
   }
+}
+
+/** `parley <channel> <tool>`: one of the channel's own subcommands, against its parsed settings. */
+function channelTool(
+  entry: ChannelEntry,
+  rest: string[],
+  loaded: ReturnType<typeof loadConfig>,
+  io: CliIo,
+): number {
+  const tools = entry.cli ?? {};
+  const tool = rest.length === 1 ? tools[rest[0] as string] : undefined;
+  if (!tool) {
+    const list = Object.entries(tools).map(([name, t]) => `  parley ${entry.name} ${name}: ${t.help}`);
+    io.err([`parley: "${entry.name}" takes one of:`, ...list].join("\n"));
+    return 2;
+  }
+  return tool.run(loaded.config.channels[entry.name] ?? {}, loaded.env, io.out);
 }
 
 function parse(argv: string[]) {

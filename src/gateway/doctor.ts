@@ -84,12 +84,8 @@ export async function doctor(loaded: LoadedConfig, o: DoctorOptions = {}): Promi
   lines.push(...store.lines);
   healthy &&= store.healthy;
   for (const entry of channels) {
-    const probe = probeChannel(
-      entry,
-      loaded.config.channels[entry.name] ?? {},
-      loaded.env,
-      loaded.present.has(entry.name),
-    );
+    const settings = loaded.config.channels[entry.name] ?? {};
+    const probe = probeChannel(entry, settings, loaded.env, loaded.present.has(entry.name));
     if (probe.status === "configured") lines.push(`✓ ${entry.name}: configured`);
     else if (probe.status === "disabled")
       lines.push(`- ${entry.name}: disabled${probe.note ? ` (${probe.note})` : ""}`);
@@ -99,6 +95,9 @@ export async function doctor(loaded: LoadedConfig, o: DoctorOptions = {}): Promi
         `✗ ${entry.name}: incomplete, missing ${probe.missing?.join(", ") ?? "settings"} (see ${entry.docs})`,
       );
     }
+    // Where a section's tokens would go is worth seeing before it is complete, too.
+    if (probe.status !== "disabled")
+      for (const line of entry.describe?.(settings, loaded.env) ?? []) lines.push(`    ${line}`);
   }
   return { lines, healthy };
 }

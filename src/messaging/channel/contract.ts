@@ -53,8 +53,22 @@ export interface ChannelEntry<S extends ChannelSettings = ChannelSettings> {
   securityKeys?: readonly string[];
   /** The settings and secrets it still lacks to start (names only); empty when complete. */
   missing(settings: S, env: Env): string[];
+  /**
+   * What `parley doctor` shows beside the status of a configured section: where its tokens go and
+   * what it listens on (never a secret value). Absent: the status line alone.
+   */
+  describe?(settings: S, env: Env): string[];
+  /** `parley <channel> <name>` subcommands (an app manifest); they import no SDK. */
+  cli?: Readonly<Record<string, ChannelCliCommand<S>>>;
   /** Load the module (and with it the SDK) only when the channel is configured. */
   load(): Promise<ChannelModule<S>>;
+}
+
+/** One `parley <channel> <name>` subcommand: prints to `out`, returns the exit code. */
+export interface ChannelCliCommand<S extends ChannelSettings = ChannelSettings> {
+  /** One line for the help text. */
+  help: string;
+  run(settings: S, env: Env, out: (line: string) => void): number;
 }
 
 /** Every section has `enabled`; unset means "on when its credentials are set". */
