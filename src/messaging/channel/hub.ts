@@ -688,6 +688,7 @@ export class ConversationHub<A, P = undefined> {
       extras: items.map((i) => i.payload?.extra),
       parts,
       ...(last?.messageId !== undefined ? { messageId: last.messageId } : {}),
+      denyPrompt: (requestId, nonce) => void this.approvals.widget.press(key, requestId, nonce, "deny"),
     });
     // Every combined message's files, in arrival order; fetched and deleted inside the pipeline.
     const refs = items.flatMap((i) => i.payload?.attachments ?? []);
