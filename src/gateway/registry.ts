@@ -5,7 +5,13 @@
  */
 import { discordChannel } from "../discord/index.js";
 import type { ChannelEntry } from "../messaging/channel/contract.js";
+import { teamsChannel } from "../teams/index.js";
 import { telegramChannel } from "../telegram/index.js";
 import { webchatChannel } from "../webchat/index.js";
 
-export const CHANNELS: readonly ChannelEntry[] = [webchatChannel, telegramChannel, discordChannel];
+export const CHANNELS: readonly ChannelEntry[] = [
+  webchatChannel,
+  telegramChannel,
+  discordChannel,
+  teamsChannel,
+];

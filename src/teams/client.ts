@@ -14,6 +14,7 @@
  */
 import type { Activity, ConversationReference, TurnContext } from "botbuilder";
 import { ActivityTypes, CloudAdapter, ConfigurationBotFrameworkAuthentication, TeamsInfo } from "botbuilder";
+import type { ClaimsIdentity } from "botframework-connector";
 import { MsalServiceClientCredentialsFactory } from "botframework-connector";
 import type { Clock } from "../messaging/base/clock.js";
 import type { Logger } from "../messaging/base/logger.js";
@@ -68,6 +69,7 @@ export type OutboundActivity = Partial<Activity>;
 export class TeamsClient {
   readonly adapter: CloudAdapter;
   readonly http: ConnectorHttp;
+  private readonly credentials: MsalServiceClientCredentialsFactory;
 
   constructor(private readonly o: TeamsClientOptions) {
     this.http = new ConnectorHttp({
@@ -77,7 +79,9 @@ export class TeamsClient {
       ...(o.fetch ? { fetch: o.fetch } : {}),
       ...o.connector,
     });
-    const credentials = new MsalServiceClientCredentialsFactory(
+    // The SDK was typed against MSAL's CommonJS declarations; the client is the same class.
+    type MsalClient = ConstructorParameters<typeof MsalServiceClientCredentialsFactory>[1];
+    const credentials = (this.credentials = new MsalServiceClientCredentialsFactory(
       o.appId,
       botCredential({
         appId: o.appId,
@@ -86,8 +90,8 @@ export class TeamsClient {
         clock: o.clock,
         logger: o.logger,
         ...(o.fetch ? { fetch: o.fetch } : {}),
-      }),
-    );
+      }) as unknown as MsalClient,
+    ));
     const auth = new ConfigurationBotFrameworkAuthentication(
       {
         MicrosoftAppId: o.appId,
@@ -112,6 +116,26 @@ export class TeamsClient {
 
   get appId(): string {
     return this.o.appId;
+  }
+
+  /** The claims the SDK validated for an inbound activity (read only after its validation). */
+  claimsOf(ctx: TurnContext): { issuer: string; serviceUrl: string } {
+    const identity = ctx.turnState.get(this.adapter.BotIdentityKey) as ClaimsIdentity | undefined;
+    return {
+      issuer: identity?.getClaimValue("iss") ?? "",
+      serviceUrl: identity?.getClaimValue("serviceurl") ?? "",
+    };
+  }
+
+  /** The bot's Connector token (cached by the SDK): offered only to a Connector host. */
+  async connectorToken(): Promise<string> {
+    const credentials = await this.credentials.createCredentials(
+      this.o.appId,
+      CONNECTOR_SCOPE,
+      this.o.authority,
+      true,
+    );
+    return (credentials as unknown as { getToken(): Promise<string> }).getToken();
   }
 
   private reference(r: TeamsReference): Partial<ConversationReference> {

@@ -137,6 +137,7 @@ export class MessagingEndpoint {
     let status = 200;
     let sent: unknown;
     const reply = {
+      socket: null,
       status: (code: number) => {
         status = code;
         return reply;
@@ -149,14 +150,19 @@ export class MessagingEndpoint {
       end: () => reply,
     };
     await this.o.adapter.process(
-      { method: "POST", headers: { authorization: authorization ?? "" }, body: body as Record<string, unknown> },
+      {
+        method: "POST",
+        headers: { authorization: authorization ?? "" },
+        body: body as Record<string, unknown>,
+      },
       reply,
       this.o.logic,
     );
     // The SDK answers 401 for a token it rejected (signature, audience, expiry, endorsement, serviceurl).
     if (status === 401) return this.refuse(res, 401, "invalid_token");
     if (status >= 500) this.o.logger.error("teams: an activity could not be taken", { status });
-    const payload = status === 200 || sent === undefined || typeof sent === "string" ? undefined : JSON.stringify(sent);
+    const payload =
+      status === 200 || sent === undefined || typeof sent === "string" ? undefined : JSON.stringify(sent);
     res.writeHead(status, payload ? { "content-type": "application/json" } : {}).end(payload);
   }
 }

@@ -30,7 +30,11 @@ export class LoginNetwork implements INetworkModule {
     return this.send<T>("POST", url, options);
   }
 
-  private async send<T>(method: string, url: string, options?: NetworkRequestOptions): Promise<NetworkResponse<T>> {
+  private async send<T>(
+    method: string,
+    url: string,
+    options?: NetworkRequestOptions,
+  ): Promise<NetworkResponse<T>> {
     let target: URL;
     try {
       target = new URL(url);
@@ -99,7 +103,11 @@ export function botCredential(o: BotCredentialOptions): ConfidentialClientApplic
       authorityMetadata: authorityMetadata(o.authority),
     },
     system: {
-      networkClient: new LoginNetwork(origin, { clock: o.clock, logger: o.logger, ...(o.fetch ? { fetch: o.fetch } : {}) }),
+      networkClient: new LoginNetwork(origin, {
+        clock: o.clock,
+        logger: o.logger,
+        ...(o.fetch ? { fetch: o.fetch } : {}),
+      }),
       loggerOptions: {
         // MSAL's own lines carry no secret at Warning and above; PII logging stays off.
         logLevel: LogLevel.Warning,

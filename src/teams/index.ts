@@ -42,7 +42,9 @@ const httpsUrl = (fallback: string) =>
 /** host[:port] entries, from a list or from TEAMS_CONNECTOR_HOSTS's comma-separated form. */
 const connectorHosts = z
   .union([z.array(z.string()), z.string()])
-  .transform((v) => (typeof v === "string" ? v.split(",") : v).map((h) => h.trim().toLowerCase()).filter(Boolean))
+  .transform((v) =>
+    (typeof v === "string" ? v.split(",") : v).map((h) => h.trim().toLowerCase()).filter(Boolean),
+  )
   .pipe(z.array(z.string().regex(HOST, "not a host or host:port")).min(1, "name at least one Connector host"))
   .default([...TEAMS_CONNECTOR_HOSTS]);
 

@@ -57,11 +57,17 @@ export class TeamsDriver {
   }
 
   /** POST an activity; `token: null` sends no Authorization header at all. */
-  async post(activity: Json, o: { token?: string | null; tokenOptions?: TokenOptions } = {}): Promise<PostResult> {
+  async post(
+    activity: Json,
+    o: { token?: string | null; tokenOptions?: TokenOptions } = {},
+  ): Promise<PostResult> {
     const token = o.token === undefined ? this.token(o.tokenOptions) : o.token;
     const res = await fetch(this.endpoint, {
       method: "POST",
-      headers: { "content-type": "application/json", ...(token !== null ? { authorization: `Bearer ${token}` } : {}) },
+      headers: {
+        "content-type": "application/json",
+        ...(token !== null ? { authorization: `Bearer ${token}` } : {}),
+      },
       body: JSON.stringify(activity),
     });
     return { status: res.status, body: await res.text() };
@@ -92,7 +98,9 @@ export class TeamsDriver {
       recipient: { id: `28:${this.fake.appId}`, name: "parley" },
       channelData: {
         tenant: { id: this.fake.tenantId },
-        ...(kind === "channel" ? { team: { id: "19:team@thread.tacv2" }, channel: { id: "19:general@thread.tacv2" } } : {}),
+        ...(kind === "channel"
+          ? { team: { id: "19:team@thread.tacv2" }, channel: { id: "19:general@thread.tacv2" } }
+          : {}),
       },
       locale: "en-US",
       ...extra,
@@ -138,7 +146,11 @@ export class TeamsDriver {
           {
             contentType: "application/vnd.microsoft.teams.file.download.info",
             name,
-            content: { downloadUrl, uniqueId: randomBytes(8).toString("hex"), fileType: name.split(".").pop() },
+            content: {
+              downloadUrl,
+              uniqueId: randomBytes(8).toString("hex"),
+              fileType: name.split(".").pop(),
+            },
           },
         ],
       },

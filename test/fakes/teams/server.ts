@@ -201,7 +201,9 @@ export class FakeTeams {
   hostFile(body: FileBody & { redirectTo?: string }, kind: "download" | "inline" = "download"): string {
     const id = `f${++this.seq}`;
     this.files.set(id, body);
-    return kind === "download" ? `${this.origin}/files/${id}` : `${this.serviceUrl}v3/attachments/${id}/views/original`;
+    return kind === "download"
+      ? `${this.origin}/files/${id}`
+      : `${this.serviceUrl}v3/attachments/${id}/views/original`;
   }
 
   /** A second server (not a Connector host) that records whatever reaches it. */
@@ -256,7 +258,10 @@ export class FakeTeams {
     const url = new URL(req.url ?? "/", this.origin);
     const path = url.pathname.replace(/\/{2,}/g, "/");
     const send = (status: number, data?: unknown, headers: Record<string, string> = {}) => {
-      res.writeHead(status, { ...(data === undefined ? {} : { "content-type": "application/json" }), ...headers });
+      res.writeHead(status, {
+        ...(data === undefined ? {} : { "content-type": "application/json" }),
+        ...headers,
+      });
       res.end(data === undefined ? undefined : JSON.stringify(data));
       return status;
     };
@@ -414,7 +419,8 @@ export class FakeTeams {
       return [200, { id: shown.id }];
     }
     if (method === "POST") {
-      if (!text && attachments.length === 0) return [400, { error: { code: "BadArgument", message: "empty" } }];
+      if (!text && attachments.length === 0)
+        return [400, { error: { code: "BadArgument", message: "empty" } }];
       const id = `1:${++this.seq}${randomBytes(4).toString("hex")}`;
       list.push({
         id,
