@@ -81,7 +81,7 @@ export class TeamsClient {
     });
     // The SDK was typed against MSAL's CommonJS declarations; the client is the same class.
     type MsalClient = ConstructorParameters<typeof MsalServiceClientCredentialsFactory>[1];
-    const credentials = (this.credentials = new MsalServiceClientCredentialsFactory(
+    this.credentials = new MsalServiceClientCredentialsFactory(
       o.appId,
       botCredential({
         appId: o.appId,
@@ -91,7 +91,7 @@ export class TeamsClient {
         logger: o.logger,
         ...(o.fetch ? { fetch: o.fetch } : {}),
       }) as unknown as MsalClient,
-    ));
+    );
     const auth = new ConfigurationBotFrameworkAuthentication(
       {
         MicrosoftAppId: o.appId,
@@ -106,7 +106,7 @@ export class TeamsClient {
         OAuthUrl: CONNECTOR_SCOPE,
         ValidateAuthority: true,
       },
-      credentials,
+      this.credentials,
       { requiredEndorsements: [] },
       undefined,
       { httpClient: this.http },

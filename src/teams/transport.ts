@@ -69,13 +69,13 @@ export function gateRefusal(
 ): GateRefusal | null {
   // Positive: "not some other channel" would fail open on the next channel Microsoft adds.
   if (a.channelId !== "msteams") return "channel_not_msteams";
-  let url: URL | null = null;
+  let url: URL;
   try {
     url = new URL(a.serviceUrl);
   } catch {
-    url = null;
+    return "service_url_not_allowed";
   }
-  if (!url || url.protocol !== "https:" || url.username || url.password || !gate.admits(url))
+  if (url.protocol !== "https:" || url.username || url.password || !gate.admits(url))
     return "service_url_not_allowed";
   if (a.serviceUrl !== claimedServiceUrl) return "service_url_claim_mismatch";
   if (a.conversation.conversationType !== "personal") return "not_personal";

@@ -121,7 +121,7 @@ export class TeamsDriver {
     const html =
       `<blockquote itemscope="" itemtype="http://schema.skype.com/Reply" itemid="1700000000000">` +
       `<strong itemprop="mri" itemid="28:bot">parley</strong><span itemprop="time" itemid="1700000000000"></span>` +
-      `<p itemprop="preview">${escape(quoted)}</p></blockquote><p>${escape(words)}</p>`;
+      `<p itemprop="preview">${escapeHtml(quoted)}</p></blockquote><p>${escapeHtml(words)}</p>`;
     return this.message(user, `parley\n${quoted}\n${words}`, {
       extra: { textFormat: "plain", attachments: [{ contentType: "text/html", content: html }] },
     });
@@ -165,6 +165,6 @@ export class TeamsDriver {
   }
 }
 
-function escape(text: string): string {
+function escapeHtml(text: string): string {
   return text.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
 }
