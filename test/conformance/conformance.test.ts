@@ -12,6 +12,7 @@ import { discordDispatcher, discordHarness } from "./discord.harness.js";
 import type { DispatcherHarness } from "./dispatcher-contract.js";
 import { DISPATCHER_CHECKS, dispatcherContract } from "./dispatcher-contract.js";
 import { LIFECYCLE_CHECKS, lifecycleContract } from "./lifecycle-contract.js";
+import { teamsDispatcher, teamsHarness } from "./teams.harness.js";
 import { telegramDispatcher, telegramHarness } from "./telegram.harness.js";
 import { webchatDispatcher, webchatHarness } from "./webchat.harness.js";
 
@@ -19,6 +20,7 @@ const HARNESSES: [ChannelHarness, DispatcherHarness][] = [
   [webchatHarness, webchatDispatcher],
   [telegramHarness, telegramDispatcher],
   [discordHarness, discordDispatcher],
+  [teamsHarness, teamsDispatcher],
 ];
 const CHECKS = [...CONTRACT_CHECKS, ...DISPATCHER_CHECKS, ...LIFECYCLE_CHECKS];
 const results = new Map<string, Map<string, boolean>>();

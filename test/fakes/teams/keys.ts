@@ -1,7 +1,7 @@
 /**
  * The fake's signing keys and its JWT minting, written with node:crypto (RS256 over the JOSE
- * compact form). Three keys: the channel's key, published and endorsed for `msteams`; a key
- * published but endorsed only for Web Chat and Direct Line (what those channels' tokens carry); and
+ * compact form). Three keys: the channel's key, published and endorsed for `msteams` among others;
+ * a key published but endorsed only for Web Chat and Direct Line (never valid for Teams); and
  * a rogue key that is never published (a forger's). Made once per test process: RSA generation is
  * the slow part and the keys carry no per-test state.
  */
@@ -31,7 +31,9 @@ function makeKey(kid: string, endorsements: string[]): SigningKey {
 
 export function fakeKeys(): FakeKeys {
   keys ??= {
-    teams: makeKey("fake-teams-key", ["msteams"]),
+    // Like Microsoft's own keys: one key endorsed for many channels, so the activity's channelId
+    // (checked by parley, positively) is what tells Teams from Web Chat, not the key.
+    teams: makeKey("fake-teams-key", ["msteams", "webchat", "directline", "skype"]),
     webchat: makeKey("fake-webchat-key", ["webchat", "directline"]),
     rogue: makeKey("fake-rogue-key", ["msteams"]),
   };
