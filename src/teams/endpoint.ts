@@ -149,6 +149,8 @@ export class MessagingEndpoint {
       },
       end: () => reply,
     };
+    // The logic runs only once the SDK accepted the token: a failure before it is the token's.
+    let validated = false;
     await this.o.adapter.process(
       {
         method: "POST",
@@ -156,10 +158,16 @@ export class MessagingEndpoint {
         body: body as Record<string, unknown>,
       },
       reply,
-      this.o.logic,
+      async (turn) => {
+        validated = true;
+        await this.o.logic(turn);
+      },
     );
-    // The SDK answers 401 for a token it rejected (signature, audience, expiry, endorsement, serviceurl).
-    if (status === 401) return this.refuse(res, 401, "invalid_token");
+    // The SDK refused the token (signature, audience, expiry, endorsement, serviceurl: 401), or
+    // could not read it at all (a malformed JWT surfaces as 500): either way nothing acted. A 400
+    // is the SDK refusing the activity's shape before it looked at the token.
+    if (!validated)
+      return status === 400 ? this.refuse(res, 400, "unparseable_body") : this.refuse(res, 401, "invalid_token");
     if (status >= 500) this.o.logger.error("teams: an activity could not be taken", { status });
     const payload =
       status === 200 || sent === undefined || typeof sent === "string" ? undefined : JSON.stringify(sent);
