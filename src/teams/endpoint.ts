@@ -167,7 +167,9 @@ export class MessagingEndpoint {
     // could not read it at all (a malformed JWT surfaces as 500): either way nothing acted. A 400
     // is the SDK refusing the activity's shape before it looked at the token.
     if (!validated)
-      return status === 400 ? this.refuse(res, 400, "unparseable_body") : this.refuse(res, 401, "invalid_token");
+      return status === 400
+        ? this.refuse(res, 400, "unparseable_body")
+        : this.refuse(res, 401, "invalid_token");
     if (status >= 500) this.o.logger.error("teams: an activity could not be taken", { status });
     const payload =
       status === 200 || sent === undefined || typeof sent === "string" ? undefined : JSON.stringify(sent);

@@ -92,6 +92,8 @@ export class TeamsRenderer extends Renderer {
   private readonly queue: SerialQueue;
   private readonly throttle: EditThrottle;
   private readonly prompts = new Map<string, Prompt>();
+  /** Prompts decided before their card had landed (a timeout racing the post): applied on landing. */
+  private readonly decidedEarly = new Map<string, string>();
   private readonly noted: string[] = [];
   private chip = "";
   private liveId: string | null = null;
@@ -191,6 +193,11 @@ export class TeamsRenderer extends Renderer {
       const id = (await this.takeStatusOnlyLive(activity)) ?? (await this.create(activity));
       if (id) {
         this.prompts.set(requestId, { id, title: context.toolTitle, purpose: context.toolPurpose });
+        const early = this.decidedEarly.get(requestId);
+        if (early !== undefined) {
+          this.decidedEarly.delete(requestId);
+          void this.markApproval(requestId, early);
+        }
         return;
       }
       // The nonce was armed before the post: with no card, nothing could ever answer it.
@@ -203,7 +210,10 @@ export class TeamsRenderer extends Renderer {
   /** The card becomes its outcome: a decided prompt never shows live buttons. */
   override async markApproval(requestId: string, outcome: string): Promise<void> {
     const prompt = this.prompts.get(requestId);
-    if (!prompt) return;
+    if (!prompt) {
+      this.decidedEarly.set(requestId, outcome);
+      return;
+    }
     this.prompts.delete(requestId);
     // The turn goes on below the card: its next frame opens a new message there.
     if (!this.stopReason) {

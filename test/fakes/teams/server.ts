@@ -74,7 +74,7 @@ export interface FileRequest {
 }
 
 interface Injected {
-  match: (method: string, path: string) => boolean;
+  match: (method: string, path: string, body: string) => boolean;
   status: number;
   retryAfter?: string;
 }
@@ -187,11 +187,21 @@ export class FakeTeams {
     return this.calls.filter((c) => c.method === method && pattern.test(c.path));
   }
 
-  /** Fail the next call matching `path` (and `method`, when given) with `status`. */
-  failNext(o: { method?: string; path: RegExp; status: number; retryAfter?: string; times?: number }): void {
+  /** Fail the next call matching `path` (and `method`, `body`, when given) with `status`. */
+  failNext(o: {
+    method?: string;
+    path: RegExp;
+    body?: RegExp;
+    status: number;
+    retryAfter?: string;
+    times?: number;
+  }): void {
     for (let i = 0; i < (o.times ?? 1); i += 1)
       this.injected.push({
-        match: (method, path) => (o.method === undefined || o.method === method) && o.path.test(path),
+        match: (method, path, body) =>
+          (o.method === undefined || o.method === method) &&
+          o.path.test(path) &&
+          (o.body?.test(body) ?? true),
         status: o.status,
         ...(o.retryAfter !== undefined ? { retryAfter: o.retryAfter } : {}),
       });
@@ -307,7 +317,7 @@ export class FakeTeams {
         call.status = 200;
         return this.serveFile(req, res, attachment[1] as string);
       }
-      const at = this.injected.findIndex((e) => e.match(method, path));
+      const at = this.injected.findIndex((e) => e.match(method, path, raw));
       if (at >= 0) {
         const e = this.injected.splice(at, 1)[0] as Injected;
         call.status = send(
