@@ -186,6 +186,29 @@ function isLocalName(host: string): boolean {
   );
 }
 
+type LookupCallback = (
+  error: NodeJS.ErrnoException | null,
+  address: string | { address: string; family: number }[],
+  family?: number,
+) => void;
+
+/**
+ * A `lookup` for one connection: the vetted host answers with exactly the vetted addresses (in the
+ * single-address or the all-addresses form net.connect asks for); any other name is refused.
+ */
+export function pinnedLookup(host: string, vetted: readonly { address: string; family: number }[]) {
+  const name = host.replace(/\.$/, "").toLowerCase();
+  const pinned = vetted.map((a) => ({ address: a.address, family: a.family }));
+  return (hostname: string, options: { all?: boolean }, callback: LookupCallback): void => {
+    if (hostname.replace(/\.$/, "").toLowerCase() !== name || pinned.length === 0) {
+      callback(new Error("refused: a connection to a host that was not vetted"), "", 0);
+      return;
+    }
+    if (options.all) callback(null, pinned);
+    else callback(null, pinned[0]?.address ?? "", pinned[0]?.family ?? 4);
+  };
+}
+
 interface Vetted {
   target: DownloadTarget;
   agent?: Agent;
@@ -217,25 +240,8 @@ async function vet(url: URL, wantsToken: boolean, o: TeamsFileOptions): Promise<
   // Every answer, not only the one a connection would pick: which one that is is not ours to predict.
   if (answers.length === 0 || !answers.every((a) => isPublicAddress(a.address)))
     throw new AttachmentRefused("the download host resolves to a private address");
-  const pinned = answers.map((a) => ({ address: a.address, family: a.family }));
   // The socket dials what was vetted: no second lookup that could answer differently.
-  const agent = new Agent({
-    connect: {
-      lookup: (hostname, options, callback) => {
-        if (hostname.replace(/\.$/, "").toLowerCase() !== host.replace(/\.$/, "").toLowerCase()) {
-          callback(
-            new Error("refused: a connection to a host that was not vetted") as NodeJS.ErrnoException,
-            "",
-            0,
-          );
-          return;
-        }
-        const opts = options as { all?: boolean };
-        if (opts.all) (callback as unknown as (e: null, a: typeof pinned) => void)(null, pinned);
-        else callback(null, pinned[0]?.address ?? "", pinned[0]?.family ?? 4);
-      },
-    },
-  });
+  const agent = new Agent({ connect: { lookup: pinnedLookup(host, answers) } });
   return { target: { url, dispatcher: agent }, agent };
 }
 

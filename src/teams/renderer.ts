@@ -147,7 +147,12 @@ export class TeamsRenderer extends Renderer {
     this.status.thinking();
   }
 
-  async onToolCall(toolCallId: string, title: string): Promise<void> {
+  async onToolCall(
+    toolCallId: string,
+    title: string,
+    _toolKind: string,
+    _toolPurpose: string,
+  ): Promise<void> {
     this.paragraphs.toolCalled();
     this.status.tool(toolCallId, title);
     this.schedule();

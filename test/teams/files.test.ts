@@ -8,7 +8,7 @@
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { PromptContent } from "../../src/messaging/turn/provider-events.js";
-import { isPublicAddress } from "../../src/teams/attachments.js";
+import { isPublicAddress, pinnedLookup } from "../../src/teams/attachments.js";
 import type { Stack } from "./helpers.js";
 import { done, seen, startStack, text } from "./helpers.js";
 
@@ -157,6 +157,29 @@ describe("teams: files from users", () => {
     );
     await seen(fake, "Teams sent a application/x-mystery attachment, which is not read");
     expect(fake.fileRequests).toEqual([]);
+  });
+});
+
+describe("teams: the socket dials what was vetted", () => {
+  it("the connection's lookup answers the vetted host with the vetted addresses, and nothing else", () => {
+    const lookup = pinnedLookup("files.example.com.", [
+      { address: "203.0.113.7", family: 4 },
+      { address: "2001:db8::7", family: 6 },
+    ]);
+    const calls: unknown[][] = [];
+    const record = (...args: unknown[]) => calls.push(args);
+    lookup("FILES.example.com", { all: true }, record);
+    lookup("files.example.com", {}, record);
+    lookup("rebound.example.com", {}, record);
+    expect(calls[0]).toEqual([
+      null,
+      [
+        { address: "203.0.113.7", family: 4 },
+        { address: "2001:db8::7", family: 6 },
+      ],
+    ]);
+    expect(calls[1]).toEqual([null, "203.0.113.7", 4]);
+    expect(String(calls[2]?.[0])).toContain("not vetted");
   });
 });
 
