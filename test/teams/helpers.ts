@@ -13,6 +13,7 @@ import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import type { GrantControl } from "../../src/messaging/channel/contract.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import { SessionManager } from "../../src/messaging/session/session-manager.js";
+import type { SessionStore } from "../../src/messaging/session/session-store.js";
 import type { ParleyStore } from "../../src/messaging/store/port.js";
 import type { PipelineProvider } from "../../src/messaging/turn/pipeline.js";
 import type { ScriptedProviderOptions, ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
@@ -57,6 +58,8 @@ export interface StackOptions {
   grant?: GrantControl;
   /** Who is on the list: alice alone (the owner by default), or alice and bob. */
   both?: boolean;
+  /** Session rows instead of the store's own (seeded web chat sessions for /sessions). */
+  store?: SessionStore;
 }
 
 export async function startStack(o: StackOptions = {}): Promise<Stack> {
@@ -95,6 +98,7 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
     sessions,
     ...(clock ? { clock } : {}),
     ...(o.grant ? { grant: o.grant } : {}),
+    ...(o.store ? { store: o.store } : {}),
   });
   const running = await startTeams(ctx, { listen: "127.0.0.1:0", throttleMs: 0, ...overrides });
   const driver = new TeamsDriver(fake, running.url);
