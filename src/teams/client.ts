@@ -114,10 +114,6 @@ export class TeamsClient {
     this.adapter = new CloudAdapter(auth);
   }
 
-  get appId(): string {
-    return this.o.appId;
-  }
-
   /** The claims the SDK validated for an inbound activity (read only after its validation). */
   claimsOf(ctx: TurnContext): { issuer: string; serviceUrl: string } {
     const identity = ctx.turnState.get(this.adapter.BotIdentityKey) as ClaimsIdentity | undefined;

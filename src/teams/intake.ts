@@ -76,11 +76,6 @@ export class TeamsIntake {
 
   constructor(private readonly o: TeamsIntakeOptions) {}
 
-  /** Turns (and queued messages) this intake started that have not ended. */
-  get inflightTurns(): number {
-    return this.inflight;
-  }
-
   /** The SDK's logic for one authenticated activity; returning answers the Connector 200. */
   async onActivity(turn: TurnContext): Promise<void> {
     const audit = this.o.ctx.audit;

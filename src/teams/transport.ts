@@ -147,11 +147,6 @@ export class TeamsTransport extends MessagingTransport<TeamsEnvelope> {
     return false;
   }
 
-  /** Attachment descriptors of one inbound message (for a caller that already normalized it). */
-  filesOf(a: TeamsActivity): InboundAttachment[] {
-    return inboundFilesOf(a);
-  }
-
   /**
    * Outbound on nobody's request: only to a stored route, owned by the principal the session key
    * names, who is still allow-listed. A route Teams refused for good is forgotten by the sender.

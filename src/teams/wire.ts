@@ -55,7 +55,6 @@ export const activitySchema = z
   .loose();
 
 export type TeamsActivity = z.infer<typeof activitySchema>;
-export type TeamsAttachment = NonNullable<TeamsActivity["attachments"]>[number];
 
 export const FILE_DOWNLOAD_INFO = "application/vnd.microsoft.teams.file.download.info";
 export const ADAPTIVE_CARD = "application/vnd.microsoft.card.adaptive";
