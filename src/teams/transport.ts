@@ -14,7 +14,6 @@ import type { Logger } from "../messaging/base/logger.js";
 import { defineCapabilities } from "../messaging/channel/capabilities.js";
 import type {
   ConfiguredChannelTarget,
-  InboundAttachment,
   InboundMessage,
   ResolvedTarget,
   TransportOptions,
