@@ -1,13 +1,16 @@
 /**
  * Teams' commands over the wire: /help from the one table, /sessions (the web chat resume card)
  * only when the allow-list names exactly one person, a press attaching this chat to the picked
- * session, and the mid-turn machinery: a queue receipt edited in place, a steer folded into the
+ * session, an approval raised in that session answered by its press, and the mid-turn machinery: a queue receipt edited in place, a steer folded into the
  * running turn, /stop.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { RECEIPT_EXPIRED } from "../../src/messaging/approval/approvals.js";
 import type { SessionRow } from "../../src/messaging/session/session-store.js";
 import { emptyRow, MemorySessionStore } from "../../src/messaging/session/session-store.js";
 import { SESSIONS_ONE_PERSON_ONLY } from "../../src/teams/session-picker.js";
+import type { Json, ShownMessage } from "../fakes/teams/server.js";
+import { permissionRequest } from "../helpers/events.js";
 import { ManualClock } from "../helpers/manual-clock.js";
 import type { Stack } from "./helpers.js";
 import { cardTexts, done, seen, startStack, text, visible } from "./helpers.js";
@@ -25,6 +28,14 @@ function seeded(): MemorySessionStore {
     },
   ];
   return new MemorySessionStore({ rows });
+}
+
+/** The data of a card's button titled `title`. */
+function actionData(m: ShownMessage, title: string): Json {
+  const content = (m.attachments[0]?.content ?? {}) as { actions?: { title: string; data: Json }[] };
+  const found = (content.actions ?? []).find((a) => a.title === title);
+  if (!found) throw new Error(`no button ${title}`);
+  return found.data;
 }
 
 let stack: Stack | undefined;
@@ -84,6 +95,36 @@ describe("teams: commands", () => {
     await driver.post(driver.message(alice, "where were we?"));
     await seen(fake, "continuing the trip");
     expect(stack.startedKeys).toEqual([W1]);
+  });
+
+  it("an approval card raised in a continued session is answered by its press (tried on both keys)", async () => {
+    const toolTurn = {
+      steps: [text("Let me clean up."), permissionRequest({ requestId: "r1", title: "rm -rf build" })],
+      onPermission: { approve: [text("Removed."), done], deny: [text("Kept everything."), done] },
+    };
+    stack = await startStack({ store: seeded(), turns: [toolTurn] });
+    const { driver, alice, fake, provider } = stack;
+    await driver.post(driver.message(alice, "/sessions"));
+    const list = await vi.waitFor(() => {
+      const found = fake.allShown().find((m) => cardTexts(m).buttons.includes("Plan the trip"));
+      if (!found) throw new Error("no list yet");
+      return found;
+    });
+    await driver.post(driver.submit(alice, list.id, actionData(list, "Plan the trip")));
+    await vi.waitFor(() => expect(cardTexts(list).buttons).toEqual([]));
+    await driver.post(driver.message(alice, "clean up"));
+    // The turn runs under the web chat session's key, so its prompt is registered there, not
+    // under this chat's own key: a press looked up on the own key alone would be stale.
+    const prompt = await vi.waitFor(() => {
+      const found = fake.allShown().find((m) => cardTexts(m).text.includes("Permission needed"));
+      if (!found) throw new Error("no approval card yet");
+      return found;
+    });
+    expect(stack.startedKeys).toEqual([W1]);
+    await driver.post(driver.submit(alice, prompt.id, actionData(prompt, "Approve")));
+    await seen(fake, "Removed.");
+    expect(provider.answers).toEqual([{ requestId: "r1", verdict: "approve" }]);
+    expect(visible(fake).join("\n")).not.toContain(RECEIPT_EXPIRED);
   });
 });
 
