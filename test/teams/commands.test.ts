@@ -1,8 +1,8 @@
 /**
  * Teams' commands over the wire: /help from the one table, /sessions (the web chat resume card)
  * only when the allow-list names exactly one person, a press attaching this chat to the picked
- * session, an approval raised in that session answered by its press, and the mid-turn machinery: a queue receipt edited in place, a steer folded into the
- * running turn, /stop.
+ * session, an approval raised in that session answered by its press, and the mid-turn machinery:
+ * a queue receipt edited in place, a steer folded into the running turn, /stop.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { RECEIPT_EXPIRED } from "../../src/messaging/approval/approvals.js";
