@@ -84,7 +84,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     io.err(`parley: unknown command "${command}"\n\n${HELP}`);
     return 2;
   }
-  // `transcripts` takes its own subcommand (purge); start and doctor take none.
+  // `transcripts` takes its own subcommand; start and doctor take none.
   if (positionals.length > 1 && command !== "transcripts") {
     // Silently ignoring it once turned `parley start doctor` into a gateway start.
     io.err(`parley: unexpected argument "${positionals[1]}" after ${command}\n\n${HELP}`);
@@ -189,14 +189,16 @@ async function channelCommand(entry: ChannelEntry, rest: string[], io: CliIo): P
     io.err(`parley: ${error instanceof ParleyError ? error.message : String(error)}`);
     return 2;
   }
-  // A subcommand works on the channel's state in the data home (WhatsApp's keys): never beside a
-  // running gateway, which holds the same state open.
-  let lock: Awaited<ReturnType<typeof acquireHomeLock>>;
-  try {
-    lock = await acquireHomeLock(loaded.home);
-  } catch (error) {
-    io.err(`parley: ${error instanceof ParleyError ? error.message : String(error)}`);
-    return 1;
+  // A subcommand that works on the channel's state in the data home (WhatsApp's keys) never runs
+  // beside a running gateway, which holds the same state open; one that only reads settings may.
+  let lock: Awaited<ReturnType<typeof acquireHomeLock>> | undefined;
+  if (!command.readsSettingsOnly) {
+    try {
+      lock = await acquireHomeLock(loaded.home);
+    } catch (error) {
+      io.err(`parley: ${error instanceof ParleyError ? error.message : String(error)}`);
+      return 1;
+    }
   }
   try {
     return await command.run({
@@ -212,7 +214,7 @@ async function channelCommand(entry: ChannelEntry, rest: string[], io: CliIo): P
     io.err(`parley: ${entry.name} ${sub} failed: ${error instanceof Error ? error.message : String(error)}`);
     return 1;
   } finally {
-    await lock.release();
+    await lock?.release();
   }
 }
 

@@ -6,6 +6,7 @@
 import { discordChannel } from "../discord/index.js";
 import type { ChannelEntry } from "../messaging/channel/contract.js";
 import { slackChannel } from "../slack/index.js";
+import { teamsChannel } from "../teams/index.js";
 import { telegramChannel } from "../telegram/index.js";
 import { webchatChannel } from "../webchat/index.js";
 import { whatsappChannel } from "../whatsapp/index.js";
@@ -16,4 +17,5 @@ export const CHANNELS: readonly ChannelEntry[] = [
   discordChannel,
   whatsappChannel,
   slackChannel,
+  teamsChannel,
 ];

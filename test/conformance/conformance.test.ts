@@ -13,6 +13,7 @@ import type { DispatcherHarness } from "./dispatcher-contract.js";
 import { DISPATCHER_CHECKS, dispatcherContract } from "./dispatcher-contract.js";
 import { LIFECYCLE_CHECKS, lifecycleContract } from "./lifecycle-contract.js";
 import { slackDispatcher, slackHarness } from "./slack.harness.js";
+import { teamsDispatcher, teamsHarness } from "./teams.harness.js";
 import { telegramDispatcher, telegramHarness } from "./telegram.harness.js";
 import { webchatDispatcher, webchatHarness } from "./webchat.harness.js";
 import { whatsappDispatcher, whatsappHarness } from "./whatsapp.harness.js";
@@ -23,6 +24,7 @@ const HARNESSES: [ChannelHarness, DispatcherHarness][] = [
   [discordHarness, discordDispatcher],
   [whatsappHarness, whatsappDispatcher],
   [slackHarness, slackDispatcher],
+  [teamsHarness, teamsDispatcher],
 ];
 const CHECKS = [...CONTRACT_CHECKS, ...DISPATCHER_CHECKS, ...LIFECYCLE_CHECKS];
 const results = new Map<string, Map<string, boolean>>();

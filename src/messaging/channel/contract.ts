@@ -107,6 +107,11 @@ export interface ChannelCliCommand<S = ChannelSettings> {
   /** One line for `parley --help` ("link [--phone +4917…]"). */
   usage: string;
   help: string;
+  /**
+   * True for a command that only reads settings (prints a manifest): it may run beside a running
+   * gateway. Otherwise it holds the data home's lock, as the gateway does.
+   */
+  readsSettingsOnly?: boolean;
   /** The exit code: 0 ok, 1 failed, 2 usage. */
   run(ctx: ChannelCliContext<S>): Promise<number>;
 }

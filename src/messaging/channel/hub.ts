@@ -410,7 +410,13 @@ export class ConversationHub<A, P = undefined> {
    */
   async press(
     address: A,
-    p: { requestId: string; nonce: string | null | undefined; verdict: ApprovalVerdict },
+    p: {
+      requestId: string;
+      nonce: string | null | undefined;
+      verdict: ApprovalVerdict;
+      /** What the prompt shows once decided, when the press did more than the verdict says. */
+      label?: string;
+    },
   ): Promise<{ ok: true; label: string } | { ok: false; text: string }> {
     const keys = this.conversationKeys(address);
     const key = keys.find((k) => this.approvals.registry.isOpen(k, p.requestId)) ?? keys[0] ?? "";
@@ -418,9 +424,19 @@ export class ConversationHub<A, P = undefined> {
     const renderer = this.active.get(key);
     if (this.approvals.widget.press(key, p.requestId, p.nonce, p.verdict) === RECEIPT_EXPIRED)
       return { ok: false, text: RECEIPT_EXPIRED };
-    const label = approvalOutcomeLabel(p.verdict);
+    const label = p.label ?? approvalOutcomeLabel(p.verdict);
     await renderer?.markApproval?.(p.requestId, label);
     return { ok: true, label };
+  }
+
+  /**
+   * Whether a press with this nonce would land on an open prompt of this conversation, without
+   * settling it: for a press that must do something first (arm a grant) only when it will count.
+   */
+  promptOpen(address: A, p: { requestId: string; nonce: string | null | undefined }): boolean {
+    return this.conversationKeys(address).some((k) =>
+      this.approvals.registry.matches(k, p.requestId, p.nonce),
+    );
   }
 
   /** A press on a posted model list: a refusal for the presser, or the switch under way. */
@@ -711,6 +727,7 @@ export class ConversationHub<A, P = undefined> {
       extras: items.map((i) => i.payload?.extra),
       parts,
       ...(last?.messageId !== undefined ? { messageId: last.messageId } : {}),
+      denyPrompt: (requestId, nonce) => void this.approvals.widget.press(key, requestId, nonce, "deny"),
     });
     // Every combined message's files, in arrival order; fetched and deleted inside the pipeline.
     const refs = items.flatMap((i) => i.payload?.attachments ?? []);
