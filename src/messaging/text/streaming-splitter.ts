@@ -436,7 +436,8 @@ export class StreamingSplitter {
     // a cut (the line goes on in the next chunk) is cut hard too, or every chunk boundary a run lands on
     // would cost two more messages (`~~~…` then `~~~~~…` in one line made 8 chunks where 7 is the bound).
     const continuation = this.#cutOff !== "" && this.#budget >= FLOOD_GUARD_BUDGET;
-    if (end - k < LONG_MARKER_RUN && !continuation) return clean;
+    // Under three markers no fence opens at all (and a cut two before the end would cut nothing).
+    if (end - k < 3 || (end - k < LONG_MARKER_RUN && !continuation)) return clean;
     // Spaces and markers are one unit each, so an index is also a code-point count here.
     if (end > widestIndex) return [widestIndex, widest];
     return [end - 2, end - 2];
