@@ -20,6 +20,7 @@ import { runTurnPipeline } from "../../src/messaging/turn/pipeline.js";
 import type { ProviderEvent } from "../../src/messaging/turn/provider-events.js";
 import type { Renderer } from "../../src/messaging/turn/renderer.js";
 import { ScriptedProvider } from "../../src/providers/scripted.js";
+import { APPLICABLE_PAIRS, disguisedCredential, survivesIn } from "../helpers/credential-disguises.js";
 import { permissionRequest } from "../helpers/events.js";
 
 export interface ConfiguredHarness {
@@ -57,6 +58,7 @@ export const CONTRACT_CHECKS = [
   "filesOutbound=false keeps the path visible",
   "returnsMessageId matches sendMessage",
   "a planted credential never reaches any outbound payload",
+  "a credential in any disguise never shows in what the platform displays",
   "a stale approval nonce never approves",
   "a muted conversation sends nothing",
 ] as const;
@@ -72,6 +74,23 @@ function visible(s: string): string {
     .replace(/&#?\w+;/g, "")
     .replace(/[*_`~\u200b-\u200d\u2060\ufeff]/g, "");
 }
+
+/** What a reader sees of one form: tags gone, character references decoded, markup markers gone. */
+function displayed(s: string): string {
+  return s
+    .replace(/<[^>]*>/g, "")
+    .replace(/&#x([0-9a-f]+);/gi, (_, h: string) => String.fromCodePoint(Number.parseInt(h, 16)))
+    .replace(/&#(\d+);/g, (_, d: string) => String.fromCodePoint(Number(d)))
+    .replace(
+      /&(lt|gt|amp|quot|apos|#39);/g,
+      (_, n: string) => ({ lt: "<", gt: ">", amp: "&", quot: '"', apos: "'", "#39": "'" })[n] ?? "",
+    )
+    .replace(/\\([!-/:-@[-`{-~])/g, "$1")
+    .replace(/[*_`~|]/g, "");
+}
+
+/** Disguised credentials per turn: enough to keep the suite quick, few enough to split normally. */
+const DISGUISE_BATCH = 40;
 
 const text = (t: string): ProviderEvent => ({ type: "text", text: t });
 const done: ProviderEvent = { type: "complete", stopReason: "end_turn" };
@@ -113,12 +132,16 @@ async function runTurn(
 
 export function channelContract(harness: ChannelHarness, results: Map<string, boolean>): void {
   const caps = harness.capabilities;
-  const check = (name: (typeof CONTRACT_CHECKS)[number], fn: () => Promise<void>) =>
-    it(name, async () => {
-      results.set(name, false);
-      await fn();
-      results.set(name, true);
-    }, 30_000);
+  const check = (name: (typeof CONTRACT_CHECKS)[number], fn: () => Promise<void>, timeoutMs = 30_000) =>
+    it(
+      name,
+      async () => {
+        results.set(name, false);
+        await fn();
+        results.set(name, true);
+      },
+      timeoutMs,
+    );
 
   describe(`channel contract: ${harness.name}`, () => {
     check("authorize is deny-by-default and audits refusals", async () => {
@@ -232,6 +255,35 @@ export function channelContract(harness: ChannelHarness, results: Map<string, bo
         await h.close();
       }
     });
+
+    check(
+      "a credential in any disguise never shows in what the platform displays",
+      async () => {
+        // Every kind in every disguise it applies to (escapes, entities, zero-width, ANSI, split across
+        // chunks and link syntax, emphasis halves), streamed the way each disguise arrives, in batches.
+        const samples = APPLICABLE_PAIRS.map(([kind, disguise], i) =>
+          disguisedCredential(kind, disguise, 1000 + i),
+        );
+        for (let start = 0; start < samples.length; start += DISGUISE_BATCH) {
+          const batch = samples.slice(start, start + DISGUISE_BATCH);
+          const h = await harness.configured(new MemoryAuditSink());
+          try {
+            await runTurn(h, [...batch.flatMap((s) => [...s.chunks.map(text), text("\n\n")]), done]);
+            const forms = h.outbound().flatMap((m) => [displayed(m.text), ...m.rendered.map(displayed)]);
+            for (const sample of batch)
+              for (const form of forms)
+                expect(
+                  survivesIn(form, sample),
+                  `${sample.kind} / ${sample.disguise}: ${form.slice(0, 200)}`,
+                ).toBe(false);
+          } finally {
+            await h.close();
+          }
+        }
+      },
+      // Nineteen whole turns through each real renderer; Slack paces its appends on a real clock.
+      300_000,
+    );
 
     check("a stale approval nonce never approves", async () => {
       const h = await harness.configured(new MemoryAuditSink());
