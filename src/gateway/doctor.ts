@@ -6,7 +6,7 @@
  * version, size, a full integrity check, messages accepted but not yet answered).
  */
 import { resolve } from "node:path";
-import type { ChannelEntry } from "../messaging/channel/contract.js";
+import type { ChannelEntry, ChannelSettings } from "../messaging/channel/contract.js";
 import { probeChannel } from "../messaging/channel/contract.js";
 import { oneLine } from "../messaging/text/clip.js";
 import type { AgentProbeResult } from "../providers/acp-probe.js";
@@ -84,12 +84,8 @@ export async function doctor(loaded: LoadedConfig, o: DoctorOptions = {}): Promi
   lines.push(...store.lines);
   healthy &&= store.healthy;
   for (const entry of channels) {
-    const probe = probeChannel(
-      entry,
-      loaded.config.channels[entry.name] ?? {},
-      loaded.env,
-      loaded.present.has(entry.name),
-    );
+    const settings = loaded.config.channels[entry.name] ?? {};
+    const probe = probeChannel(entry, settings, loaded.env, loaded.present.has(entry.name));
     if (probe.status === "configured") lines.push(`✓ ${entry.name}: configured`);
     else if (probe.status === "disabled")
       lines.push(`- ${entry.name}: disabled${probe.note ? ` (${probe.note})` : ""}`);
@@ -99,8 +95,19 @@ export async function doctor(loaded: LoadedConfig, o: DoctorOptions = {}): Promi
         `✗ ${entry.name}: incomplete, missing ${probe.missing?.join(", ") ?? "settings"} (see ${entry.docs})`,
       );
     }
+    if (probe.status !== "disabled") lines.push(...channelDoctorLines(entry, settings, loaded));
   }
   return { lines, healthy };
+}
+
+/** A channel's own doctor lines, indented under its status; a failing hook is reported, not thrown. */
+function channelDoctorLines(entry: ChannelEntry, settings: ChannelSettings, loaded: LoadedConfig): string[] {
+  if (!entry.doctor) return [];
+  try {
+    return entry.doctor(settings, loaded.env, loaded.home).map((line) => `    ${oneLine(line, 300)}`);
+  } catch (error) {
+    return [`    (could not read ${entry.name}'s state: ${error instanceof Error ? error.name : "error"})`];
+  }
 }
 
 /** The handshake's report: who the agent is and what it offers, or where and why it failed. */

@@ -55,6 +55,12 @@ export interface ChannelEntry<S extends ChannelSettings = ChannelSettings> {
   missing(settings: S, env: Env): string[];
   /** Load the module (and with it the SDK) only when the channel is configured. */
   load(): Promise<ChannelModule<S>>;
+  /**
+   * Extra `parley doctor` lines under the channel's status (its origin, a masked id, the last
+   * connection verdict a running gateway recorded in the data home). Reads only, starts nothing,
+   * imports no SDK, and never returns a secret.
+   */
+  doctor?(settings: S, env: Env, home: string): string[];
 }
 
 /** Every section has `enabled`; unset means "on when its credentials are set". */
