@@ -225,7 +225,10 @@ export class WeComClient {
 
   private scheduleReconnect(): void {
     // Only a connection that stayed up resets the curve; an immediate close stays on it.
-    if (this.subscribed && this.o.clock.now() - this.subscribedAt >= (this.o.minHealthyMs ?? WECOM_MIN_HEALTHY_MS))
+    if (
+      this.subscribed &&
+      this.o.clock.now() - this.subscribedAt >= (this.o.minHealthyMs ?? WECOM_MIN_HEALTHY_MS)
+    )
       this.attempts = 0;
     this.subscribed = false;
     const base = this.o.reconnectBaseMs ?? WECOM_RECONNECT_BASE_MS;
@@ -284,7 +287,11 @@ export class WeComClient {
       pending,
       errcode === 0
         ? { kind: "accepted" }
-        : { kind: "refused", errcode, terminal: errcode === ERR_UNROUTABLE || errcode === ERR_STREAM_EXPIRED },
+        : {
+            kind: "refused",
+            errcode,
+            terminal: errcode === ERR_UNROUTABLE || errcode === ERR_STREAM_EXPIRED,
+          },
     );
   }
 
@@ -322,7 +329,10 @@ export class WeComClient {
     this.o.clock.clearTimeout(entry.timer);
     if (verdict.kind === "refused")
       // The classification only: the errmsg that came with it can echo the frame's content.
-      this.o.logger.warn("wecom: a frame was refused", { errcode: verdict.errcode, terminal: verdict.terminal });
+      this.o.logger.warn("wecom: a frame was refused", {
+        errcode: verdict.errcode,
+        terminal: verdict.terminal,
+      });
     entry.resolve(verdict);
   }
 
@@ -379,13 +389,15 @@ export class WeComClient {
   private setHealth(h: WeComHealth): void {
     const before = this.current;
     this.current = h;
-    if (before.state === h.state && (before as { reason?: string }).reason === (h as { reason?: string }).reason)
+    if (
+      before.state === h.state &&
+      (before as { reason?: string }).reason === (h as { reason?: string }).reason
+    )
       return;
     if (h.state === "healthy") this.o.logger.info("wecom: subscribed");
     this.o.onHealth?.(h);
   }
 }
-
 
 function codeOf(error: Error): string | undefined {
   const code = (error as { code?: unknown }).code;

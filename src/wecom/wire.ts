@@ -121,7 +121,12 @@ export function pingFrame(reqId: string): OutboundFrame {
 }
 
 /** One frame of a streamed bubble: `content` is the bubble's WHOLE text (it replaces), `finish` seals. */
-export function streamFrame(reqId: string, streamId: string, content: string, finish: boolean): OutboundFrame {
+export function streamFrame(
+  reqId: string,
+  streamId: string,
+  content: string,
+  finish: boolean,
+): OutboundFrame {
   return {
     cmd: CMD_RESPOND,
     headers: { req_id: reqId },

@@ -6,10 +6,10 @@
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
-import type { CallbackFrame } from "../../src/wecom/wire.js";
 import type { FrameVerdict, WeComClientOptions } from "../../src/wecom/client.js";
 import { WeComClient } from "../../src/wecom/client.js";
 import type { WeComHealth } from "../../src/wecom/health.js";
+import type { CallbackFrame } from "../../src/wecom/wire.js";
 import { ERR_BAD_CREDENTIALS, ERR_STREAM_DEAD, FakeWeCom } from "../fakes/wecom/server.js";
 import { ManualClock, settle } from "../helpers/manual-clock.js";
 
@@ -41,7 +41,8 @@ async function connect(o: Partial<WeComClientOptions> & { clock?: ManualClock } 
   return { client, clock, logger, health, callbacks };
 }
 
-const healthy = (c: WeComClient) => vi.waitFor(() => expect(c.health.state).toBe("healthy"), { timeout: 5000 });
+const healthy = (c: WeComClient) =>
+  vi.waitFor(() => expect(c.health.state).toBe("healthy"), { timeout: 5000 });
 
 describe("subscribe", () => {
   it("subscribes with the bot id and secret, and the secret appears in that frame only", async () => {
@@ -60,7 +61,9 @@ describe("subscribe", () => {
     const clock = new ManualClock();
     fake = await FakeWeCom.start({ now: () => clock.now() });
     const { client, health, logger } = await connect({ clock, secret: "not-the-secret" });
-    await vi.waitFor(() => expect(client.health).toMatchObject({ state: "unhealthy", reason: "subscribe_refused" }));
+    await vi.waitFor(() =>
+      expect(client.health).toMatchObject({ state: "unhealthy", reason: "subscribe_refused" }),
+    );
     expect(health.filter((h) => h.state === "unhealthy")).toHaveLength(1);
     // Only the classification is logged, never WeCom's message (it echoes what was sent).
     const logged = JSON.stringify(logger.entries);
@@ -81,7 +84,12 @@ describe("subscribe", () => {
   it("backs off exponentially while the connections keep closing at once", async () => {
     const clock = new ManualClock();
     fake = await FakeWeCom.start({ now: () => clock.now() });
-    const { client } = await connect({ clock, secret: "wrong", reconnectBaseMs: 1000, reconnectMaxMs: 60_000 });
+    const { client } = await connect({
+      clock,
+      secret: "wrong",
+      reconnectBaseMs: 1000,
+      reconnectMaxMs: 60_000,
+    });
     const delays: number[] = [];
     for (let i = 0; i < 5; i++) {
       await vi.waitFor(() => expect(clock.pendingDelays().length).toBeGreaterThan(0));
@@ -114,7 +122,9 @@ describe("heartbeat", () => {
     await clock.advance(30_000);
     await vi.waitFor(() => expect(fake.pings).toBe(4));
     await clock.advance(30_000);
-    await vi.waitFor(() => expect(health.at(-1)).toMatchObject({ state: "unhealthy", reason: "heartbeat_lost" }));
+    await vi.waitFor(() =>
+      expect(health.at(-1)).toMatchObject({ state: "unhealthy", reason: "heartbeat_lost" }),
+    );
     fake.answerPings = true;
     await clock.advance(60_000);
     await vi.waitFor(() => expect(fake.subscribes).toBeGreaterThan(subscribes));
@@ -130,7 +140,10 @@ describe("answers told apart by req_id", () => {
     const a = fake.callback({ text: "a" }).reqId;
     const b = fake.callback({ text: "b" }).reqId;
     fake.replyAcks = "hold";
-    fake.refuseNext((cmd, body) => cmd === "aibot_respond_msg" && JSON.stringify(body).includes("second"), 40_099);
+    fake.refuseNext(
+      (cmd, body) => cmd === "aibot_respond_msg" && JSON.stringify(body).includes("second"),
+      40_099,
+    );
     const verdicts: Promise<FrameVerdict>[] = [
       client.respond(a, "s", "first", false),
       client.respond(a, "s", "second", false),
@@ -161,7 +174,10 @@ describe("answers told apart by req_id", () => {
       terminal: true,
     });
     fake.makeUnroutable(reqId);
-    expect(await client.respond(reqId, "s2", "new", false)).toMatchObject({ terminal: true, errcode: 846605 });
+    expect(await client.respond(reqId, "s2", "new", false)).toMatchObject({
+      terminal: true,
+      errcode: 846605,
+    });
     fake.replyAcks = "none";
     const silent = client.push("zhangsan", "anyone?");
     await settle();
@@ -210,7 +226,9 @@ describe("a kick", () => {
     await clock.advance(10 * 60_000);
     await settle();
     expect(fake.subscribes).toBe(subscribes);
-    expect(logger.entries.some((e) => e.level === "error" && e.message.includes("another connection"))).toBe(true);
+    expect(logger.entries.some((e) => e.level === "error" && e.message.includes("another connection"))).toBe(
+      true,
+    );
   });
 
   it("a second gateway subscribing with the same bot kicks the first", async () => {
@@ -219,7 +237,9 @@ describe("a kick", () => {
     await healthy(first.client);
     const second = await connect();
     await healthy(second.client);
-    await vi.waitFor(() => expect(first.client.health).toMatchObject({ state: "unhealthy", reason: "kicked" }));
+    await vi.waitFor(() =>
+      expect(first.client.health).toMatchObject({ state: "unhealthy", reason: "kicked" }),
+    );
     expect(second.client.health.state).toBe("healthy");
   });
 });

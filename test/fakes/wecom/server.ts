@@ -205,7 +205,8 @@ export class FakeWeCom {
     const ws = this.active;
     if (!ws) throw new Error("fake wecom: nobody is subscribed");
     const reqId = spec.reqId ?? `cb-${++this.n}-${Math.random().toString(36).slice(2, 8)}`;
-    const msgid = spec.msgid === undefined ? `msg-${this.n}-${Math.random().toString(36).slice(2, 8)}` : spec.msgid;
+    const msgid =
+      spec.msgid === undefined ? `msg-${this.n}-${Math.random().toString(36).slice(2, 8)}` : spec.msgid;
     const userid = spec.userid === undefined ? "zhangsan" : spec.userid;
     const chattype = spec.chattype ?? "single";
     this.reqIds.set(reqId, { userid: userid ?? "", at: this.now() });
@@ -283,7 +284,13 @@ export class FakeWeCom {
   /** Host an encrypted object; the fields a callback's media item carries. */
   hostMedia(
     plain: Uint8Array,
-    o: { encoding?: KeyEncoding; ttlMs?: number; badPad?: boolean; streamTotal?: number; filename?: string } = {},
+    o: {
+      encoding?: KeyEncoding;
+      ttlMs?: number;
+      badPad?: boolean;
+      streamTotal?: number;
+      filename?: string;
+    } = {},
   ): { url: string; aeskey: string; filename?: string } {
     const key = newMediaKey();
     const id = `m${++this.n}`;
@@ -459,7 +466,8 @@ export class FakeWeCom {
     const url = new URL(req.url ?? "/", this.origin);
     const [, kind, id] = url.pathname.split("/");
     if (req.method === "GET" && kind === "media" && id) return this.serveMedia(id, url.pathname, res);
-    if (req.method === "POST" && kind === "response" && id) return this.responsePost(id, url.pathname, req, res);
+    if (req.method === "POST" && kind === "response" && id)
+      return this.responsePost(id, url.pathname, req, res);
     res.writeHead(404).end();
   }
 
@@ -474,7 +482,10 @@ export class FakeWeCom {
     }
     media.requests += 1;
     if (media.streamTotal === undefined) {
-      res.writeHead(200, { "content-type": "application/octet-stream", "content-length": media.cipher.length });
+      res.writeHead(200, {
+        "content-type": "application/octet-stream",
+        "content-length": media.cipher.length,
+      });
       res.end(media.cipher);
       return;
     }
@@ -497,7 +508,12 @@ export class FakeWeCom {
     pump();
   }
 
-  private async responsePost(token: string, path: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  private async responsePost(
+    token: string,
+    path: string,
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): Promise<void> {
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const chunk of req) {
@@ -518,7 +534,8 @@ export class FakeWeCom {
     else if (slot.used) errcode = 846_610;
     else if (Buffer.byteLength(content) > MAX_BYTES || content === "") errcode = ERR_TOO_LONG;
     if (slot && errcode === 0) slot.used = true;
-    if (this.posts.length < MAX_RECORDS) this.posts.push({ path, content, accepted: errcode === 0, seq: ++this.seq });
+    if (this.posts.length < MAX_RECORDS)
+      this.posts.push({ path, content, accepted: errcode === 0, seq: ++this.seq });
     this.changed();
     res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ errcode, errmsg: "" }));
   }
