@@ -72,6 +72,8 @@ export interface WeComClientOptions {
   minHealthyMs?: number;
   /** Pushes per conversation per minute (WeCom's own budget by default). */
   pushesPerMinute?: number;
+  /** How long a frame made while the connection is not subscribed waits for it. */
+  connectWaitMs?: number;
 }
 
 interface Pending {
@@ -103,6 +105,7 @@ export class WeComClient {
   private readonly answeredReqs = new Set<string>();
   private readonly budget: PushBudget;
   private readonly stopping = new AbortController();
+  private readonly readyWaiters = new Set<(ok: boolean) => void>();
   private current: WeComHealth;
 
   constructor(private readonly o: WeComClientOptions) {
@@ -170,6 +173,7 @@ export class WeComClient {
     this.o.clock.clearTimeout(this.reconnectTimer);
     this.stopHeartbeat();
     for (const [id, p] of [...this.pending]) this.settle(id, p, { kind: "unacked" });
+    this.wakeReady(false);
     const ws = this.ws;
     this.ws = null;
     if (!ws || ws.readyState === WebSocket.CLOSED) return;
@@ -246,13 +250,17 @@ export class WeComClient {
         this.o.onCallback(frame.frame);
         return;
       case "event":
-        if (frame.eventType === "disconnected_event") return this.onKicked(ws);
+        if (frame.eventType === "disconnected_event") {
+          this.onKicked(ws);
+          return;
+        }
         // enter_chat and feedback events each owe a reply inside a 5-second single-delivery window:
         // answering one is a feature of its own, so they are dropped on purpose.
         this.o.logger.debug("wecom: event dropped", { event: frame.eventType || "unknown" });
         return;
       case "ack":
-        return this.onAck(ws, frame.frame.headers.req_id, frame.frame.errcode);
+        this.onAck(ws, frame.frame.headers.req_id, frame.frame.errcode);
+        return;
       case "unknown":
         this.o.logger.debug("wecom: a frame that is not ours to act on was dropped");
     }
@@ -269,6 +277,7 @@ export class WeComClient {
         this.subscribedAt = this.o.clock.now();
         this.setHealth({ state: "healthy", at: this.o.clock.now() });
         this.startHeartbeat(ws);
+        this.wakeReady(true);
         return;
       }
       // Never the errmsg: only that the credentials were refused. A secret can be corrected while
@@ -298,6 +307,7 @@ export class WeComClient {
   private onKicked(ws: WebSocket): void {
     this.kicked = true;
     this.report("kicked");
+    this.wakeReady(false);
     this.o.logger.error(
       "wecom: another connection subscribed with this bot, so WeCom disconnected this one; not reconnecting (stop the other gateway, then restart this one)",
     );
@@ -306,10 +316,15 @@ export class WeComClient {
 
   // ── frames and their answers ──────────────────────────────────────────────────────────────
 
-  /** Send one frame and wait for its answer (bounded). One exchange per req_id at a time. */
-  private exchange(reqId: string, frame: OutboundFrame): Promise<FrameVerdict> {
+  /**
+   * Send one frame and wait for its answer (bounded). One exchange per req_id at a time. A frame
+   * made while the connection is (re)opening waits for the subscription, bounded too: a turn resumed
+   * at start, or a push during a reconnect, goes out instead of being dropped.
+   */
+  private async exchange(reqId: string, frame: OutboundFrame): Promise<FrameVerdict> {
+    if (!(await this.whenSubscribed())) return { kind: "unsent" };
     const ws = this.ws;
-    if (!ws || !this.isOpen() || !this.subscribed) return Promise.resolve({ kind: "unsent" });
+    if (!ws || !this.isOpen()) return { kind: "unsent" };
     return new Promise<FrameVerdict>((resolve) => {
       const entry: Pending = {
         resolve,
@@ -321,6 +336,29 @@ export class WeComClient {
       this.pending.set(reqId, entry);
       if (!this.write(ws, frame)) this.settle(reqId, entry, { kind: "unsent" });
     });
+  }
+
+  /** True once subscribed (at once when already); false when that did not happen in time. */
+  private whenSubscribed(): Promise<boolean> {
+    if (this.subscribed && this.isOpen()) return Promise.resolve(true);
+    if (this.closing || this.kicked) return Promise.resolve(false);
+    return new Promise<boolean>((resolve) => {
+      const done = (ok: boolean) => {
+        this.o.clock.clearTimeout(timer);
+        this.readyWaiters.delete(onReady);
+        resolve(ok);
+      };
+      const onReady = (ok: boolean) => done(ok);
+      const timer = this.o.clock.setTimeout(
+        () => done(false),
+        this.o.connectWaitMs ?? WECOM_ACK_TIMEOUT_MS * 2,
+      );
+      this.readyWaiters.add(onReady);
+    });
+  }
+
+  private wakeReady(ok: boolean): void {
+    for (const w of [...this.readyWaiters]) w(ok);
   }
 
   private settle(reqId: string, entry: Pending, verdict: FrameVerdict): void {

@@ -331,7 +331,10 @@ export class FakeWeCom {
   // ── the WebSocket ─────────────────────────────────────────────────────────────────────────
 
   private accept(ws: WebSocket): void {
-    if (this.stopped) return ws.terminate();
+    if (this.stopped) {
+      ws.terminate();
+      return;
+    }
     this.sockets.add(ws);
     ws.on("message", (data) => this.onFrame(ws, String(data)));
     ws.on("close", () => {
