@@ -74,15 +74,18 @@ interface Bubble {
   start: number;
   reopen: string;
   lead: string;
-  /** Raw answer offset covered by the last frame sent, and by the one before it. */
-  sent: number;
-  prevSent: number;
+  /**
+   * Raw answer offset the bubble SHOWS: covered by its last frame WeCom accepted. Every verdict is
+   * the frame's own (client.ts), so a refused frame (or one never answered) moves nothing: a new
+   * bubble resumes exactly after what the old one shows, which is one frame early whenever the
+   * latest frame was refused (a repeat at worst, never a hole).
+   */
+  shown: number;
   openedAt: number;
   frames: number;
-  lastVerdict: FrameVerdict["kind"] | "none";
   /** Refused for good (846608): this stream id can never be written again. */
   dead: boolean;
-  /** The last frame without its status line: what the bubble is sealed with when it ages out. */
+  /** The last ACCEPTED frame without its status line: what the bubble is sealed with when it ages out. */
   lastBody: string;
   lastContent: string;
   /** Answer text (not only a status line) was shown in it. */
@@ -117,6 +120,8 @@ export class WeComRenderer extends Renderer {
   /** The answer as streamed (raw, redacted by the driver): every offset points into it. */
   private answer = "";
   private thinking = "";
+  /** The reasoning after the last sealed bubble: what the next bubble shows in its think block. */
+  private thinkStart = 0;
   private bubble: Bubble | null = null;
   /** Where the next bubble begins, and its lead line (a steer's quote). */
   private nextStart = 0;
@@ -287,10 +292,9 @@ export class WeComRenderer extends Renderer {
     const frameBody = composeFrame({ think: this.think(b), lead: body ? b.lead : "", body, footer });
     if (frameBody === b.lastContent) return;
     const verdict = await this.frame(b, frameBody, false, view.covers);
-    if (verdict.kind !== "refused" && body) {
-      b.hasBody = true;
+    if (verdict.kind !== "refused" && verdict.kind !== "unsent" && body) b.hasBody = true;
+    if (verdict.kind === "accepted" && body)
       b.lastBody = composeFrame({ think: this.think(b), lead: b.lead, body });
-    }
   }
 
   /** The bubble to write now: opened if there is none, rolled if it aged out or was refused for good. */
@@ -298,24 +302,21 @@ export class WeComRenderer extends Renderer {
     if (this.streamless) return null;
     const b = this.bubble;
     if (!b) return this.open(this.nextStart, this.nextLead);
-    if (b.dead) {
-      // The frame that drew the refusal may be the one missing: resume one frame early.
-      return this.open(b.prevSent, "");
-    }
+    // Refused for good: continued after what it shows (the refused frame is not shown).
+    if (b.dead) return this.roll(b);
     if (this.o.clock.now() - b.openedAt >= WECOM_ROLL_AGE_MS && b.frames > 0) {
-      // Sealed as it stands (no status line), then continued with exactly what it lacks, unless
-      // the latest verdict was a refusal.
-      await this.frame(
-        b,
-        b.lastBody || composeFrame({ think: this.think(b), body: CONTINUED }),
-        true,
-        b.sent,
-      );
-      if (this.streamless) return null;
-      const resume = b.lastVerdict === "refused" || b.dead ? b.prevSent : b.sent;
-      return this.open(resume, "");
+      // Sealed as it stands (its last accepted frame, without the status line), then continued
+      // with exactly what it lacks.
+      await this.frame(b, b.lastBody || composeFrame({ think: this.think(b), body: CONTINUED }), true);
+      return this.streamless ? null : this.roll(b);
     }
     return b;
+  }
+
+  /** A new stream id continuing the answer after what `old` shows; offsets rebased onto it. */
+  private roll(old: Bubble): Bubble {
+    this.thinkStart = this.thinking.length;
+    return this.open(old.shown, "");
   }
 
   private open(at: number, lead: string): Bubble {
@@ -325,16 +326,14 @@ export class WeComRenderer extends Renderer {
       start,
       reopen,
       lead,
-      sent: start,
-      prevSent: start,
+      shown: start,
       openedAt: this.o.clock.now(),
       frames: 0,
-      lastVerdict: "none",
       dead: false,
       lastBody: "",
       lastContent: "",
       hasBody: false,
-      thinkFrom: this.thinking.length,
+      thinkFrom: this.thinkStart,
     };
     this.bubble = b;
     this.nextLead = "";
@@ -349,16 +348,14 @@ export class WeComRenderer extends Renderer {
     this.rollTimer = null;
   }
 
-  /** One frame on the bubble; its verdict moves the bubble's progress. */
-  private async frame(b: Bubble, content: string, finish: boolean, covers = b.sent): Promise<FrameVerdict> {
+  /** One frame on the bubble; an accepted one moves what the bubble shows to `covers`. */
+  private async frame(b: Bubble, content: string, finish: boolean, covers = b.shown): Promise<FrameVerdict> {
     const reqId = this.o.address.reqId;
     if (!reqId) return { kind: "unsent" };
     const verdict = await this.o.wire.respond(reqId, b.streamId, content, finish);
     b.frames += 1;
-    b.prevSent = b.sent;
-    b.sent = covers;
-    b.lastVerdict = verdict.kind;
     b.lastContent = content;
+    if (verdict.kind === "accepted") b.shown = covers;
     if (verdict.kind === "refused" && verdict.terminal) {
       b.dead = true;
       // 846605: the req_id itself no longer routes, so no other bubble can be opened on it.
@@ -482,6 +479,7 @@ export class WeComRenderer extends Renderer {
   /** The bubble is done: the next one begins after everything sealed so far. */
   private retire(): void {
     this.nextStart = this.answer.length;
+    this.thinkStart = this.thinking.length;
     this.nextLead = "";
     this.bubble = null;
     this.clearRollTimer();

@@ -141,6 +141,7 @@ export class FakeWeCom {
   private n = 0;
   private stopped = false;
   private waiters = new Set<() => void>();
+  private lastBody: Json = {};
 
   constructor(o: FakeWeComOptions = {}) {
     this.botId = o.botId ?? "aibk-fake-bot-0001";
@@ -230,8 +231,14 @@ export class FakeWeCom {
       this.responseUrls.set(token, { used: false });
       body.response_url = `${this.origin}/response/${token}`;
     }
+    this.lastBody = body;
     ws.send(JSON.stringify({ cmd: "aibot_msg_callback", headers: { req_id: reqId }, body }));
     return { reqId, msgid };
+  }
+
+  /** The body of the last callback sent (its response_url, its media). */
+  lastCallbackBody(): Json {
+    return this.lastBody;
   }
 
   /** An event frame (enter_chat, feedback_event) to the subscribed connection. */
