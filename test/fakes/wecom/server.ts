@@ -134,6 +134,7 @@ export class FakeWeCom {
   private readonly pushTimes = new Map<string, number[]>();
   private readonly media = new Map<string, HostedMedia>();
   private readonly responseUrls = new Map<string, { used: boolean }>();
+  private readonly reqTokens = new Map<string, string>();
   private readonly held: HeldAck[] = [];
   private readonly refusals: { match: (cmd: string, body: Json | undefined) => boolean; errcode: number }[] =
     [];
@@ -227,8 +228,10 @@ export class FakeWeCom {
     if (msgtype === "image" || msgtype === "file" || msgtype === "video") body[msgtype] = spec.media;
     if (msgtype === "mixed") body.mixed = { msg_item: spec.mixed ?? [] };
     if (spec.responseUrl !== false) {
-      const token = `r${++this.n}`;
-      this.responseUrls.set(token, { used: false });
+      // A redelivered frame (same req_id) carries the same response_url.
+      const token = this.reqTokens.get(reqId) ?? `r${++this.n}`;
+      this.reqTokens.set(reqId, token);
+      if (!this.responseUrls.has(token)) this.responseUrls.set(token, { used: false });
       body.response_url = `${this.origin}/response/${token}`;
     }
     this.lastBody = body;
