@@ -8,7 +8,7 @@
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { approvalOutcomeLabel } from "../../src/messaging/channel/render-kit.js";
-import { WECOM_ANSWER_CHARS, WECOM_MAX_REPLY_BYTES, WECOM_MAX_REPLY_CHARS } from "../../src/wecom/limits.js";
+import { WECOM_MAX_REPLY_BYTES, WECOM_MAX_REPLY_CHARS } from "../../src/wecom/limits.js";
 import { ERR_STREAM_DEAD, ERR_UNROUTABLE } from "../fakes/wecom/server.js";
 import { ManualClock, settle } from "../helpers/manual-clock.js";
 import type { Wired } from "./helpers.js";
