@@ -43,6 +43,7 @@ import {
   readFrame,
   streamFrame,
   subscribeFrame,
+  withinWireCap,
 } from "./wire.js";
 
 /** What WeCom said about one frame we sent. */
@@ -133,7 +134,8 @@ export class WeComClient {
    */
   respond(reqId: string, streamId: string, content: string, finish: boolean): Promise<FrameVerdict> {
     const previous = this.chains.get(reqId) ?? Promise.resolve();
-    const mine = previous.then(() => this.exchange(reqId, streamFrame(reqId, streamId, content, finish)));
+    const bounded = withinWireCap(content, this.o.logger);
+    const mine = previous.then(() => this.exchange(reqId, streamFrame(reqId, streamId, bounded, finish)));
     const tail = mine.catch(() => undefined);
     this.chains.set(reqId, tail);
     void tail.then(() => {
@@ -163,7 +165,7 @@ export class WeComClient {
       }
     }
     const reqId = this.newReqId(CMD_SEND);
-    return this.exchange(reqId, pushFrame(reqId, chatId, content));
+    return this.exchange(reqId, pushFrame(reqId, chatId, withinWireCap(content, this.o.logger)));
   }
 
   /** Stop reconnecting and close the socket. Callers settle their turns first (start.ts). */

@@ -8,6 +8,7 @@
 import type { Timers } from "../messaging/base/clock.js";
 import type { Logger } from "../messaging/base/logger.js";
 import type { OriginPolicy } from "./origins.js";
+import { withinWireCap } from "./wire.js";
 
 export interface ResponseUrlOptions {
   origins: OriginPolicy;
@@ -48,7 +49,10 @@ export class ResponseUrl {
         method: "POST",
         redirect: "manual",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify({ msgtype: "markdown", markdown: { content } }),
+        body: JSON.stringify({
+          msgtype: "markdown",
+          markdown: { content: withinWireCap(content, this.o.logger) },
+        }),
         signal: abort.signal,
       });
       const text = await res.text();

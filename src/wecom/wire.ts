@@ -5,6 +5,10 @@
  * something we sent (a subscribe, a ping, a reply) carries no `cmd`, only the req_id and an errcode.
  */
 
+import type { Logger } from "../messaging/base/logger.js";
+import { truncateUtf8 } from "../messaging/text/split.js";
+import { WECOM_MAX_REPLY_BYTES } from "./limits.js";
+
 export const CMD_SUBSCRIBE = "aibot_subscribe";
 export const CMD_PING = "ping";
 export const CMD_CALLBACK = "aibot_msg_callback";
@@ -141,4 +145,20 @@ export function pushFrame(reqId: string, chatId: string, content: string): Outbo
     headers: { req_id: reqId },
     body: { chatid: chatId, msgtype: "markdown", markdown: { content } },
   };
+}
+
+/**
+ * The byte cap, enforced where content leaves the process (a frame, a push, a response_url body).
+ * Every caller already splits well below it, so this cuts only what a future path forgot to bound:
+ * at a code point (never inside a CJK character or an emoji's surrogate pair), and logged (sizes
+ * only, never text), rather than sent whole for WeCom to refuse with the answer lost.
+ */
+export function withinWireCap(content: string, logger: Logger): string {
+  const bounded = truncateUtf8(content, WECOM_MAX_REPLY_BYTES);
+  if (bounded !== content)
+    logger.warn("wecom: content over the byte cap was cut at the wire", {
+      bytes: Buffer.byteLength(content, "utf8"),
+      cap: WECOM_MAX_REPLY_BYTES,
+    });
+  return bounded;
 }

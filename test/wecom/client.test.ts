@@ -9,9 +9,13 @@ import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import type { FrameVerdict, WeComClientOptions } from "../../src/wecom/client.js";
 import { WeComClient } from "../../src/wecom/client.js";
 import type { WeComHealth } from "../../src/wecom/health.js";
+import { WECOM_MAX_REPLY_BYTES } from "../../src/wecom/limits.js";
+import { OriginPolicy } from "../../src/wecom/origins.js";
+import { ResponseUrl } from "../../src/wecom/response-url.js";
 import type { CallbackFrame } from "../../src/wecom/wire.js";
 import { ERR_BAD_CREDENTIALS, ERR_STREAM_DEAD, FakeWeCom } from "../fakes/wecom/server.js";
 import { ManualClock, settle } from "../helpers/manual-clock.js";
+import { wireTexts } from "./helpers.js";
 
 let fake: FakeWeCom;
 const clients: WeComClient[] = [];
@@ -192,6 +196,51 @@ describe("answers told apart by req_id", () => {
     expect(await client.push("nobody-wrote", "hello")).toMatchObject({ kind: "refused" });
     await client.close();
     expect(await client.push("zhangsan", "after close")).toEqual({ kind: "unsent" });
+  });
+});
+
+describe("the byte cap at the wire", () => {
+  it("a frame, a push or a response_url body over 20,480 bytes is cut at a whole character, and logged", async () => {
+    fake = await FakeWeCom.start();
+    const { client, logger } = await connect();
+    await healthy(client);
+    // Mixed widths around the cut: 3-byte CJK, a 4-byte emoji (a surrogate pair), ASCII.
+    const long = "企业微信😀 a".repeat(2_000);
+    const { reqId } = fake.callback({ text: "hi" });
+    expect(await client.respond(reqId, "s1", long, true)).toEqual({ kind: "accepted" });
+    expect(await client.push("zhangsan", long)).toEqual({ kind: "accepted" });
+    const body = fake.lastCallbackBody();
+    const responseUrl = new ResponseUrl({
+      origins: new OriginPolicy([fake.origin]),
+      timers: new ManualClock(),
+      logger,
+    });
+    expect(await responseUrl.post(String(body.response_url), long)).toBe(true);
+    const sent = wireTexts(fake);
+    expect(sent).toHaveLength(3);
+    for (const t of sent) {
+      expect(Buffer.byteLength(t)).toBeLessThanOrEqual(WECOM_MAX_REPLY_BYTES);
+      expect(Buffer.byteLength(t)).toBeGreaterThan(WECOM_MAX_REPLY_BYTES - 4);
+      expect(long.startsWith(t)).toBe(true);
+      // A whole character at the end: no lone high surrogate, and the bytes round-trip.
+      expect(t).not.toMatch(/[\uD800-\uDBFF]$/);
+      expect(Buffer.from(t, "utf8").toString("utf8")).toBe(t);
+    }
+    const cuts = logger.entries.filter((e) => e.message.includes("cut at the wire"));
+    expect(cuts).toHaveLength(3);
+    expect(JSON.stringify(cuts)).not.toContain("企业");
+  });
+
+  it("content within the cap passes untouched", async () => {
+    fake = await FakeWeCom.start();
+    const { client, logger } = await connect();
+    await healthy(client);
+    const exact = "企".repeat(WECOM_MAX_REPLY_BYTES / 4) + "😀".repeat(WECOM_MAX_REPLY_BYTES / 16);
+    expect(Buffer.byteLength(exact)).toBe(WECOM_MAX_REPLY_BYTES);
+    fake.callback({ text: "hi" });
+    expect(await client.push("zhangsan", exact)).toEqual({ kind: "accepted" });
+    expect(fake.pushes[0]?.content).toBe(exact);
+    expect(logger.entries.filter((e) => e.message.includes("cut at the wire"))).toEqual([]);
   });
 });
 
