@@ -108,6 +108,39 @@ describe("subscribe", () => {
   });
 });
 
+describe("the minimum-healthy guard", () => {
+  it("only a connection that stayed up 30 s resets the backoff; one dropped at once keeps climbing", async () => {
+    const clock = new ManualClock();
+    fake = await FakeWeCom.start({ now: () => clock.now() });
+    const { client } = await connect({ clock, reconnectBaseMs: 1000, reconnectMaxMs: 60_000 });
+    await healthy(client);
+    // The reconnect timer, once the drop was seen (the heartbeat stops with the connection).
+    const nextDelay = async () => {
+      await vi.waitFor(() => expect(client.health.state).toBe("unhealthy"));
+      await vi.waitFor(() => expect(clock.pendingDelays()).toHaveLength(1));
+      return clock.pendingDelays()[0] ?? 0;
+    };
+    const reconnect = async (delay: number) => {
+      const before = fake.subscribes;
+      await clock.advance(delay);
+      await vi.waitFor(() => expect(fake.subscribes).toBeGreaterThan(before));
+      await healthy(client);
+    };
+    fake.drop();
+    const first = await nextDelay();
+    await reconnect(first);
+    // Up for a moment only: an accept-then-drop loop must not reconnect at the base delay forever.
+    fake.drop();
+    const second = await nextDelay();
+    await reconnect(second);
+    // Up past the guard: the curve starts over.
+    await clock.advance(31_000);
+    fake.drop();
+    const third = await nextDelay();
+    expect([first, second, third]).toEqual([1000, 2000, 1000]);
+  });
+});
+
 describe("heartbeat", () => {
   it("pings every 30 s and takes two unanswered pings for a dead connection", async () => {
     const clock = new ManualClock();

@@ -270,6 +270,13 @@ export class FakeWeCom {
     setTimeout(() => ws.close(), 20).unref();
   }
 
+  /** The network drops the subscribed connection (no event, no close handshake). */
+  drop(): void {
+    const ws = this.active;
+    this.active = null;
+    ws?.terminate();
+  }
+
   /** Every later reply on this req_id is unroutable (846605). */
   makeUnroutable(reqId: string): void {
     this.unroutable.add(reqId);
