@@ -89,6 +89,16 @@ describe("the msgid dedupe", () => {
     expect(lab.fake.visible().filter((v) => v.includes("answer one"))).toHaveLength(1);
   });
 
+  it("dedupes AFTER authorization: a stranger's frame cannot occupy a msgid an allowed user's message carries", async () => {
+    const c = await lab.channel({ turns: () => [[text("answered the colleague"), done]] });
+    await subscribed();
+    lab.fake.callback({ userid: "wangwu", msgid: "m-shared", text: "squatting" });
+    await vi.waitFor(() => expect(c.audit.find("inbound", "denied")).toHaveLength(1));
+    lab.fake.callback({ userid: OWNER, msgid: "m-shared", text: "hello" });
+    await shown("answered the colleague");
+    expect(c.audit.find("intake", "dropped")).toEqual([]);
+  });
+
   it("a repeated msgid gets one answer across a kill and restart", async () => {
     const a = await lab.channel({ turns: () => [[text("first answer"), done]] });
     await subscribed();
@@ -171,7 +181,9 @@ describe("the connection", () => {
 });
 
 describe("approvals", () => {
-  it("a typed 1 approves only while a prompt is open", async () => {
+  // Beyond the spec: its WeCom has no decider (a prompt could only time out to deny); here the
+  // kit's typed-reply floor answers it, with the prompt sent as a push.
+  it("beyond the spec's decider-less WeCom: a typed 1 approves only while a prompt is open", async () => {
     const c = await lab.channel({
       turns: () => [
         [text("one")],
@@ -277,6 +289,25 @@ describe("replies and the mid-turn", () => {
     // The context notice and the status reply travel as pushes; no frame went back on the answered req_id.
     expect(lab.fake.framesOf("aibot_respond_msg").length).toBe(frames);
     expect(lab.fake.framesOf("aibot_respond_msg").every((f) => f.reqId === reqId)).toBe(true);
+    expect(c.audit.find("inbound", "denied")).toEqual([]);
+  });
+
+  it("a reply no push can carry falls back to a sealed bubble on its own message, then to its response_url", async () => {
+    const c = await lab.channel();
+    await subscribed();
+    // Every push refused (the budget spent elsewhere): the /help reply seals a bubble on /help's req_id.
+    for (let i = 0; i < 10; i++) lab.fake.refuseNext((cmd) => cmd === "aibot_send_msg", 45_009);
+    const help = lab.fake.callback({ text: "/help" });
+    await vi.waitFor(() => expect(lab.fake.framesOf("aibot_respond_msg").length).toBeGreaterThan(0));
+    const frame = lab.fake.framesOf("aibot_respond_msg")[0];
+    expect(frame?.reqId).toBe(help.reqId);
+    expect(JSON.stringify(frame?.body)).toContain('"finish":true');
+    await shown("reply 1 (approve) or 2 (deny)");
+    // Its req_id routes no more: the response_url is the last resort.
+    const status = lab.fake.callback({ text: "/status" });
+    lab.fake.makeUnroutable(status.reqId);
+    for (let i = 0; i < 10; i++) lab.fake.refuseNext((cmd) => cmd === "aibot_send_msg", 45_009);
+    await vi.waitFor(() => expect(lab.fake.posts.filter((p) => p.accepted)).toHaveLength(1));
     expect(c.audit.find("inbound", "denied")).toEqual([]);
   });
 
