@@ -14,6 +14,7 @@ import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import { TurnDriver } from "../../src/messaging/turn/driver.js";
 import type { ScriptedTurn } from "../../src/providers/scripted.js";
 import { ScriptedProvider } from "../../src/providers/scripted.js";
+import { permissionRequest } from "../helpers/events.js";
 import { ManualClock } from "../helpers/manual-clock.js";
 import type { Wired } from "./helpers.js";
 import { wire } from "./helpers.js";
@@ -61,17 +62,7 @@ const SCENARIOS: Record<string, { turn: ScriptedTurn; press?: "approve" | "deny"
       steps: [
         { type: "text", text: "Let me run the tests." },
         { type: "tool_call", toolCallId: "t1", title: "npm test", kind: "execute", purpose: "Run the suite" },
-        {
-          type: "permission_request",
-          requestId: "r1",
-          toolCallId: "t1",
-          title: "npm test",
-          kind: "execute",
-          options: [
-            { optionId: "allow", name: "Allow once", kind: "allow_once" },
-            { optionId: "reject", name: "Reject", kind: "reject_once" },
-          ],
-        },
+        permissionRequest({ requestId: "r1", title: "npm test", kind: "execute" }),
       ],
       onPermission: {
         approve: [
