@@ -6,8 +6,14 @@
  * version, size, a full integrity check, messages accepted but not yet answered).
  */
 import { resolve } from "node:path";
-import type { ChannelEntry, ChannelSettings } from "../messaging/channel/contract.js";
+import type {
+  ChannelDoctorInput,
+  ChannelDoctorReport,
+  ChannelEntry,
+  ChannelSettings,
+} from "../messaging/channel/contract.js";
 import { probeChannel } from "../messaging/channel/contract.js";
+import { redactAll } from "../messaging/security/redact.js";
 import { oneLine } from "../messaging/text/clip.js";
 import type { AgentProbeResult } from "../providers/acp-probe.js";
 import { probeAgent } from "../providers/acp-probe.js";
@@ -85,7 +91,7 @@ export async function doctor(loaded: LoadedConfig, o: DoctorOptions = {}): Promi
   healthy &&= store.healthy;
   for (const entry of channels) {
     const settings = loaded.config.channels[entry.name] ?? {};
-    const probe = probeChannel(entry, settings, loaded.env, loaded.present.has(entry.name));
+    const probe = probeChannel(entry, settings, loaded.env, loaded.present.has(entry.name), loaded.home);
     if (probe.status === "configured") lines.push(`✓ ${entry.name}: configured`);
     else if (probe.status === "disabled")
       lines.push(`- ${entry.name}: disabled${probe.note ? ` (${probe.note})` : ""}`);
@@ -95,18 +101,27 @@ export async function doctor(loaded: LoadedConfig, o: DoctorOptions = {}): Promi
         `✗ ${entry.name}: incomplete, missing ${probe.missing?.join(", ") ?? "settings"} (see ${entry.docs})`,
       );
     }
-    if (probe.status !== "disabled") lines.push(...channelDoctorLines(entry, settings, loaded));
+    // The channel's own lines (origin, linked account, permissions) once it is meant to run.
+    if (probe.status !== "disabled" && entry.doctor) {
+      const own = await channelDoctor(entry, { settings, env: loaded.env, home: loaded.home });
+      lines.push(...own.lines.map((line) => `    ${line}`));
+      healthy &&= own.healthy;
+    }
   }
   return { lines, healthy };
 }
 
-/** A channel's own doctor lines, indented under its status; a failing hook is reported, not thrown. */
-function channelDoctorLines(entry: ChannelEntry, settings: ChannelSettings, loaded: LoadedConfig): string[] {
-  if (!entry.doctor) return [];
+/** A channel's own lines; a check that throws is reported, never the end of the report. */
+async function channelDoctor(
+  entry: ChannelEntry,
+  input: ChannelDoctorInput<ChannelSettings>,
+): Promise<ChannelDoctorReport> {
   try {
-    return entry.doctor(settings, loaded.env, loaded.home).map((line) => `    ${oneLine(line, 300)}`);
+    return (await entry.doctor?.(input)) ?? { lines: [], healthy: true };
   } catch (error) {
-    return [`    (could not read ${entry.name}'s state: ${error instanceof Error ? error.name : "error"})`];
+    // Redacted like every other line doctor prints from outside: an SDK error may quote a request.
+    const reason = redactAll(error instanceof Error ? error.message : String(error));
+    return { lines: [`✗ ${entry.name} check failed: ${oneLine(reason, 200)}`], healthy: false };
   }
 }
 

@@ -94,6 +94,12 @@ export const wecomChannel = defineChannel<WeComSettings>({
     // The transport fails closed on an empty allow-list, so starting it would answer nobody.
     ...(s.allowedUsers.length > 0 || s.allowAllUsers ? [] : ["wecom.allowedUsers (or wecom.allowAllUsers)"]),
   ],
-  doctor: wecomDoctorLines,
+  doctor: ({ settings, env, home }) => {
+    const last = readHealth(home);
+    // A refused subscription or a kick needs the operator; anything else the gateway retries itself.
+    const blocked =
+      last?.state === "unhealthy" && (last.reason === "subscribe_refused" || last.reason === "kicked");
+    return { lines: wecomDoctorLines(settings, env, home), healthy: !blocked };
+  },
   load: () => import("./start.js"),
 });
