@@ -9,8 +9,8 @@ import { slackChannel } from "../slack/index.js";
 import { teamsChannel } from "../teams/index.js";
 import { telegramChannel } from "../telegram/index.js";
 import { webchatChannel } from "../webchat/index.js";
-import { whatsappChannel } from "../whatsapp/index.js";
 import { wecomChannel } from "../wecom/index.js";
+import { whatsappChannel } from "../whatsapp/index.js";
 
 export const CHANNELS: readonly ChannelEntry[] = [
   webchatChannel,

@@ -16,8 +16,8 @@ import { slackDispatcher, slackHarness } from "./slack.harness.js";
 import { teamsDispatcher, teamsHarness } from "./teams.harness.js";
 import { telegramDispatcher, telegramHarness } from "./telegram.harness.js";
 import { webchatDispatcher, webchatHarness } from "./webchat.harness.js";
-import { whatsappDispatcher, whatsappHarness } from "./whatsapp.harness.js";
 import { wecomDispatcher, wecomHarness } from "./wecom.harness.js";
+import { whatsappDispatcher, whatsappHarness } from "./whatsapp.harness.js";
 
 const HARNESSES: [ChannelHarness, DispatcherHarness][] = [
   [webchatHarness, webchatDispatcher],
