@@ -9,6 +9,7 @@ import { slackChannel } from "../slack/index.js";
 import { teamsChannel } from "../teams/index.js";
 import { telegramChannel } from "../telegram/index.js";
 import { webchatChannel } from "../webchat/index.js";
+import { wecomChannel } from "../wecom/index.js";
 import { whatsappChannel } from "../whatsapp/index.js";
 
 export const CHANNELS: readonly ChannelEntry[] = [
@@ -18,4 +19,5 @@ export const CHANNELS: readonly ChannelEntry[] = [
   whatsappChannel,
   slackChannel,
   teamsChannel,
+  wecomChannel,
 ];

@@ -16,6 +16,7 @@ import { slackDispatcher, slackHarness } from "./slack.harness.js";
 import { teamsDispatcher, teamsHarness } from "./teams.harness.js";
 import { telegramDispatcher, telegramHarness } from "./telegram.harness.js";
 import { webchatDispatcher, webchatHarness } from "./webchat.harness.js";
+import { wecomDispatcher, wecomHarness } from "./wecom.harness.js";
 import { whatsappDispatcher, whatsappHarness } from "./whatsapp.harness.js";
 
 const HARNESSES: [ChannelHarness, DispatcherHarness][] = [
@@ -25,6 +26,7 @@ const HARNESSES: [ChannelHarness, DispatcherHarness][] = [
   [whatsappHarness, whatsappDispatcher],
   [slackHarness, slackDispatcher],
   [teamsHarness, teamsDispatcher],
+  [wecomHarness, wecomDispatcher],
 ];
 const CHECKS = [...CONTRACT_CHECKS, ...DISPATCHER_CHECKS, ...LIFECYCLE_CHECKS];
 const results = new Map<string, Map<string, boolean>>();

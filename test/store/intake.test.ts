@@ -48,6 +48,24 @@ describe("intake journal: accept and dedupe", () => {
     await store.close();
   });
 
+  it("forget gives a finished message's platform id back, so its redelivery is accepted again", async () => {
+    const store = await open(home.dir);
+    const first = await store.intake.accept(msg("wc-1"));
+    const id = first.kind === "accepted" ? first.id : -1;
+    // Unfinished: the row is still the message's only copy and keeps its id.
+    expect(await store.intake.forget(id)).toBe(false);
+    expect((await store.intake.accept(msg("wc-1"))).kind).toBe("duplicate");
+    await store.intake.complete(id, "failed");
+    expect(await store.intake.forget(id)).toBe(true);
+    expect(await store.intake.forget(id)).toBe(false);
+    const again = await store.intake.accept(msg("wc-1"));
+    expect(again.kind).toBe("accepted");
+    expect(again.kind === "accepted" && again.id !== id).toBe(true);
+    // The redelivery is deduped as usual from then on.
+    expect((await store.intake.accept(msg("wc-1"))).kind).toBe("duplicate");
+    await store.close();
+  });
+
   it("racing redeliveries of one id yield exactly one accepted", async () => {
     const store = await open(home.dir);
     const results = await Promise.all(Array.from({ length: 20 }, () => store.intake.accept(msg("7"))));

@@ -44,7 +44,7 @@ import { TurnParts } from "./delivery.js";
 import type { IntakeSource, IntakeTicket } from "./journal.js";
 import { ChannelJournal } from "./journal.js";
 import { ModelPicker } from "./model-picker.js";
-import { approvalOutcomeLabel } from "./render-kit.js";
+import { approvalOutcomeLabel, resendNotice } from "./render-kit.js";
 import type {
   ChannelSurface,
   Conversation,
@@ -92,6 +92,16 @@ export interface HubOptions<A, P> {
   binder?: SessionBinder | undefined;
   /** A gate after commands, before the agent (e.g. a group Topic answering only when mentioned). */
   admit?(message: IncomingMessage<A, P>): boolean;
+  /**
+   * The platform redelivers a message it saw go unanswered, keyed on the platform id (WeCom's
+   * msgid): a message whose work failed is then not deduped against that redelivery (journal.ts).
+   */
+  redelivers?: boolean;
+  /**
+   * False: a message that arrives while a turn runs is steered into it or refused with a resend
+   * prompt, never held for later (a platform whose answer is bound to the message that asked).
+   */
+  holdsMidTurn?: boolean;
   /**
    * What this message's sender is not allowed (surface.ts `TurnGuards`): decided from the message
    * itself, so a message resumed after a restart is held to the same rules.
@@ -174,6 +184,7 @@ export class ConversationHub<A, P = undefined> {
           audit: this.audit,
           logger: this.logger,
           now: () => this.clock.now(),
+          ...(o.redelivers ? { forgetFailed: true } : {}),
         })
       : undefined;
     this.approvals = new ChannelApprovals({
@@ -193,6 +204,7 @@ export class ConversationHub<A, P = undefined> {
       queueMode: o.queueMode ?? c.defaults.queueMode,
       surfaceFor: (key) => this.receipts(key),
       runTurn: (key, text, release, opts) => this.runTurn(key, text, release, opts.items),
+      ...(o.holdsMidTurn === false ? { holds: false } : {}),
       // Dropped by /stop: they will never run. Dropped by a shutdown: they run after the restart.
       onDropped: (_key, items) => {
         if (!this.closing)
@@ -637,6 +649,13 @@ export class ConversationHub<A, P = undefined> {
           .catch((error: unknown) =>
             this.logger.debug(`${this.channel}: steer reaction failed`, { error: String(error) }),
           );
+    }
+    if (outcome === "refused") {
+      // Never held (holdsMidTurn false) and the live turn could not take it: the sender resends.
+      if (!this.muted(key))
+        await this.replyTo(message, resendNotice(files.length > 0), await this.partsFor(tickets));
+      await this.finish(tickets, "refused");
+      return NOTHING;
     }
     return { turn: this.track(turn).then(() => {}), took: true };
   }

@@ -83,6 +83,11 @@ export function turnIdOf(intakeId: number, receivedAtMs: number): string {
 
 export interface ChannelJournalOptions<A, P> {
   channel: string;
+  /**
+   * The platform redelivers a message it saw go unanswered, keyed on its own id (WeCom's msgid): a
+   * message whose work FAILED gives that id back, so the redelivery runs instead of being dropped.
+   */
+  forgetFailed?: boolean;
   durable: ChannelDurability;
   surface: ChannelSurface<A, P>;
   audit: AuditSink;
@@ -126,6 +131,8 @@ export class ChannelJournal<A, P> {
     for (const t of tickets) {
       try {
         await this.journal.complete(t.id, outcome);
+        if (outcome === "failed" && this.o.forgetFailed && (await this.journal.forget(t.id)))
+          this.o.audit.log("intake", "revoked", { channel: this.o.channel, reason: "failed", intake: t.id });
       } catch (error) {
         this.o.logger.error(`${this.o.channel}: completing a journaled message failed`, {
           intake: t.id,

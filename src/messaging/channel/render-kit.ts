@@ -86,6 +86,16 @@ export function freshSessionNotice(cause: SessionResumeCause, reason: string, re
   return `⚠️ I had to start a fresh agent session because ${why}${detail}: ${lost}`;
 }
 
+/**
+ * A message a live turn could not take, on a channel that never holds one for later: the sender is
+ * asked to send it again, and told why (files never join a running answer).
+ */
+export function resendNotice(withFiles: boolean): string {
+  return withFiles
+    ? "📎 Files can't join an answer in progress. Send them again once it has finished."
+    : "⏳ I'm still answering your previous message and can't keep this one for later. Send it again once the answer has finished.";
+}
+
 /** Quoted user words opening the continuation after a steer; one line, bounded. */
 export const STEER_CHIP_CHARS = 200;
 export function steerChip(words: string): string {

@@ -34,9 +34,16 @@ export interface MidTurnOptions<P = unknown> {
   ) => Promise<void>;
   /** Told what /stop dropped from a session's queue (those messages will never run). */
   onDropped?: (sessionKey: string, items: QueuedItem<P>[]) => void;
+  /**
+   * False: nothing is held behind a LIVE turn. A message it cannot take (steering unavailable, files,
+   * a /queue directive) is "refused" and the caller asks for it again later. For a platform whose
+   * answer is bound to the message that asked, where a message held for minutes could not be
+   * answered in its place.
+   */
+  holds?: boolean;
 }
 
-export type RouteOutcome = "ran" | "steered" | "queued";
+export type RouteOutcome = "ran" | "steered" | "queued" | "refused";
 
 /** What /stop and /status need of a router, whatever its payload type. */
 export interface QueueControl {
@@ -86,6 +93,9 @@ export class MidTurnRouter<P = unknown> implements QueueControl {
       if (mode === "steer" && !opts.hasAttachments && (await this.o.sessions.steer(sessionKey, item.text))) {
         return "steered";
       }
+      // Between turns (an agent starting, a turn's bookkeeping) it is held as usual: it runs as
+      // soon as the session frees. Only a live turn that could not take it refuses it.
+      if (this.o.holds === false && (await this.o.sessions.hasActiveTurn(sessionKey))) return "refused";
       const q = this.receiptQueue(sessionKey);
       const held = await q.lock.run(() =>
         q.enqueueLocked(item, { busy: this.o.sessions.isBusy(sessionKey) }),

@@ -85,6 +85,12 @@ export interface IntakeJournal {
    * dropped (its digest stays, for dedupe): a finished message's words are not kept here.
    */
   complete(id: number, outcome: IntakeOutcome): Promise<boolean>;
+  /**
+   * Give a DONE message's platform id back: a redelivery of that id is then accepted as new. For a
+   * platform that redelivers what it saw go unanswered (WeCom's msgid): a message whose work failed
+   * must not stay deduped against the one mechanism that can recover it. True when an id was freed.
+   */
+  forget(id: number): Promise<boolean>;
   /** Accepted or claimed messages, oldest first: what a starting gateway resumes. */
   unfinished(): Promise<UnfinishedIntake[]>;
   countUnfinished(): Promise<number>;

@@ -181,3 +181,20 @@ export function iterFenceSpans(text: string): Array<[number, number]> {
   if (state !== null) out.push([open, text.length]);
   return out;
 }
+
+/**
+ * `text` with a fence it leaves open closed on a line of its own: a live frame of a streamed answer
+ * is cut wherever the stream stands, and a platform that renders markdown would otherwise show the
+ * rest of the bubble (its status line) as code. Text with every fence closed comes back unchanged.
+ */
+export function closeOpenFence(text: string): string {
+  let state: FenceState = null;
+  for (let start = 0; start < text.length; ) {
+    const nl = text.indexOf("\n", start);
+    const end = nl < 0 ? text.length : nl + 1;
+    state = nextFence(state, text.slice(start, end));
+    start = end;
+  }
+  if (state === null) return text;
+  return `${text}${text.endsWith("\n") ? "" : "\n"}${closerOf(state)}`;
+}

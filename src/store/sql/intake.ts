@@ -110,6 +110,19 @@ export class SqlIntakeJournal implements IntakeJournal {
     return result.numUpdatedRows > 0n;
   }
 
+  async forget(id: number): Promise<boolean> {
+    checkId(id);
+    // Only a finished row: an unfinished one is still the message's only copy and its dedupe key.
+    const result = await this.db
+      .updateTable("intake")
+      .set({ platform_message_id: null })
+      .where("id", "=", id)
+      .where("state", "=", "done")
+      .where("platform_message_id", "is not", null)
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+
   async unfinished(): Promise<UnfinishedIntake[]> {
     const rows = await this.db
       .selectFrom("intake")

@@ -267,3 +267,82 @@ describe("/stop", () => {
     expect(made).toHaveLength(2);
   });
 });
+
+describe("a router that never holds behind a live turn (holds: false)", () => {
+  it("steers what it can, refuses what a live turn cannot take, and holds nothing", async () => {
+    const provider = new ScriptedProvider(
+      [
+        [{ delayMs: 100 }, { type: "text", text: "done" }, { type: "complete", stopReason: "end_turn" }],
+        [
+          { type: "text", text: "second" },
+          { type: "complete", stopReason: "end_turn" },
+        ],
+      ],
+      { supportsSteer: true },
+    );
+    const sessions = new SessionManager<PipelineProvider>({ createProvider: () => provider });
+    const surface = new MemorySurface();
+    const ran: string[] = [];
+    const router = new MidTurnRouter({
+      sessions,
+      queueMode: "steer",
+      holds: false,
+      surfaceFor: () => surface,
+      runTurn: async (key, text, release) => {
+        ran.push(text);
+        await runTurnPipeline(
+          { sessions, audit: new MemoryAuditSink() },
+          { sessionKey: key, channelType: "web", text, renderer: new RecordingRenderer(), release },
+        );
+      },
+    });
+    const running = router.submit("web:1", { text: "slow please" }, { interpretCommands: true });
+    await tick(20);
+    expect(await router.submit("web:1", { text: "also this" }, { interpretCommands: true })).toBe("steered");
+    expect(
+      await router.submit("web:1", { text: "a file" }, { interpretCommands: true, hasAttachments: true }),
+    ).toBe("refused");
+    expect(
+      await router.submit("web:1", { text: "later" }, { interpretCommands: true, override: "queue" }),
+    ).toBe("refused");
+    expect(router.receiptQueue("web:1").size).toBe(0);
+    await running;
+    expect(surface.bubbles.size).toBe(0);
+    expect(ran).toEqual(["slow please"]);
+    // Idle again: the same directive simply runs.
+    expect(
+      await router.submit("web:1", { text: "now" }, { interpretCommands: true, override: "queue" }),
+    ).toBe("ran");
+    expect(ran).toEqual(["slow please", "now"]);
+  });
+
+  it("holds a message that arrives between turns (no live turn) and runs it once the session frees", async () => {
+    const provider = new ScriptedProvider([
+      [
+        { type: "text", text: "two" },
+        { type: "complete", stopReason: "end_turn" },
+      ],
+    ]);
+    const sessions = new SessionManager<PipelineProvider>({ createProvider: () => provider });
+    const ran: string[] = [];
+    const router = new MidTurnRouter({
+      sessions,
+      queueMode: "steer",
+      holds: false,
+      surfaceFor: () => new MemorySurface(),
+      runTurn: async (key, text, release) => {
+        ran.push(text);
+        await runTurnPipeline(
+          { sessions, audit: new MemoryAuditSink() },
+          { sessionKey: key, channelType: "web", text, renderer: new RecordingRenderer(), release },
+        );
+      },
+    });
+    // The session is held with no live turn (an agent starting, a turn's bookkeeping).
+    const release = sessions.tryAcquire("web:1");
+    expect(await router.submit("web:1", { text: "second" }, { interpretCommands: true })).toBe("queued");
+    release?.();
+    await router.drain("web:1");
+    expect(ran).toEqual(["second"]);
+  });
+});
