@@ -64,6 +64,15 @@ export class FinalAppendGate {
       this.#shown = whole;
       return { append, consumed: pending.length, breach: false };
     }
+    // The whole may have been sent as one of its readings (an unmatched `**` deleted, references
+    // decoded) while redaction touched nothing of what was shown: then the rest, redacted against
+    // the whole, follows that reading of the shown text, and nothing was breached.
+    for (const reading of displayReadings(this.#shown)) {
+      if (reading === this.#shown || !whole.startsWith(reading)) continue;
+      const append = whole.slice(reading.length);
+      this.#shown += append;
+      return { append, consumed: pending.length, breach: false };
+    }
     const append = redactForDisplay(pending).text;
     this.#shown += append;
     return { append, consumed: pending.length, breach: true };

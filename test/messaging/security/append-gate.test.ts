@@ -76,7 +76,28 @@ describe("FinalAppendGate", () => {
           expect(redactForDisplay(shown).text).toBe(shown);
         },
       ),
-      { numRuns: 300 },
+      // Seed-pinned counterexample first (a PEM body line in entities after an unmatched `**`: the
+      // whole was sent as a reading deleting the `**`, which the gate once reported as a breach).
+      {
+        numRuns: 300,
+        examples: [
+          [
+            {
+              kind: "pem-private-key",
+              disguise: "entity-hex",
+              seed: 11,
+              secret: "",
+              needle: "awTjW1KHonIXY72oa6lbTgA4TaHFvigGjn49mmkfGpp/tIIp+V7YwpESqfoOtUFj",
+              chunks: [
+                "The config has -----BEGIN RSA PRIVATE KEY-----\nghml2iFhmce1aqrKLRZYlImka2zxUnQDv+SJvWjk2J20YBE1fhRguFpCco+bdWDu\nawTjW1KHonIXY72oa6l&#x62;TgA4TaHFvigGjn49mmkfGpp/tIIp+V7YwpESqfoOt&#x55;Fj\nYL07wAb2ksoAffKzEF/nt16+DKmZaiDDdRauaVlX\n-----END RSA PRIVATE KEY----- (rotate it).",
+              ],
+              text: "",
+            },
+            [1, 4, 7, 8, 8, 7, 4, 8],
+            "x **",
+          ],
+        ],
+      },
     );
   });
 
