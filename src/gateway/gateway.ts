@@ -294,7 +294,7 @@ export class Gateway {
         { ...DEFAULT_RETENTION, transcriptsRetainDays: this.options.config.transcripts.retainDays },
         realClock.now(),
       );
-      if (pruned.intake + pruned.deliveries + pruned.transcripts > 0)
+      if (pruned.intake + pruned.deliveries + pruned.transcripts + pruned.inbox > 0)
         this.shared.logger.info("pruned what is past its retention", { ...pruned });
     } catch (error) {
       this.shared.logger.error("pruning the store failed", { error: String(error) });

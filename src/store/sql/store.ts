@@ -8,6 +8,7 @@ import type { ParleyStore, StoreHealth } from "../../messaging/store/port.js";
 import { SqlDeliveryLedger } from "./deliveries.js";
 import type { SqlEngine } from "./engine.js";
 import { SqlIntakeJournal } from "./intake.js";
+import { SqlInboxStore, SqlJobStore } from "./jobs-inbox.js";
 import { appliedMigrations, schemaVersionOf } from "./migrations.js";
 import { SqlResumeRecordStore } from "./resume-records.js";
 import { SqlSessionStore } from "./session-store.js";
@@ -36,6 +37,8 @@ export class SqlParleyStore implements ParleyStore {
   readonly resume: SqlResumeRecordStore;
   readonly cursors: SqlCursorStore;
   readonly audit: SqlAuditStore;
+  readonly jobs: SqlJobStore;
+  readonly inbox: SqlInboxStore;
   private closed = false;
 
   private constructor(
@@ -62,6 +65,8 @@ export class SqlParleyStore implements ParleyStore {
     });
     this.cursors = new SqlCursorStore(engine, now);
     this.audit = new SqlAuditStore(db);
+    this.jobs = new SqlJobStore(db);
+    this.inbox = new SqlInboxStore(db);
   }
 
   /** Build the repositories and load the session rows (the one part read synchronously later). */
