@@ -22,6 +22,7 @@ import { splitMarkdownBytes, splitMarkdownSafe } from "../text/split.js";
 import { renderTables } from "../text/tables/index.js";
 import type { TransportCapabilities } from "./capabilities.js";
 import { deliveryConfirmed } from "./capabilities.js";
+import type { TurnParts } from "./delivery.js";
 import type { MessagingTransport } from "./transport.js";
 
 /** Why a message leaves: audited with every outcome, so an operator can tell the paths apart. */
@@ -34,7 +35,13 @@ export type EgressPurpose = "agent" | "mirror" | "schedule" | "host";
  */
 export type EgressDestination =
   | { kind: "session"; sessionKey: string }
-  | { kind: "link"; link: ChannelLink; sessionKey: string }
+  | {
+      kind: "link";
+      link: ChannelLink;
+      sessionKey: string;
+      /** The person at the link when the session key names someone else (a mirror). */
+      principal?: string;
+    }
   | { kind: "target"; name: string };
 
 export type EgressRefusal =
@@ -187,6 +194,12 @@ export class Egress {
     purpose: EgressPurpose;
     destination: EgressDestination;
     text: string;
+    /**
+     * The delivery ledger's parts of the work this message ends (a scheduled run): a second attempt
+     * after a crash leaves alone the parts the first one landed. Only for a transport that answers
+     * real ids (an id-less one cannot be told landed from refused).
+     */
+    parts?: TurnParts;
   }): Promise<EgressResult> {
     const { purpose, destination } = request;
     if (request.text.trim() === "") return this.refuse(purpose, destination, "empty");
@@ -205,7 +218,11 @@ export class Egress {
     for (const part of parts) {
       let id: string;
       try {
-        id = await transport.sendMessage(link.conversationId, part, link.threadId);
+        const create = () => transport.sendMessage(link.conversationId, part, link.threadId);
+        id =
+          request.parts && caps.returnsMessageId
+            ? ((await request.parts.post(part, { create, replace: async () => false })) ?? "")
+            : await create();
       } catch (error) {
         this.log.warn("egress: a send failed", { channel: link.channelType, error: String(error) });
         return this.stopAt(purpose, destination, sent, parts.length, "send_failed", link.channelType);
@@ -278,7 +295,10 @@ export class Egress {
       return { link, principal };
     }
     if (destination.kind === "link")
-      return { link: destination.link, principal: sessionPrincipal(destination.sessionKey) };
+      return {
+        link: destination.link,
+        principal: destination.principal ?? sessionPrincipal(destination.sessionKey),
+      };
     const link = this.o.store.getOriginLink(destination.sessionKey);
     if (!link) return { reason: "no_link" };
     return { link, principal: sessionPrincipal(destination.sessionKey) };

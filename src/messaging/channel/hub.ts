@@ -790,14 +790,24 @@ export class ConversationHub<A, P = undefined> {
     };
     const tickets = message.tickets ?? [];
     await this.journal?.claim(tickets);
+    let pushed: Promise<boolean>;
     try {
-      if (!(await sink.intercept?.(taken))) await sink.take(taken);
+      if (await sink.intercept?.(taken)) pushed = Promise.resolve(true);
+      else pushed = (await sink.take(taken)).pushed;
     } catch (error) {
       this.logger.error(`${this.channel}: the agent host could not take a message`, { error: String(error) });
       return { turn: Promise.resolve(), took: true };
     }
-    await this.finish(tickets, "answered");
-    return { turn: Promise.resolve(), took: true };
+    const settled = pushed.then(
+      async (ok) => {
+        if (ok) await this.finish(tickets, "answered");
+      },
+      (error: unknown) =>
+        this.logger.error(`${this.channel}: pushing a message to the agent host failed`, {
+          error: String(error),
+        }),
+    );
+    return { turn: this.track(settled), took: true };
   }
 
   /** One conversation as the sink reaches back into it. */
@@ -862,7 +872,11 @@ export class ConversationHub<A, P = undefined> {
       await renderer.dispatch({ kind: PROMPT_CHOICE, ...request, nonce: ticket.nonce });
       const verdict = await ticket.verdict;
       // Withdrawn by the host (or a shutdown) before anyone answered: the prompt must not look live.
-      if (signal.aborted) await renderer.markApproval?.(request.requestId, approvalOutcomeLabel("abandoned"));
+      if (signal.aborted)
+        await renderer.markApproval?.(
+          request.requestId,
+          approvalOutcomeLabel(signal.reason === "timeout" ? "timeout" : "abandoned"),
+        );
       return verdict;
     } finally {
       this.sinkPrompts.delete(id);

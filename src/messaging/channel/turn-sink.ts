@@ -66,10 +66,12 @@ export interface TurnSink {
   /** A channel's hub offers its conversations (called once per hub, at construction). */
   attach(channel: string, open: (address: JsonValue) => SinkConversation): void;
   /**
-   * Take an authorized message. Resolves once it is kept durably (the hub then completes its
-   * journal ticket); a rejection leaves the ticket unfinished, so a restart offers it again.
+   * Take an authorized message. Resolves once it is kept, with `pushed`: whether it reached the
+   * host (messages arriving together are pushed as one, a moment later). The hub completes the
+   * message's journal ticket only once it was pushed; otherwise (a rejection, false, a shutdown
+   * first) the ticket stays unfinished and a restart offers the message again.
    */
-  take(message: SinkMessage): Promise<void>;
+  take(message: SinkMessage): Promise<{ pushed: Promise<boolean> }>;
   /**
    * A message that may answer an approval the sink asked (a typed `yes <id>`): true when it was one
    * (the hub then does nothing else with it).

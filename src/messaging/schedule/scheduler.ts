@@ -82,10 +82,15 @@ export class Scheduler implements ScheduleControl {
     this.arm();
   }
 
-  /** Stop arming; wait for runs in flight (they finish their delivery). */
-  async stop(): Promise<void> {
+  /** Arm nothing more (the first step of a shutdown; runs in flight go on). */
+  halt(): void {
     this.stopped = true;
     this.o.clock.clearTimeout(this.timer);
+  }
+
+  /** Halt, then wait for runs in flight (they finish, or a shutdown cuts them short). */
+  async stop(): Promise<void> {
+    this.halt();
     await Promise.allSettled([...this.active.values()]);
   }
 
