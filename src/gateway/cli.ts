@@ -114,6 +114,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     return runChannelServer(loaded, {
       ...stdio,
       err: (line) => io.err(String(scrub(line))),
+      // The web chat's URL carries its token on purpose: the operator opens it.
+      announce: io.err,
       logger,
       stopSignal: io.stopSignal,
     });

@@ -56,6 +56,8 @@ export interface ChannelServerIo {
   stdout: Writable;
   /** A line for the operator, on stderr (stdout is the protocol's). */
   err: (line: string) => void;
+  /** What a channel announces (the web chat's URL with its token), on stderr, verbatim. */
+  announce: (line: string) => void;
   logger: Logger;
   /** Resolves when the process is asked to stop (SIGINT/SIGTERM). */
   stopSignal: () => Promise<string>;
@@ -188,7 +190,7 @@ export async function runChannelServer(loaded: LoadedConfig, io: ChannelServerIo
       env: loaded.env,
       home: loaded.home,
       logger: io.logger,
-      announce: io.err,
+      announce: io.announce,
       host,
     });
   } catch (error) {
