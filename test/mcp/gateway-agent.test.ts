@@ -20,6 +20,11 @@ const TOOL_AGENT = fileURLToPath(new URL("../fakes/acp/tool-agent.mjs", import.m
 const OWNER = 4242;
 const STRANGER = 999;
 const SECRET = "ghp_1234567890abcdefghijklmnopqrstuvwxyzAB";
+/** A 1x1 PNG. */
+const PNG = Buffer.from(
+  "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==",
+  "base64",
+);
 
 let fake: FakeTelegram;
 const running: RunningParley[] = [];
@@ -93,6 +98,27 @@ describe("agent tools in gateway mode", () => {
     );
     expect(refusals.length).toBeGreaterThan(0);
     expect(refusals.some((r) => r.fields.target === "stranger")).toBe(true);
+  }, 60_000);
+
+  it("send_file sends an image from the agent's folder; a path outside it is refused", async () => {
+    const home = freshHome();
+    configure(home);
+    // parley runs the agent in its own working folder (here the data home).
+    writeFileSync(join(home, "chart.png"), PNG);
+    await start(home);
+    await fake.waitFor(() => fake.callsOf("getUpdates").length > 0, 15_000, "the first poll");
+    fake.pushMessage(
+      { id: OWNER },
+      `call send_file ${JSON.stringify({ path: "chart.png", caption: "the chart" })}`,
+    );
+    await fake.waitFor(() => visible(OWNER).some((v) => v.startsWith("tool ok")), 20_000, "the file sent");
+    expect(fake.callsOf("sendPhoto").filter((c) => c.ok)).toHaveLength(1);
+    expect(visible(OWNER)).toContain("the chart");
+
+    fake.pushMessage({ id: OWNER }, `call send_file ${JSON.stringify({ path: "/etc/hostname" })}`);
+    await fake.waitFor(() => visible(OWNER).some((v) => v.startsWith("tool error")), 20_000, "the refusal");
+    expect(visible(OWNER).find((v) => v.startsWith("tool error"))).toMatch(/File not sent/);
+    expect(fake.callsOf("sendPhoto")).toHaveLength(1);
   }, 60_000);
 
   it("a web chat session linked to a Telegram target is mirrored there, through the egress", async () => {
