@@ -243,7 +243,7 @@ describe("parley channel-server", () => {
     expect(fake.sentMessages(OWNER).some((m) => m.visible === "hi")).toBe(false);
   }, 60_000);
 
-  it("relays a permission request into the chat: a typed yes allows, no answer in time denies", async () => {
+  it("relays a permission request into the chat: a typed yes allows, a button denies, no answer in time denies", async () => {
     const home = freshHome();
     configure(home);
     const host = await connectHost(home);
@@ -272,6 +272,26 @@ describe("parley channel-server", () => {
     // The typed answer is the relay's: it is not pushed to the host as a message.
     expect(channelPushes(host)).toHaveLength(1);
 
+    // A press on the prompt's Deny button answers too (its callback data carries the prompt's nonce).
+    await host.client.notification({
+      method: "notifications/claude/channel/permission_request",
+      params: { request_id: "kmnop", tool_name: "Edit", description: "edit a file", input_preview: "y" },
+    });
+    await fake.waitFor(
+      () => fake.sentMessages(OWNER).some((m) => m.visible.includes("yes kmnop") && m.replyMarkup),
+      10_000,
+      "the prompt with buttons",
+    );
+    const prompt = fake.sentMessages(OWNER).find((m) => m.visible.includes("yes kmnop"));
+    const buttons = (
+      prompt?.replyMarkup as { inline_keyboard: { text: string; callback_data: string }[][] }
+    ).inline_keyboard.flat();
+    const deny = buttons.find((b) => /deny/i.test(b.text));
+    expect(deny).toBeDefined();
+    fake.pushCallback({ id: OWNER }, prompt?.messageId as number, deny?.callback_data as string);
+    await until("the button's verdict", () => verdicts(host).length === 2);
+    expect(verdicts(host)[1]?.params).toEqual({ request_id: "kmnop", behavior: "deny" });
+
     // Someone else's typed answer does not count; nobody answering denies.
     await host.client.notification({
       method: "notifications/claude/channel/permission_request",
@@ -283,12 +303,12 @@ describe("parley channel-server", () => {
       "the second prompt",
     );
     fake.pushMessage({ id: STRANGER }, "yes fghij");
-    await until("the timeout verdict", () => verdicts(host).length === 2, 12_000);
-    expect(verdicts(host)[1]?.params).toEqual({ request_id: "fghij", behavior: "deny" });
+    await until("the timeout verdict", () => verdicts(host).length === 3, 12_000);
+    expect(verdicts(host)[2]?.params).toEqual({ request_id: "fghij", behavior: "deny" });
     // The audit file is written a moment after the verdict goes out.
     await until(
       "the audit lines",
-      () => auditOf(home).filter((r) => r.operation === "tool_permission").length === 2,
+      () => auditOf(home).filter((r) => r.operation === "tool_permission").length === 3,
     );
     expect(
       auditOf(home)
@@ -296,8 +316,13 @@ describe("parley channel-server", () => {
         .map((r) => [r.outcome, r.fields.request]),
     ).toEqual([
       ["approved", "abcde"],
+      ["denied", "kmnop"],
       ["denied", "fghij"],
     ]);
+    const timedOut = auditOf(home).find(
+      (r) => r.operation === "tool_permission" && r.fields.request === "fghij",
+    );
+    expect(timedOut?.fields.reason).toBe("timeout");
   }, 60_000);
 
   it("coalesces messages that arrive together into one push with meta.count", async () => {
