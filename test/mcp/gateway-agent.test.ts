@@ -148,7 +148,36 @@ describe("agent tools in gateway mode", () => {
   }, 60_000);
 });
 
-describe("scheduled prompts across a restart", () => {
+describe("scheduled prompts", () => {
+  it("/every, /jobs and /unschedule: scheduled, listed, cancelled; a too-short interval is refused", async () => {
+    const home = freshHome();
+    configure(home);
+    await start(home);
+    await fake.waitFor(() => fake.callsOf("getUpdates").length > 0, 15_000, "the first poll");
+    const reply = async (text: string, test: RegExp) => {
+      const before = visible(OWNER).length;
+      fake.pushMessage({ id: OWNER }, text);
+      await fake.waitFor(
+        () =>
+          visible(OWNER)
+            .slice(before)
+            .some((v) => test.test(v)),
+        15_000,
+        text,
+      );
+      return visible(OWNER)
+        .slice(before)
+        .find((v) => test.test(v)) as string;
+    };
+    expect(await reply("/every 10s too often", /shortest/)).toMatch(/1 minute/);
+    const added = await reply("/every 1h check the build", /Scheduled/);
+    const id = /Scheduled (\S+) every 1h/.exec(added)?.[1];
+    expect(id).toBeDefined();
+    expect(await reply("/jobs", /Scheduled prompts|No scheduled/)).toContain(`${id} every 1h`);
+    expect(await reply(`/unschedule ${id}`, /Cancelled|No scheduled/)).toContain(`Cancelled ${id}`);
+    expect(await reply("/jobs", /Scheduled prompts|No scheduled/)).toMatch(/^No scheduled prompts here/);
+  }, 60_000);
+
   it("a job due while parley was down fires after the restart, once, in its own conversation", async () => {
     const home = freshHome();
     configure(home);
@@ -160,6 +189,7 @@ describe("scheduled prompts across a restart", () => {
     running.splice(running.indexOf(first), 1);
     // The moment passes while parley is down.
     await new Promise((r) => setTimeout(r, 3500));
+    expect(visible(OWNER).some((v) => v.includes("nightly summary") && !/Scheduled/.test(v))).toBe(false);
 
     const second = await start(home);
     await fake.waitFor(
