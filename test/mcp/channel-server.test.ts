@@ -28,6 +28,8 @@ interface Push {
 
 interface Host {
   client: Client;
+  /** Anything on stdout that is not the protocol (a log line, say) lands here. */
+  errors: Error[];
   pushes: Push[];
   stderr: () => string;
   pid: number;
@@ -71,12 +73,15 @@ async function connectHost(home: string): Promise<Host> {
   });
   const client = new Client({ name: "test-host", version: "0.0.1" });
   const pushes: Push[] = [];
+  const errors: Error[] = [];
+  client.onerror = (error) => errors.push(error);
   client.fallbackNotificationHandler = async (n) => {
     pushes.push(n as Push);
   };
   await client.connect(transport);
   const host: Host = {
     client,
+    errors,
     pushes,
     stderr: () => err,
     pid: transport.pid ?? 0,
@@ -165,7 +170,11 @@ describe("parley channel-server", () => {
     expect(pushes[0]?.params.content).not.toContain("banana");
     for (const key of Object.keys(meta)) expect(key).toMatch(/^[A-Za-z0-9_]+$/);
     expect(meta.locator).toMatch(/^telegram:v1:[A-Za-z0-9_-]+$/);
-    expect(auditOf(home).some((r) => r.outcome === "denied" || r.outcome === "refused")).toBe(true);
+    expect(
+      auditOf(home)
+        .filter((r) => r.operation === "inbound" && r.outcome === "denied")
+        .map((r) => r.fields.user),
+    ).toEqual([String(STRANGER)]);
 
     const read = await call(host, "channel_read", { locator: meta.locator });
     expect(read.isError).toBe(false);
@@ -199,6 +208,9 @@ describe("parley channel-server", () => {
       (await call(host, "react", { chat_id: meta.chat_id, message_id: meta.locator, emoji: "👍" })).isError,
     ).toBe(false);
     expect(fake.callsOf("setMessageReaction").length).toBeGreaterThan(0);
+    // stdout carried nothing but the protocol (logs and the web chat URL went to stderr).
+    expect(host.errors).toEqual([]);
+    expect(host.stderr()).toMatch(/http:\/\/127\.0\.0\.1:\d+\/\?token=/);
   }, 60_000);
 
   it("refuses forged, unknown-version and other-conversation locators, with reasons, audited", async () => {
@@ -348,6 +360,30 @@ describe("parley channel-server", () => {
     });
     expect(responded).toMatchObject({ isError: false, data: { replied: true, handled: true } });
     expect(fake.sentMessages(OWNER).some((m) => m.visible === "got all three")).toBe(true);
+  }, 60_000);
+
+  it("a scheduled prompt that comes due is a wake in the conversation that scheduled it", async () => {
+    const home = freshHome();
+    configure(home);
+    const host = await connectHost(home);
+    await started(host);
+    fake.pushMessage({ id: OWNER }, "/at +2s check the build");
+    await fake.waitFor(
+      () => fake.sentMessages(OWNER).some((m) => /Scheduled/.test(m.visible)),
+      10_000,
+      "scheduled",
+    );
+    // The command was parley's: no push for it.
+    expect(channelPushes(host)).toHaveLength(0);
+    await until("the wake", () => channelPushes(host).length === 1, 10_000);
+    const wake = channelPushes(host)[0]?.params ?? {};
+    expect(wake.content).toMatch(/^Scheduled prompt \S+ \(once, run 1\) is due on telegram\./);
+    expect(wake.meta).toMatchObject({ source: "telegram", user_id: "schedule", chat_type: "direct" });
+    const read = await call(host, "channel_read", { locator: wake.meta?.locator });
+    expect(read.text).toContain("check the build");
+    expect(read.text).toContain("a scheduled prompt");
+    await call(host, "channel_respond", { locator: wake.meta?.locator, response: "the build is green" });
+    expect(fake.sentMessages(OWNER).filter((m) => m.visible === "the build is green")).toHaveLength(1);
   }, 60_000);
 
   it("after a crash and a respawn: nothing pushed twice, what came meanwhile is pushed, old locators still resolve", async () => {
