@@ -295,12 +295,12 @@ describe("parley channel-server", () => {
       "the prompt with buttons",
     );
     const prompt = fake.sentMessages(OWNER).find((m) => m.visible.includes("yes kmnop"));
-    const buttons = (
-      prompt?.replyMarkup as { inline_keyboard: { text: string; callback_data: string }[][] }
-    ).inline_keyboard.flat();
+    if (!prompt) throw new Error("no prompt");
+    const markup = prompt.replyMarkup as { inline_keyboard: { text: string; callback_data: string }[][] };
+    const buttons = markup.inline_keyboard.flat();
     const deny = buttons.find((b) => /deny/i.test(b.text));
     expect(deny).toBeDefined();
-    fake.pushCallback({ id: OWNER }, prompt?.messageId as number, deny?.callback_data as string);
+    fake.pushCallback({ id: OWNER }, prompt.messageId, deny?.callback_data as string);
     await until("the button's verdict", () => verdicts(host).length === 2);
     expect(verdicts(host)[1]?.params).toEqual({ request_id: "kmnop", behavior: "deny" });
 
