@@ -226,6 +226,10 @@ describe("parley channel-server", () => {
     const tg = channelPushes(host)[0]?.params.meta ?? {};
     const web = channelPushes(host)[1]?.params.meta ?? {};
     expect(web.source).toBe("webchat");
+    // A reply to the web chat lands there, through the web chat's renderer.
+    const answered = await call(host, "channel_respond", { locator: web.locator, response: "hello **web**" });
+    expect(answered.isError).toBe(false);
+    await WEB.waitFor((b) => b.role !== "user" && b.text.includes("hello"), 10_000, "the reply on the page");
     WEB.close();
 
     const locator = tg.locator as string;

@@ -2,13 +2,15 @@
  * The channel server's sink, relay and untrusted wrapping, in process over the real SQLite store
  * and an injected clock: coalescing into one push, body-free or not, pushes held until the host's
  * handshake, a shutdown reporting unpushed messages (their journal tickets stay open), the
- * permission relay's grant, missing-conversation and bad-id paths, and a boundary the chat content
- * cannot forge.
+ * permission relay's grant, missing-conversation and bad-id paths, a boundary the chat content
+ * cannot forge, and a stale locator refused by the host tools.
  */
 import { describe, expect, it } from "vitest";
 import type { ChannelNotification } from "../../src/mcp/host-sink.js";
 import { HostSink } from "../../src/mcp/host-sink.js";
+import { hostTools } from "../../src/mcp/host-tools.js";
 import { PermissionRelay } from "../../src/mcp/permission-relay.js";
+import { callTool } from "../../src/mcp/tool-kit.js";
 import { untrustedBlock } from "../../src/mcp/untrusted.js";
 import { silentLogger } from "../../src/messaging/base/logger.js";
 import { Locators } from "../../src/messaging/channel/locators.js";
@@ -188,5 +190,48 @@ describe("untrustedBlock", () => {
     expect(text).toContain("[boundary removed]");
     expect(text).toContain("from user 42");
     expect(text).toContain("TARGET");
+  });
+});
+
+describe("host tools", () => {
+  it("a locator older than its time to live is refused as stale, audited, and nothing is sent", async () => {
+    const { store, clock, pushes, sink, audit } = await sinkWith(true);
+    await sink.hostReady();
+    const taken = await sink.take(message("an old one"));
+    await clock.advance(600);
+    expect(await taken.pushed).toBe(true);
+    const locator = pushes[0]?.meta.locator as string;
+    const tools = hostTools({
+      sink,
+      inbox: store.inbox,
+      locators: new Locators({
+        key: new Uint8Array(32).fill(7),
+        adapters: () => ["telegram"],
+        now: () => clock.now(),
+        ttlMs: 86_400_000,
+      }),
+      egress: {
+        resolve: () => {
+          throw new Error("a stale locator must be refused before anything is authorized");
+        },
+      },
+      audit,
+      filesRoot: home.dir,
+      now: () => clock.now(),
+    });
+    await clock.advance(86_400_001);
+    for (const [name, args] of [
+      ["channel_read", { locator }],
+      ["channel_respond", { locator, response: "too late" }],
+    ] as const) {
+      const result = await callTool(tools, name, args);
+      expect(result.isError).toBe(true);
+      expect(result.content[0]?.text).toMatch(/^Refused: the locator has expired/);
+    }
+    expect(audit.find("channel_server.locator", "refused").map((r) => r.fields.reason)).toEqual([
+      "stale",
+      "stale",
+    ]);
+    await store.close();
   });
 });
