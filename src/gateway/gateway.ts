@@ -146,6 +146,37 @@ export function agentBaseEnv(env: Env, channels: readonly ChannelEntry[] = CHANN
 /** What every started channel shares: the context without its own name and settings. */
 type SharedContext = Omit<ChannelContext, "name" | "settings">;
 
+const defaultsOf = (config: ParleyConfig): SharedContext["defaults"] => ({
+  approvalMode: config.approvalMode,
+  queueMode: config.queueMode,
+  agentName: "default",
+});
+
+/** What every channel gets in both modes (gateway and channel server). */
+function sharedContext(
+  o: GatewayOptions,
+  store: ParleyStore,
+  audit: AuditSinks,
+  parts: Pick<SharedContext, "sessions" | "pipeline" | "grant" | "egress" | "schedules">,
+): SharedContext {
+  return {
+    ...parts,
+    env: o.env,
+    defaults: defaultsOf(o.config),
+    home: o.home,
+    logger: o.logger,
+    audit: audit.sink,
+    clock: realClock,
+    store: store.sessions,
+    durable: {
+      state: store,
+      staleAfterMs: o.config.intake.staleAfterMinutes * 60_000,
+      maxAttempts: o.config.intake.maxAttempts,
+    },
+    announce: o.announce,
+  };
+}
+
 /** How often old history, finished journal rows and landed delivery records are pruned. */
 const RETENTION_EVERY_MS = 6 * 60 * 60 * 1000;
 
@@ -366,30 +397,12 @@ export class Gateway {
       }),
     });
     const shared: SharedContext = {
-      env: o.env,
+      ...sharedContext(o, store, audit, { sessions, pipeline, grant, egress, schedules: scheduler }),
       defaults: {
-        approvalMode: o.config.approvalMode,
-        queueMode: o.config.queueMode,
-        agentName: "default",
+        ...defaultsOf(o.config),
         contextThresholds: { softPct: agent.contextSoftPct, hardPct: agent.contextHardPct },
       },
-      home: o.home,
-      logger: o.logger,
-      audit: audit.sink,
-      clock: realClock,
-      sessions,
-      store: store.sessions,
-      pipeline,
-      durable: {
-        state: store,
-        staleAfterMs: o.config.intake.staleAfterMinutes * 60_000,
-        maxAttempts: o.config.intake.maxAttempts,
-      },
-      grant,
       titles: agentTitleGenerator(sessions, { audit: audit.sink, logger: o.logger }),
-      announce: o.announce,
-      egress,
-      schedules: scheduler,
     };
     const gateway = new Gateway(shared, o, audit, store, lock, {
       pool,
@@ -437,28 +450,19 @@ export class Gateway {
       runner: m.host.runner,
     });
     const shared: SharedContext = {
-      env: o.env,
-      defaults: {
-        approvalMode: o.config.approvalMode,
-        queueMode: o.config.queueMode,
-        agentName: "default",
-      },
-      home: o.home,
-      logger: o.logger,
-      audit: audit.sink,
-      clock: realClock,
-      sessions,
-      store: store.sessions,
-      pipeline: { sessions, audit: audit.sink, logger: o.logger, store: store.sessions, history: m.history },
-      durable: {
-        state: store,
-        staleAfterMs: o.config.intake.staleAfterMinutes * 60_000,
-        maxAttempts: o.config.intake.maxAttempts,
-      },
-      grant: m.grant,
-      announce: o.announce,
-      egress: m.egress,
-      schedules: scheduler,
+      ...sharedContext(o, store, audit, {
+        sessions,
+        pipeline: {
+          sessions,
+          audit: audit.sink,
+          logger: o.logger,
+          store: store.sessions,
+          history: m.history,
+        },
+        grant: m.grant,
+        egress: m.egress,
+        schedules: scheduler,
+      }),
       sink: m.host.sink,
     };
     const gateway = new Gateway(shared, o, audit, store, lock, {

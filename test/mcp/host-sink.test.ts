@@ -40,6 +40,15 @@ function message(text: string, over: Partial<SinkMessage> = {}): SinkMessage {
   };
 }
 
+/** Locators with a fixed key, a day's time to live, on the test's clock. */
+const locatorsOn = (clock: ManualClock) =>
+  new Locators({
+    key: new Uint8Array(32).fill(7),
+    adapters: () => ["telegram"],
+    now: () => clock.now(),
+    ttlMs: 86_400_000,
+  });
+
 async function sinkWith(bodyFree: boolean) {
   const store = await open(home.dir);
   const clock = new ManualClock();
@@ -47,12 +56,7 @@ async function sinkWith(bodyFree: boolean) {
   const audit = new MemoryAuditSink();
   const sink = new HostSink({
     inbox: store.inbox,
-    locators: new Locators({
-      key: new Uint8Array(32).fill(7),
-      adapters: () => ["telegram"],
-      now: () => clock.now(),
-      ttlMs: 86_400_000,
-    }),
+    locators: locatorsOn(clock),
     push: async (n) => {
       pushes.push(n);
     },
@@ -204,12 +208,7 @@ describe("host tools", () => {
     const tools = hostTools({
       sink,
       inbox: store.inbox,
-      locators: new Locators({
-        key: new Uint8Array(32).fill(7),
-        adapters: () => ["telegram"],
-        now: () => clock.now(),
-        ttlMs: 86_400_000,
-      }),
+      locators: locatorsOn(clock),
       egress: {
         resolve: () => {
           throw new Error("a stale locator must be refused before anything is authorized");
