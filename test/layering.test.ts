@@ -17,7 +17,7 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const src = join(root, "src");
 const messagingDir = join(src, "messaging");
 /** Folders under src/ that are not channels. */
-const NOT_CHANNELS = new Set(["messaging", "gateway", "providers", "store"]);
+const NOT_CHANNELS = new Set(["messaging", "gateway", "providers", "store", "mcp"]);
 const CHANNELS = readdirSync(src).filter((d) => statSync(join(src, d)).isDirectory() && !NOT_CHANNELS.has(d));
 
 const PLATFORM_SDKS = [

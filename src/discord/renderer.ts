@@ -223,7 +223,7 @@ export class DiscordRenderer extends Renderer {
     if (!prompt) return Promise.resolve();
     this.approvals.delete(requestId);
     // The turn goes on below the prompt: its next frame opens a new message there.
-    if (!this.stopReason) {
+    if (!this.stopReason && !this.quiet) {
       this.status.thinking();
       this.scheduleFlush();
     }
@@ -262,7 +262,7 @@ export class DiscordRenderer extends Renderer {
     this.clock.clearTimeout(this.typingTimer);
     this.pendingEdit = null;
     await this.ops;
-    if (reason && !this.landed && !this.stopReason) {
+    if (reason && !this.landed && !this.stopReason && !this.quiet) {
       // A turn that never reached its end (no DONE) must still say so, never leave the user waiting.
       await this.run(async () => {
         await this.create({ content: noAnswerNotice(true, "`!new`") });
@@ -333,13 +333,14 @@ export class DiscordRenderer extends Renderer {
     const hasContent = capped.body.trim() !== "" || capped.choices.length > 0 || ups.files.length > 0;
     // A turn that produced nothing says so (and why, when it failed): never a footer alone.
     const silent = final && !this.answered && !hasContent && ups.notes.length === 0;
-    const footer = final ? subtext(await this.footerLine(silent)) : "";
+    const footer = final && !this.quiet ? subtext(await this.footerLine(silent)) : "";
+    if (silent && this.quiet) return;
     if (silent) {
       await this.sealChunk(noAnswerNotice(this.stopReason === "error", "`!new`", this.error), { footer });
       return;
     }
     if (!hasContent && ups.notes.length === 0) {
-      if (final) await this.placeFooter(footer);
+      if (final && footer) await this.placeFooter(footer);
       return;
     }
     await this.sealChunk(capped.body, {

@@ -135,6 +135,11 @@ export class DiscordSurface implements ChannelSurface<DiscordAddress, DiscordExt
     return files.refs.map((ref) => this.o.transport.attachmentSource(ref));
   }
 
+  /** An agent host's reaction (channel-server mode); false when Discord refused it. */
+  async react(a: DiscordAddress, messageId: string, emoji: string): Promise<boolean> {
+    return (await this.o.rest.addReaction(a.channelId, messageId, emoji)).ok;
+  }
+
   async acknowledgeSteer(a: DiscordAddress, messageId: string): Promise<void> {
     await this.o.rest.addReaction(a.channelId, messageId, STEER_RECEIPT_EMOJI);
   }

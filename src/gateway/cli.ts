@@ -1,8 +1,11 @@
 /**
- * The `parley` command: start | doctor | transcripts purge | --help. Exit codes: 0 ok, 1 unhealthy
- * (doctor), a startup or purge failure, 2 usage or configuration error.
+ * The `parley` command: start | channel-server | agent-tools | doctor | transcripts purge | --help.
+ * Exit codes: 0 ok, 1 unhealthy (doctor), a startup or purge failure, 2 usage or configuration error.
  */
+import type { Readable, Writable } from "node:stream";
 import { parseArgs } from "node:util";
+import { runAgentToolsBridge } from "../mcp/agent-bridge.js";
+import { runChannelServer } from "../mcp/channel-server.js";
 import { ParleyError } from "../messaging/base/errors.js";
 import type { ChannelEntry, GrantControl } from "../messaging/channel/contract.js";
 import { loadConfig, parseAgentCommand } from "./config.js";
@@ -17,12 +20,17 @@ export const HELP = `parley: make an AI agent reachable from the chat apps peopl
 
 Usage:
   parley start [--config FILE] [--host H] [--port N] [--agent "COMMAND ARGS…"] [--allow-remote]
+  parley channel-server [--config FILE] [--host H] [--port N] [--allow-remote]
   parley doctor [--config FILE]
   parley transcripts purge (--session KEY | --before DATE | --all)
 ${channelUsage()}  parley --help
 
 start    Run the gateway. With no configuration it serves the web chat on
          http://127.0.0.1:8787 with the bundled demo agent and prints the URL (with its token).
+channel-server
+         Serve an agent host that is already running (Claude Code, pi with channels.tools) as
+         its stdio MCP channel server: the configured chat channels, allow-lists and store, with
+         the host as the agent. stdout carries only the protocol (docs/channel-server.md).
 doctor   Run the agent's ACP handshake (initialize, session/new, close) and report its name,
          version and capabilities or its first error; report, per channel, whether it is
          configured, incomplete (naming the missing setting) or disabled, and the store (path,
@@ -48,6 +56,8 @@ export interface CliIo {
   /** Resolves when the process is asked to stop (SIGINT/SIGTERM). */
   stopSignal: () => Promise<string>;
   grant?: GrantControl;
+  /** The protocol streams of `channel-server` and `agent-tools` (default: this process's). */
+  stdio?: { stdin: Readable; stdout: Writable };
 }
 
 /** `parley <channel> <subcommand> …` lines, from the channels that declare subcommands. */
@@ -62,6 +72,7 @@ function channelHelp(): string {
     Object.entries(c.cli ?? {}).map(([name, cmd]) => `${c.name} ${name}\n         ${cmd.help}\n`),
   ).join("");
 }
+const COMMANDS = new Set(["start", "doctor", "transcripts", "channel-server", "agent-tools"]);
 
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
   // `parley whatsapp link`: a channel's own subcommands take their own arguments.
@@ -80,7 +91,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     io.out(HELP);
     return command || values.help ? 0 : 2;
   }
-  if (command !== "start" && command !== "doctor" && command !== "transcripts") {
+  if (!COMMANDS.has(command)) {
     io.err(`parley: unknown command "${command}"\n\n${HELP}`);
     return 2;
   }
@@ -90,6 +101,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     io.err(`parley: unexpected argument "${positionals[1]}" after ${command}\n\n${HELP}`);
     return 2;
   }
+  const stdio = io.stdio ?? { stdin: process.stdin, stdout: process.stdout };
+  // Spawned by the ACP agent with only its environment: it needs no configuration.
+  if (command === "agent-tools") return runAgentToolsBridge({ env: io.env, ...stdio, err: io.err });
   let loaded: ReturnType<typeof loadConfig>;
   try {
     loaded = loadConfig({
@@ -112,6 +126,15 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const secrets = CHANNELS.flatMap((c) => c.secretEnv).flatMap((name) => loaded.env[name] ?? []);
   const logger = createLogger(loaded.config.logLevel, process.stderr, { secrets });
   const scrub = logScrubber(secrets);
+  if (command === "channel-server")
+    return runChannelServer(loaded, {
+      ...stdio,
+      err: (line) => io.err(String(scrub(line))),
+      // The web chat's URL carries its token on purpose: the operator opens it.
+      announce: io.err,
+      logger,
+      stopSignal: io.stopSignal,
+    });
   let gateway: Gateway;
   try {
     gateway = await Gateway.start({

@@ -69,6 +69,56 @@ const auditSchema = z.strictObject({
   jsonl: z.boolean().default(true),
 });
 
+/** A name an agent or a person types: a target, a configured schedule. */
+const configName = z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/i, "a name: letters, digits, - and _");
+
+/**
+ * Destinations by name, `<channel>:<target id>` (`telegram:dm:123456`, `discord:dm:<user id>`):
+ * what the agent's send_message and `/link <target>` may name. The agent sees only the names; the
+ * channel re-applies its allow-list when one is used.
+ */
+const targetsSchema = z
+  .record(
+    configName,
+    z.string().regex(/^[a-z][a-z0-9_-]*:\S+$/, "<channel>:<target id>, e.g. telegram:dm:123456"),
+  )
+  .default({});
+
+/** Scheduled prompts from the configuration: `every` ("1h") or `at` ("2025-06-01 09:00"), to a target. */
+const schedulesSchema = z
+  .record(
+    configName,
+    z
+      .strictObject({
+        every: z.string().optional(),
+        at: z.string().optional(),
+        prompt: z.string().min(1),
+        /** A name from `targets`: where each answer goes. */
+        deliverTo: configName,
+      })
+      .refine((j) => (j.every === undefined) !== (j.at === undefined), {
+        message: "give exactly one of every and at",
+      }),
+  )
+  .default({});
+
+/** What the ACP agent is offered at session/new: parley's send_message and send_file tools. */
+const agentToolsSchema = z.strictObject({ enabled: z.boolean().default(true) });
+
+/** `parley channel-server`: parley as a channel server for an agent host (docs/channel-server.md). */
+const channelServerSchema = z.strictObject({
+  /** A wake carries who, where and a locator, never the message body (read with channel_read). */
+  bodyFreeWakes: z.boolean().default(true),
+  /** Messages of one conversation arriving within this window become one wake (meta.count). */
+  coalesceMs: z.number().int().min(0).max(60_000).default(750),
+  /** A locator older than this is stale. */
+  locatorTtlDays: z.number().min(0.001).max(365).default(7),
+  /** Where a permission request goes when no conversation has spoken yet: a name from `targets`. */
+  permissionTarget: configName.optional(),
+  /** An unanswered permission request is denied after this long. */
+  permissionTimeoutSeconds: z.number().min(5).max(3600).default(300),
+});
+
 /** The gateway-wide keys; every channel's section is composed in from the registry. */
 const coreShape = {
   agent: agentSettingsSchema.optional(),
@@ -79,6 +129,10 @@ const coreShape = {
   queueMode: z.enum(["steer", "queue"]).default("steer"),
   logLevel: z.enum(["debug", "info", "warn", "error"]).default("info"),
   softStopBudgetSeconds: z.number().min(0.5).max(60).default(10),
+  targets: targetsSchema,
+  schedules: schedulesSchema,
+  agentTools: agentToolsSchema.prefault({}),
+  channelServer: channelServerSchema.prefault({}),
 };
 const coreSchema = z.strictObject(coreShape);
 
@@ -90,7 +144,17 @@ const coreSchema = z.strictObject(coreShape);
  * approvals off or send a bot token to a server of its choosing (or, with `audit` and
  * `transcripts`, switch off the audit file an operator ships, or erase the history).
  */
-export const CORE_SECURITY_KEYS: readonly string[] = ["agent", "approvalMode", "audit", "transcripts"];
+export const CORE_SECURITY_KEYS: readonly string[] = [
+  "agent",
+  "approvalMode",
+  "audit",
+  "transcripts",
+  // Where messages may be sent, what runs unattended, what the agent is offered, what a host gets.
+  "targets",
+  "schedules",
+  "agentTools",
+  "channelServer",
+];
 
 export type CoreConfig = z.infer<typeof coreSchema>;
 /** The validated configuration: the core keys plus each known channel's section, defaults applied. */

@@ -6,8 +6,10 @@
  */
 import { mkdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
+import { AgentTools } from "../mcp/agent-tools.js";
 import { AutoApproveGrant } from "../messaging/approval/grant.js";
 import { realClock } from "../messaging/base/clock.js";
+import { ParleyError } from "../messaging/base/errors.js";
 import type { Logger } from "../messaging/base/logger.js";
 import type {
   ChannelContext,
@@ -17,6 +19,12 @@ import type {
   RunningChannel,
 } from "../messaging/channel/contract.js";
 import { probeChannel } from "../messaging/channel/contract.js";
+import { Egress } from "../messaging/channel/egress.js";
+import { mirrorStep } from "../messaging/channel/mirror.js";
+import type { TurnSink } from "../messaging/channel/turn-sink.js";
+import { agentJobRunner } from "../messaging/schedule/agent-runner.js";
+import type { JobRunner } from "../messaging/schedule/scheduler.js";
+import { Scheduler } from "../messaging/schedule/scheduler.js";
 import type { AuditSink } from "../messaging/security/audit.js";
 import { JsonlAuditSink, TeeAuditSink } from "../messaging/security/audit.js";
 import { DenialWindowAuditSink } from "../messaging/security/audit-window.js";
@@ -37,6 +45,31 @@ import type { HomeLock } from "./home-lock.js";
 import { acquireHomeLock } from "./home-lock.js";
 import { octal, secureHome } from "./home-permissions.js";
 import { CHANNELS } from "./registry.js";
+import { configuredJobs } from "./schedules-config.js";
+
+/** What a channel-server host gets from the gateway to build its sink on. */
+export interface HostDeps {
+  store: ParleyStore;
+  egress: Egress;
+  audit: AuditSink;
+  logger: Logger;
+  home: string;
+  config: ParleyConfig;
+  grant: GrantControl;
+}
+
+/**
+ * Channel-server mode: no agent runs here. Authorized messages go to the sink; scheduled prompts
+ * run through the host's runner (a wake, not a turn).
+ */
+export interface HostMode {
+  sink: TurnSink;
+  runner: JobRunner;
+  /** After every channel started (their hubs attached to the sink). */
+  started?(): Promise<void>;
+  /** First thing at shutdown: stop pushing, deny open prompts. */
+  stop?(): Promise<void>;
+}
 
 export interface GatewayOptions {
   config: ParleyConfig;
@@ -49,6 +82,13 @@ export interface GatewayOptions {
   present?: ReadonlySet<string>;
   /** Defaults to the process-wide auto-approve grant behind /yolo. */
   grant?: GrantControl;
+  /** Channel-server mode (`parley channel-server`): built once the store and egress exist. */
+  host?: (deps: HostDeps) => HostMode;
+  /**
+   * How an ACP agent starts `parley agent-tools` (send_message, send_file): default this node and
+   * the script it runs.
+   */
+  bridge?: { command: string; args: string[] };
 }
 
 export interface ChannelFailure {
@@ -106,6 +146,37 @@ export function agentBaseEnv(env: Env, channels: readonly ChannelEntry[] = CHANN
 /** What every started channel shares: the context without its own name and settings. */
 type SharedContext = Omit<ChannelContext, "name" | "settings">;
 
+const defaultsOf = (config: ParleyConfig): SharedContext["defaults"] => ({
+  approvalMode: config.approvalMode,
+  queueMode: config.queueMode,
+  agentName: "default",
+});
+
+/** What every channel gets in both modes (gateway and channel server). */
+function sharedContext(
+  o: GatewayOptions,
+  store: ParleyStore,
+  audit: AuditSinks,
+  parts: Pick<SharedContext, "sessions" | "pipeline" | "grant" | "egress" | "schedules">,
+): SharedContext {
+  return {
+    ...parts,
+    env: o.env,
+    defaults: defaultsOf(o.config),
+    home: o.home,
+    logger: o.logger,
+    audit: audit.sink,
+    clock: realClock,
+    store: store.sessions,
+    durable: {
+      state: store,
+      staleAfterMs: o.config.intake.staleAfterMinutes * 60_000,
+      maxAttempts: o.config.intake.maxAttempts,
+    },
+    announce: o.announce,
+  };
+}
+
 /** How often old history, finished journal rows and landed delivery records are pruned. */
 const RETENTION_EVERY_MS = 6 * 60 * 60 * 1000;
 
@@ -131,8 +202,19 @@ export class Gateway {
     private readonly audit: AuditSinks,
     private readonly store: ParleyStore,
     private readonly lock: HomeLock,
-    private readonly pool: AgentPool,
+    private readonly parts: {
+      pool: AgentPool | undefined;
+      egress: Egress;
+      scheduler: Scheduler;
+      agentTools: AgentTools | undefined;
+      host: HostMode | undefined;
+    },
   ) {}
+
+  /** The egress every channel's transport is registered with (messages nobody asked for right now). */
+  get egress(): Egress {
+    return this.parts.egress;
+  }
 
   static async start(o: GatewayOptions): Promise<Gateway> {
     await mkdir(o.home, { recursive: true, mode: 0o700 });
@@ -199,6 +281,31 @@ export class Gateway {
     // Agent session ids do not travel between agents: one is resumed only by the agent that issued it.
     const agentIdentity = [agent.command, ...agent.args].join(" ");
     const channels = o.channels ?? CHANNELS;
+    const grant = o.grant ?? new AutoApproveGrant({ audit: audit.sink, logger: o.logger });
+    const egress = new Egress({
+      audit: audit.sink,
+      store: store.sessions,
+      targets: o.config.targets,
+      logger: o.logger,
+    });
+    const host = o.host?.({
+      store,
+      egress,
+      audit: audit.sink,
+      logger: o.logger,
+      home: o.home,
+      config: o.config,
+      grant,
+    });
+    if (host)
+      return Gateway.startHost(o, lock, store, audit, {
+        agentIdentity,
+        channels,
+        grant,
+        egress,
+        host,
+        history,
+      });
     // One pool for every conversation: sessions share a bounded set of agent processes.
     const pool = new AgentPool({
       agent: {
@@ -217,6 +324,21 @@ export class Gateway {
     pool
       .prewarm(pool.maxProcesses, agent.idleTimeoutSeconds * 1000)
       .catch((error: unknown) => o.logger.warn("agent prewarm failed", { error: String(error) }));
+    const agentTools = o.config.agentTools.enabled
+      ? await AgentTools.start({
+          home: o.home,
+          egress,
+          store: store.sessions,
+          audit: audit.sink,
+          logger: o.logger,
+          agentCwd: resolve(agent.cwd ?? process.cwd()),
+          bridge: o.bridge ?? { command: process.execPath, args: process.argv[1] ? [process.argv[1]] : [] },
+        }).catch((error: unknown) => {
+          // The agent still answers; it only cannot message anyone on its own.
+          o.logger.warn("agent tools unavailable (send_message, send_file)", { error: String(error) });
+          return undefined;
+        })
+      : undefined;
     const persistFailed = (error: unknown) =>
       o.logger.warn("persisting the agent session failed", { error: String(error) });
     const sessions = new SessionManager<PipelineProvider>({
@@ -245,37 +367,125 @@ export class Gateway {
           replayContext: () => history.replayFor(key),
           idleTimeoutMs: agent.idleTimeoutSeconds * 1000,
           silenceNoticeMs: agent.silenceNoticeSeconds * 1000,
+          ...(agentTools ? { mcpServers: () => agentTools.serversFor(key) } : {}),
         }),
     });
-    const shared: SharedContext = {
-      env: o.env,
-      defaults: {
-        approvalMode: o.config.approvalMode,
-        queueMode: o.config.queueMode,
-        agentName: "default",
-        contextThresholds: { softPct: agent.contextSoftPct, hardPct: agent.contextHardPct },
-      },
-      home: o.home,
+    const pipeline = {
+      sessions,
+      audit: audit.sink,
+      logger: o.logger,
+      store: store.sessions,
+      history,
+      postTurn: [mirrorStep({ store: store.sessions, egress, logger: o.logger })],
+    };
+    let stopping = () => false;
+    const scheduler = new Scheduler({
+      store: store.jobs,
+      clock: realClock,
       logger: o.logger,
       audit: audit.sink,
-      clock: realClock,
-      sessions,
-      store: store.sessions,
-      pipeline: { sessions, audit: audit.sink, logger: o.logger, store: store.sessions, history },
-      durable: {
-        state: store,
-        staleAfterMs: o.config.intake.staleAfterMinutes * 60_000,
-        maxAttempts: o.config.intake.maxAttempts,
+      runner: agentJobRunner({
+        pipeline,
+        egress,
+        ledger: store.deliveries,
+        store: store.sessions,
+        audit: audit.sink,
+        logger: o.logger,
+        approvalMode: o.config.approvalMode,
+        grant,
+        closing: () => stopping(),
+      }),
+    });
+    const shared: SharedContext = {
+      ...sharedContext(o, store, audit, { sessions, pipeline, grant, egress, schedules: scheduler }),
+      defaults: {
+        ...defaultsOf(o.config),
+        contextThresholds: { softPct: agent.contextSoftPct, hardPct: agent.contextHardPct },
       },
-      grant: o.grant ?? new AutoApproveGrant({ audit: audit.sink, logger: o.logger }),
       titles: agentTitleGenerator(sessions, { audit: audit.sink, logger: o.logger }),
-      announce: o.announce,
     };
-    const gateway = new Gateway(shared, o, audit, store, lock, pool);
-    await gateway.prune();
-    gateway.scheduleRetention();
-    for (const entry of channels) await gateway.startChannel(entry);
+    const gateway = new Gateway(shared, o, audit, store, lock, {
+      pool,
+      egress,
+      scheduler,
+      agentTools,
+      host: undefined,
+    });
+    stopping = () => gateway.stopping !== null;
+    await gateway.boot(channels);
     return gateway;
+  }
+
+  /**
+   * Channel-server mode: the same channels, store and egress, no agent. The session manager stays
+   * (the hub keys conversations through it) but can start no agent.
+   */
+  private static async startHost(
+    o: GatewayOptions,
+    lock: HomeLock,
+    store: ParleyStore,
+    audit: AuditSinks,
+    m: {
+      agentIdentity: string;
+      channels: readonly ChannelEntry[];
+      grant: GrantControl;
+      egress: Egress;
+      host: HostMode;
+      history: ConversationHistory;
+    },
+  ): Promise<Gateway> {
+    const sessions = new SessionManager<PipelineProvider>({
+      softStopBudgetMs: o.config.softStopBudgetSeconds * 1000,
+      logger: o.logger,
+      audit: audit.sink,
+      createProvider: () => {
+        throw new ParleyError("REFUSED", "no agent runs in channel-server mode: the agent is the host's");
+      },
+    });
+    const scheduler = new Scheduler({
+      store: store.jobs,
+      clock: realClock,
+      logger: o.logger,
+      audit: audit.sink,
+      runner: m.host.runner,
+    });
+    const shared: SharedContext = {
+      ...sharedContext(o, store, audit, {
+        sessions,
+        pipeline: {
+          sessions,
+          audit: audit.sink,
+          logger: o.logger,
+          store: store.sessions,
+          history: m.history,
+        },
+        grant: m.grant,
+        egress: m.egress,
+        schedules: scheduler,
+      }),
+      sink: m.host.sink,
+    };
+    const gateway = new Gateway(shared, o, audit, store, lock, {
+      pool: undefined,
+      egress: m.egress,
+      scheduler,
+      agentTools: undefined,
+      host: m.host,
+    });
+    await gateway.boot(m.channels);
+    await m.host.started?.();
+    return gateway;
+  }
+
+  /** Prune, start every channel (registering its transport), then the scheduled prompts. */
+  private async boot(channels: readonly ChannelEntry[]): Promise<void> {
+    // Refused before any channel starts: a bad schedule must not leave channels running.
+    const configured = configuredJobs(this.options.config, realClock.now(), this.shared.logger);
+    await this.prune();
+    this.scheduleRetention();
+    for (const entry of channels) await this.startChannel(entry);
+    // After the channels: a due job needs its conversation's transport to deliver to.
+    await this.parts.scheduler.start(configured);
   }
 
   private scheduleRetention(): void {
@@ -294,7 +504,7 @@ export class Gateway {
         { ...DEFAULT_RETENTION, transcriptsRetainDays: this.options.config.transcripts.retainDays },
         realClock.now(),
       );
-      if (pruned.intake + pruned.deliveries + pruned.transcripts > 0)
+      if (pruned.intake + pruned.deliveries + pruned.transcripts + pruned.inbox > 0)
         this.shared.logger.info("pruned what is past its retention", { ...pruned });
     } catch (error) {
       this.shared.logger.error("pruning the store failed", { error: String(error) });
@@ -316,7 +526,9 @@ export class Gateway {
     }
     try {
       const mod = await entry.load();
-      this.running.push(await mod.start({ ...this.shared, name: entry.name, settings }));
+      const running = await mod.start({ ...this.shared, name: entry.name, settings });
+      this.running.push(running);
+      if (running.transport) this.parts.egress.register(running.transport);
       logger.info(`${entry.name}: started`);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
@@ -329,6 +541,8 @@ export class Gateway {
   shutdown(): Promise<void> {
     const logger = this.shared.logger;
     this.stopping ??= (async () => {
+      this.parts.scheduler.halt();
+      await this.parts.host?.stop?.();
       for (const channel of [...this.running].reverse()) {
         try {
           await channel.stop();
@@ -337,8 +551,11 @@ export class Gateway {
         }
       }
       realClock.clearTimeout(this.retentionTimer);
+      await this.parts.agentTools?.close();
       await this.shared.sessions.closeAll();
-      await this.pool.close();
+      // Runs the close cut short stay claimed: the next start resumes them.
+      await this.parts.scheduler.stop();
+      await this.parts.pool?.close();
       // The open window's counts first, then the store's audit rows: the store closes next.
       this.audit.window.close();
       await this.audit.store.flush();

@@ -7,6 +7,7 @@
 import {
   type ClientConnection,
   type InitializeResponse,
+  type McpServer,
   methods,
   RequestError,
   type SessionConfigOption,
@@ -92,9 +93,13 @@ export async function initializeAgent(
   };
 }
 
-export async function newSession(conn: ClientConnection, cwd: string): Promise<OpenedSession> {
+export async function newSession(
+  conn: ClientConnection,
+  cwd: string,
+  mcpServers: McpServer[] = [],
+): Promise<OpenedSession> {
   try {
-    return openedSession(await conn.agent.request(methods.agent.session.new, { cwd, mcpServers: [] }));
+    return openedSession(await conn.agent.request(methods.agent.session.new, { cwd, mcpServers }));
   } catch (err) {
     throw sessionError(err, "agent rejected session/new");
   }
@@ -105,9 +110,10 @@ export async function loadSession(
   conn: ClientConnection,
   sessionId: string,
   cwd: string,
+  mcpServers: McpServer[] = [],
 ): Promise<OpenedSession> {
   try {
-    const res = await conn.agent.request(methods.agent.session.load, { sessionId, cwd, mcpServers: [] });
+    const res = await conn.agent.request(methods.agent.session.load, { sessionId, cwd, mcpServers });
     return openedSession({ ...res, sessionId });
   } catch (err) {
     throw sessionError(err, "agent could not load the session");

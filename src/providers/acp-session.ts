@@ -8,6 +8,7 @@
  */
 import { stat } from "node:fs/promises";
 import {
+  type McpServer,
   methods,
   type RequestPermissionRequest,
   type RequestPermissionResponse,
@@ -56,6 +57,8 @@ export interface PooledSessionOptions {
   idleTimeoutMs: number;
   resumeSessionId: string | undefined;
   onSessionId: ((sessionId: string) => void) | undefined;
+  /** MCP servers offered to the agent with each session it opens (parley's own tools). */
+  mcpServers?: () => McpServer[];
   handlers: SessionHandlers;
 }
 
@@ -272,7 +275,7 @@ export class PooledSession implements LeaseHolder {
       connection.attach(resumeId, sink);
       try {
         opened = await this.bounded(
-          loadSession(connection.client, resumeId, this.o.cwd),
+          loadSession(connection.client, resumeId, this.o.cwd, this.o.mcpServers?.() ?? []),
           "session/load",
           lease,
         );
@@ -297,7 +300,11 @@ export class PooledSession implements LeaseHolder {
     }
     if (!opened) {
       try {
-        opened = await this.bounded(newSession(connection.client, this.o.cwd), "session/new", lease);
+        opened = await this.bounded(
+          newSession(connection.client, this.o.cwd, this.o.mcpServers?.() ?? []),
+          "session/new",
+          lease,
+        );
       } catch (err) {
         // An agent that starts but cannot open a session often says why only on stderr.
         throw withStderr(asParleyError(err, "agent rejected session/new"), connection.stderrHead());

@@ -1,4 +1,5 @@
 /** Options, defaults and small shared helpers of AcpProvider. Layer: providers (messaging types). */
+import type { McpServer } from "@agentclientprotocol/sdk";
 import { realClock, type Timers } from "../messaging/base/clock.js";
 import type { Logger } from "../messaging/base/logger.js";
 import type { AgentPool } from "./agent-pool.js";
@@ -49,6 +50,11 @@ export interface AcpProviderOptions {
    * left without the context it lost. Absent, or resolving undefined: nothing is replayed.
    */
   replayContext?: () => Promise<{ text: string; messages: number } | undefined>;
+  /**
+   * MCP servers offered with every session/new and session/load (parley's send_message and
+   * send_file for this conversation). Asked each time a session opens: a token may be per process.
+   */
+  mcpServers?: () => McpServer[];
   /** Close the agent session after this long without a turn (it resumes on the next). 0 = never (default). */
   idleTimeoutMs?: number;
   /** Emit a `silence` event after this long without agent output during a turn. 0 = never. Default 30000. */

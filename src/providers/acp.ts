@@ -125,6 +125,7 @@ export class AcpProvider implements Provider {
       idleTimeoutMs: opts.idleTimeoutMs ?? 0,
       resumeSessionId: opts.resumeSessionId,
       onSessionId: opts.onSessionId,
+      ...(opts.mcpServers ? { mcpServers: opts.mcpServers } : {}),
       handlers: {
         onUpdate: (params, replay) => this.applyUpdate(params, replay),
         onPermission: (params, signal) => this.onPermission(params, signal),

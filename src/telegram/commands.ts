@@ -22,6 +22,10 @@ export const TELEGRAM_COMMANDS = commandTable([
   "sessions",
   "yolo",
   "history",
+  "every",
+  "at",
+  "jobs",
+  "unschedule",
   "help",
 ]);
 

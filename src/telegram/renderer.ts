@@ -229,7 +229,7 @@ export class TelegramRenderer extends Renderer {
       }
     });
     // The turn goes on below the prompt: its next frame opens a new message there.
-    if (!this.finished) {
+    if (!this.finished && !this.quiet) {
       this.status.thinking();
       this.scheduleEdit();
     }
@@ -270,7 +270,7 @@ export class TelegramRenderer extends Renderer {
     for (const requestId of [...this.prompts.keys()])
       void this.markApproval(requestId, approvalOutcomeLabel("abandoned"));
     await this.enqueue(async () => {
-      if (this.answered) return;
+      if (this.answered || this.quiet) return;
       // A turn that produced nothing must still say so, never leave the user guessing.
       const text = noAnswerNotice(Boolean(reason), "/new");
       if (this.live) await this.editOrPost(this.live.id, escapeHtml(text));
@@ -408,17 +408,20 @@ export class TelegramRenderer extends Renderer {
       : { text: capped.body, files: [] };
     const silent =
       final !== undefined && !this.answered && !text.trim() && !capped.choices.length && !files.length;
-    const status = final
-      ? turnStatusLine(final.stopReason, {
-          elapsedMs: this.now() - this.startedAt,
-          ...(this.contextUsagePct === undefined ? {} : { contextUsagePct: this.contextUsagePct }),
-          ...(final.error ? { error: final.error } : {}),
-          reasonShown: silent,
-        })
-      : "";
+    const status =
+      final && !this.quiet
+        ? turnStatusLine(final.stopReason, {
+            elapsedMs: this.now() - this.startedAt,
+            ...(this.contextUsagePct === undefined ? {} : { contextUsagePct: this.contextUsagePct }),
+            ...(final.error ? { error: final.error } : {}),
+            reasonShown: silent,
+          })
+        : "";
     const statusHtml = status ? `<i>${escapeHtml(status)}</i>` : "";
     const pieces = silent
-      ? fitTelegramHtml(escapeHtml(noAnswerNotice(final.stopReason === "error", "/new", final.error)))
+      ? this.quiet
+        ? []
+        : fitTelegramHtml(escapeHtml(noAnswerNotice(final.stopReason === "error", "/new", final.error)))
       : fitTelegramHtml(this.present(text), statusHtml.length + 2);
     const keyboard = capped.choices.length ? optionsKeyboard(capped.choices) : undefined;
     if (pieces.length === 0) {

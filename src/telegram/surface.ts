@@ -113,6 +113,11 @@ export class TelegramSurface implements ChannelSurface<Route, TelegramExtra> {
     return distinctNames(files.refs).map((f) => this.o.transport.attachmentSource(f));
   }
 
+  /** An agent host's reaction (channel-server mode); false when Telegram refused it. */
+  react(r: Route, messageId: string, emoji: string): Promise<boolean> {
+    return this.o.transport.react(r.chatId, Number(messageId), emoji);
+  }
+
   async acknowledgeSteer(r: Route, messageId: string): Promise<void> {
     await this.o.transport.react(r.chatId, Number(messageId), STEER_RECEIPT_EMOJI);
   }

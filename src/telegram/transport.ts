@@ -227,6 +227,16 @@ export class TelegramTransport extends MessagingTransport<TgUpdate> {
     return last;
   }
 
+  /** Images nobody asked for (the agent's send_file): photos after any caption, as the renderer sends them. */
+  override async sendFiles(
+    conversationId: string,
+    threadId: string | undefined,
+    files: readonly OutboundFile[],
+  ): Promise<string> {
+    if (!this.ops || !this.maySendTo(conversationId, threadId)) return "";
+    return String(await this.sendPhotos(conversationId, threadId, files));
+  }
+
   /** Send one wire-ready HTML body; returns the message id. Throws when Telegram refused it. */
   async postHtml(chatId: string, html: string, opts: PostOptions = {}): Promise<number> {
     const ops = this.requireOps();

@@ -1,6 +1,7 @@
 /**
  * The web chat's commands: one table, drawn from the shared ones, drives the parse and /help.
- * The web chat is the operator's own dashboard, so it has no listing or linking commands.
+ * The web chat is the operator's own dashboard, so it has no listing command; its /link names a
+ * configured target (the owner's Telegram, say) that its answers are mirrored to.
  */
 import type { CommandKit } from "../messaging/channel/command-kit.js";
 import { commandTable, defineCommands } from "../messaging/channel/command-kit.js";
@@ -16,6 +17,12 @@ export const WEBCHAT_COMMANDS = commandTable([
   "queue",
   "steer",
   "history",
+  "link",
+  "unlink",
+  "every",
+  "at",
+  "jobs",
+  "unschedule",
   "help",
 ]);
 

@@ -157,7 +157,7 @@ export class WebChatRenderer extends Renderer {
     const id = this.approvalBubbles.get(requestId);
     if (id) this.transport.edit(this.conversationId, id, { buttons: [], status: outcome, final: true });
     // The turn goes on below the prompt: the next frame opens its bubble.
-    if (!this.finished) {
+    if (!this.finished && !this.quiet) {
       this.status.thinking();
       this.scheduleEdit();
     }
@@ -190,15 +190,19 @@ export class WebChatRenderer extends Renderer {
     const capped = applyOptionsCap(body, choices, this.capabilities);
     const usage = this.contextUsagePct;
     const silent = !this.answered && !capped.body.trim() && capped.choices.length === 0;
-    const status = turnStatusLine(stopReason, {
-      elapsedMs: this.now() - this.startedAt,
-      ...(usage === undefined ? {} : { contextUsagePct: usage }),
-      ...(error ? { error } : {}),
-      reasonShown: silent,
-    });
+    const status = this.quiet
+      ? ""
+      : turnStatusLine(stopReason, {
+          elapsedMs: this.now() - this.startedAt,
+          ...(usage === undefined ? {} : { contextUsagePct: usage }),
+          ...(error ? { error } : {}),
+          reasonShown: silent,
+        });
     // A turn that produced nothing says so (and why, when it failed): never an empty bubble.
-    const text = silent ? noAnswerNotice(stopReason === "error", "`/new`", error) : capped.body;
+    const text =
+      silent && !this.quiet ? noAnswerNotice(stopReason === "error", "`/new`", error) : capped.body;
     if (!this.liveId && !text && !this.prefix) {
+      if (this.quiet) return;
       // Nothing after an approval prompt: the turn's status line ends the turn on its own.
       this.create({ role: "system", text: "", status, final: true });
       return;
@@ -208,7 +212,7 @@ export class WebChatRenderer extends Renderer {
 
   override async close(reason?: unknown): Promise<void> {
     this.throttle.cancel();
-    if (this.liveId && !this.finished) {
+    if (this.liveId && !this.finished && !this.quiet) {
       // A turn that never reached its end (no DONE) must still say so, never leave a spinner behind.
       const text = noAnswerNotice(Boolean(reason), "`/new`");
       this.transport.edit(this.conversationId, this.liveId, { text, status: "", final: true });

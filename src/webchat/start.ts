@@ -126,6 +126,7 @@ export async function start(
   ctx.announce(`parley web chat: http://${shownHost}:${actualPort}/?token=${token}`);
   return {
     name: "webchat",
+    transport,
     async stop() {
       ctx.clock.clearTimeout(pruning);
       await hub.shutdown();

@@ -14,6 +14,7 @@ import { start as startDiscord } from "../../src/discord/start.js";
 import type { Clock } from "../../src/messaging/base/clock.js";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import type { GrantControl } from "../../src/messaging/channel/contract.js";
+import type { TurnSink } from "../../src/messaging/channel/turn-sink.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import { SessionManager } from "../../src/messaging/session/session-manager.js";
 import type { SessionStore } from "../../src/messaging/session/session-store.js";
@@ -56,6 +57,8 @@ export async function startStack(o: {
   /** A durable session store (enables links and `!sessions`). */
   store?: SessionStore;
   home?: string;
+  /** Channel-server mode: authorized messages go to this sink. */
+  sink?: TurnSink;
 }): Promise<Stack> {
   const fake = o.fake ?? (await new FakeDiscord().start());
   fake.addChannel({ id: DM, type: 1 });
@@ -83,6 +86,7 @@ export async function startStack(o: {
     ...(o.store ? { store: o.store } : {}),
     ...(clock ? { clock } : {}),
     ...(o.grant ? { grant: o.grant } : {}),
+    ...(o.sink ? { sink: o.sink } : {}),
   });
   const running = await startDiscord(ctx, { throttleMs: 0, ...overrides });
   await running.registration;

@@ -20,6 +20,7 @@ import type {
   Env,
   GrantControl,
 } from "../../src/messaging/channel/contract.js";
+import type { TurnSink } from "../../src/messaging/channel/turn-sink.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import type { TitleGenerator } from "../../src/messaging/session/auto-title.js";
 import { ConversationHistory } from "../../src/messaging/session/history.js";
@@ -53,6 +54,8 @@ export interface TestContextOptions {
   titles?: TitleGenerator;
   /** Pipeline settings beyond the shared machinery (the ingest's temp root). */
   pipeline?: Partial<TurnPipelineDeps>;
+  /** Channel-server mode: authorized messages go to this sink. */
+  sink?: TurnSink;
 }
 
 export function testChannelContext<S extends ChannelSettings>(
@@ -102,6 +105,7 @@ export function testChannelContext<S extends ChannelSettings>(
     grant: o.grant ?? new AutoApproveGrant({ audit, clock, logger }),
     announce: o.announce ?? (() => {}),
     ...(o.titles ? { titles: o.titles } : {}),
+    ...(o.sink ? { sink: o.sink } : {}),
   };
 }
 

@@ -187,13 +187,27 @@ describe("retention", () => {
       atMs: 29 * DAY,
       entry: { kind: "agent", text: "recent" },
     });
+    const inboxEntry = {
+      conversationKey: "t:c",
+      channel: "t",
+      address: "c",
+      direction: "in" as const,
+      userId: "u",
+      attachments: [],
+      platformMessageId: null,
+      turnId: null,
+    };
+    await store.inbox.add({ ...inboxEntry, text: "old words", atMs: 0 });
+    await store.inbox.add({ ...inboxEntry, text: "recent words", atMs: 29 * DAY });
 
     now = 31 * DAY;
     expect(await applyRetention(store, DEFAULT_RETENTION, now)).toEqual({
       intake: 1,
       deliveries: 1,
       transcripts: 1,
+      inbox: 1,
     });
+    expect((await store.inbox.recent("t:c", 5)).map((e) => e.text)).toEqual(["recent words"]);
     expect(await store.intake.countUnfinished()).toBe(1);
     expect((await store.transcripts.recent("s", 5)).map((l) => l.entry)).toEqual([
       { kind: "agent", text: "recent" },

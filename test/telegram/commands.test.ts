@@ -36,6 +36,11 @@ describe("the command table", () => {
         "title",
         "unlink",
         "yolo",
+        // issue 20: scheduled prompts.
+        "every",
+        "at",
+        "jobs",
+        "unschedule",
       ].sort(),
     );
     expect(kit.parse("/cancel")).toMatchObject({ kind: "command", spec: { name: "stop" } });

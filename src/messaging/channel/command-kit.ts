@@ -132,12 +132,28 @@ export const SHARED_COMMANDS: Readonly<Record<string, CommandSpec>> = {
     override: "steer",
   },
   sessions: { name: "sessions", help: "List the agent sessions on this host (owner, direct chat only)." },
-  link: { name: "link", help: "Mirror this conversation's session replies here." },
+  link: {
+    name: "link",
+    args: "[target]",
+    help: "Mirror this conversation's session replies here (or, with a configured target, there).",
+  },
   unlink: { name: "unlink", help: "Stop mirroring into this conversation." },
   title: { name: "title", args: "<name>", help: "Name this conversation." },
   history: { name: "history", args: "[n]", help: "Show the last messages of this conversation." },
   temporary: { name: "temporary", help: "This conversation reads no memory and saves nothing." },
   incognito: { name: "incognito", help: "This conversation may read memory but saves nothing." },
+  every: {
+    name: "every",
+    args: "<interval> <prompt>",
+    help: "Run a prompt on a schedule (30m, 2h, 1d); each answer comes here.",
+  },
+  at: {
+    name: "at",
+    args: "<time> <prompt>",
+    help: "Run a prompt once at a time (14:30, 2025-06-01 09:00, +45m); the answer comes here.",
+  },
+  jobs: { name: "jobs", help: "List this conversation's scheduled prompts." },
+  unschedule: { name: "unschedule", args: "<id>", help: "Cancel a scheduled prompt." },
   help: { name: "help", help: "Show this help." },
 };
 

@@ -9,6 +9,7 @@ import type { AutoApproveGrant } from "../approval/grant.js";
 import type { Clock } from "../base/clock.js";
 import type { Logger } from "../base/logger.js";
 import type { QueueMode } from "../queue/mid-turn-router.js";
+import type { ScheduleControl } from "../schedule/scheduler.js";
 import type { AuditSink } from "../security/audit.js";
 import type { TitleGenerator } from "../session/auto-title.js";
 import type { ContextThresholds } from "../session/context-thresholds.js";
@@ -17,7 +18,10 @@ import type { SessionStore } from "../session/session-store.js";
 import type { DurableState } from "../store/port.js";
 import type { ApprovalMode } from "../turn/driver.js";
 import type { PipelineProvider, TurnPipelineDeps } from "../turn/pipeline.js";
+import type { Egress } from "./egress.js";
 import type { JournalPolicy } from "./journal.js";
+import type { MessagingTransport } from "./transport.js";
+import type { TurnSink } from "./turn-sink.js";
 
 /** The effective environment (process env over $PARLEY_HOME/.env), read once. Values are never logged. */
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -170,10 +174,21 @@ export interface ChannelContext<S extends ChannelSettings = ChannelSettings> {
   titles?: TitleGenerator;
   /** One line for the operator on stdout (the web chat URL). */
   announce: (line: string) => void;
+  /** The one egress for messages nobody asked for right now (the gateway registers the transports). */
+  egress?: Egress;
+  /** Scheduled prompts (/every, /at, /jobs, /unschedule); absent: those commands say so. */
+  schedules?: ScheduleControl;
+  /**
+   * Channel-server mode: authorized messages go to the agent host through this sink instead of an
+   * agent turn. Absent: gateway mode.
+   */
+  sink?: TurnSink;
 }
 
 export interface RunningChannel {
   name: string;
+  /** The channel's transport, for the gateway's egress (messages nobody asked for right now). */
+  transport?: MessagingTransport;
   /** Stop intake, settle in-flight turns, then close network sessions. */
   stop(): Promise<void>;
 }

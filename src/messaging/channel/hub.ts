@@ -31,11 +31,12 @@ import type { SessionBinder } from "../session/resume.js";
 import type { SessionManager } from "../session/session-manager.js";
 import type { SessionStore } from "../session/session-store.js";
 import { uploadsRestricted } from "../session/upload-gate.js";
-import type { IntakeOutcome } from "../store/port.js";
+import type { IntakeOutcome, JsonValue } from "../store/port.js";
 import type { ApprovalMode } from "../turn/driver.js";
 import type { PipelineProvider, TurnPipelineDeps, TurnResult } from "../turn/pipeline.js";
 import { deliveryIsMuted, runTurnPipeline } from "../turn/pipeline.js";
 import type { Renderer } from "../turn/renderer.js";
+import { DONE, PROMPT_CHOICE, TEXT_CHUNK } from "../turn/renderer.js";
 import type { CommandCall, CommandHandler, HubServices } from "./command-handlers.js";
 import { SHARED_HANDLERS } from "./command-handlers.js";
 import type { CommandKit, ParsedCommand } from "./command-kit.js";
@@ -56,6 +57,7 @@ import type {
   TurnGuards,
 } from "./surface.js";
 import { NOTHING, placeOf } from "./surface.js";
+import type { SinkApproval, SinkConversation, TurnSink } from "./turn-sink.js";
 
 /** Commands that must work while resume routing refuses: the way back in for a user whose link broke. */
 const RECOVERY_COMMANDS: ReadonlySet<string> = new Set(["help", "sessions", "new", "unlink"]);
@@ -76,6 +78,9 @@ export interface HubOptions<A, P> {
     | "defaults"
     | "titles"
     | "durable"
+    | "egress"
+    | "schedules"
+    | "sink"
   >;
   /** Whether this sender is the channel's configured owner (/yolo, listings). */
   isOwner(userId: string): boolean;
@@ -147,6 +152,10 @@ export class ConversationHub<A, P = undefined> {
   private closing = false;
   /** Per conversation: the routing of its received messages, one after another in arrival order. */
   private readonly routing = new Map<string, Promise<unknown>>();
+  /** Channel-server mode: where authorized messages go instead of an agent turn. */
+  private readonly sink: TurnSink | undefined;
+  /** Approval prompts asked for an agent host, by `<key>:<requestId>`: their renderer and nonce. */
+  private readonly sinkPrompts = new Map<string, { renderer: Renderer; nonce: string }>();
 
   constructor(private readonly o: HubOptions<A, P>) {
     const c = o.ctx;
@@ -236,7 +245,12 @@ export class ConversationHub<A, P = undefined> {
       history: c.pipeline.history,
       helpFooter: o.helpFooter,
       generation: (route) => this.generations.generation(route),
+      clock: this.clock,
+      schedules: c.schedules,
+      egress: c.egress,
     };
+    this.sink = c.sink;
+    this.sink?.attach(this.channel, (address) => this.sinkConversation(address as unknown as A));
   }
 
   // ── addresses ─────────────────────────────────────────────────────────────────────────────
@@ -412,6 +426,7 @@ export class ConversationHub<A, P = undefined> {
     }
     // A sender who may not steer is held behind the receipt, whatever the mode or directive.
     if (guards.steer === false) override = "queue";
+    if (this.sink) return this.toSink(this.sink, key, message, text);
     return this.submit(key, message, text, { interpret, override, guards });
   }
 
@@ -433,7 +448,7 @@ export class ConversationHub<A, P = undefined> {
     const keys = this.conversationKeys(address);
     const key = keys.find((k) => this.approvals.registry.isOpen(k, p.requestId)) ?? keys[0] ?? "";
     // Taken before the press: the verdict can end the turn (and retire its renderer) at once.
-    const renderer = this.active.get(key);
+    const renderer = this.promptRenderer(key, p.requestId);
     if (this.approvals.widget.press(key, p.requestId, p.nonce, p.verdict) === RECEIPT_EXPIRED)
       return { ok: false, text: RECEIPT_EXPIRED };
     const label = p.label ?? approvalOutcomeLabel(p.verdict);
@@ -478,6 +493,8 @@ export class ConversationHub<A, P = undefined> {
    */
   async shutdown(): Promise<void> {
     this.closing = true;
+    for (const id of [...this.sinkPrompts.keys()])
+      this.approvals.registry.denyAll(id.slice(0, id.lastIndexOf(":")));
     for (const key of [...this.active.keys()]) {
       await stopRunningTurn(this.sessions, key, {
         router: this.router,
@@ -535,7 +552,7 @@ export class ConversationHub<A, P = undefined> {
     outcome: Parameters<typeof approvalOutcomeLabel>[0],
   ): Promise<void> {
     try {
-      await this.active.get(key)?.markApproval?.(requestId, approvalOutcomeLabel(outcome));
+      await this.promptRenderer(key, requestId)?.markApproval?.(requestId, approvalOutcomeLabel(outcome));
     } catch (error) {
       this.logger.warn(`${this.channel}: marking the approval prompt failed`, { error: String(error) });
     }
@@ -566,6 +583,14 @@ export class ConversationHub<A, P = undefined> {
       if (!routed) return NOTHING;
       key = routed.key;
     }
+    if (this.sink && !this.sink.commands.has(name)) {
+      await this.replyTo(
+        message,
+        `${this.o.commands.spell(name)} is not available here: parley is running as a channel server, and the agent is your agent host's.`,
+        await this.partsFor(message.tickets),
+      );
+      return NOTHING;
+    }
     const handler = this.o.handlers?.[name] ?? SHARED_HANDLERS[name];
     const conversation = this.o.surface.conversation(message.address);
     const call: CommandCall<P> = {
@@ -583,6 +608,7 @@ export class ConversationHub<A, P = undefined> {
         await this.o.surface.retitle?.(message.address, title);
       },
       extra: message.extra,
+      address: message.address as unknown as JsonValue,
     };
     // Off the intake path: a command may wait on the agent (/compact, /model), which must not hold
     // up the next message. Whatever queued while it held the session runs right after it.
@@ -771,6 +797,7 @@ export class ConversationHub<A, P = undefined> {
         turnId: parts.turnId,
         userLines: items.map((i) => ({ text: i.text, attachments: i.files ?? [] })),
         recordAnswer: (r) => !this.cutShort(r),
+        renderedAt: conversation.link,
         // A resumed session's origin is its web chat tab: re-binding it here would move that link.
         ...(channelNamespaceOf(key) === this.channel ? { origin: conversation.link } : {}),
         policy: {
@@ -794,6 +821,130 @@ export class ConversationHub<A, P = undefined> {
       if (this.turnTickets.get(key) === tickets) this.turnTickets.delete(key);
       this.approvals.registry.denyAll(key);
       await this.settle(tickets, result);
+    }
+  }
+
+  // ── channel-server mode ───────────────────────────────────────────────────────────────────
+
+  /** The renderer showing a prompt: a host's prompt by its id, else the session's running turn. */
+  private promptRenderer(key: string, requestId: string): Renderer | undefined {
+    return this.sinkPrompts.get(`${key}:${requestId}`)?.renderer ?? this.active.get(key);
+  }
+
+  /**
+   * An authorized message to the agent host. Its tickets are completed once the sink holds it
+   * durably; when it cannot, they stay unfinished and a restart offers the message again.
+   */
+  private async toSink(
+    sink: TurnSink,
+    key: string,
+    message: IncomingMessage<A, P>,
+    text: string,
+  ): Promise<Dispatched> {
+    const taken: Parameters<TurnSink["take"]>[0] = {
+      channel: this.channel,
+      conversation: this.o.surface.conversation(message.address),
+      address: message.address as unknown as JsonValue,
+      sessionKey: key,
+      userId: message.userId,
+      text,
+      attachments: message.attachments ?? [],
+      atMs: this.clock.now(),
+      ...(message.messageId !== undefined ? { messageId: message.messageId } : {}),
+    };
+    const tickets = message.tickets ?? [];
+    await this.journal?.claim(tickets);
+    let pushed: Promise<boolean>;
+    try {
+      if (await sink.intercept?.(taken)) pushed = Promise.resolve(true);
+      else pushed = (await sink.take(taken)).pushed;
+    } catch (error) {
+      this.logger.error(`${this.channel}: the agent host could not take a message`, { error: String(error) });
+      return { turn: Promise.resolve(), took: true };
+    }
+    const settled = pushed.then(
+      async (ok) => {
+        if (ok) await this.finish(tickets, "answered");
+      },
+      (error: unknown) =>
+        this.logger.error(`${this.channel}: pushing a message to the agent host failed`, {
+          error: String(error),
+        }),
+    );
+    return { turn: this.track(settled), took: true };
+  }
+
+  /** One conversation as the sink reaches back into it. */
+  private sinkConversation(address: A): SinkConversation {
+    const conversation = this.o.surface.conversation(address);
+    const key = this.keyOf(address);
+    const fresh = (parts: TurnParts, files = this.outboundFiles(key)): Renderer => {
+      const renderer = this.o.surface.newRenderer(address, { sessionKey: key, files, extras: [], parts });
+      // A relay: the host's words, not a turn of ours (no status line, no "no answer" notice).
+      renderer.quiet = true;
+      return renderer;
+    };
+    return {
+      conversation,
+      sessionKey: key,
+      capabilities: fresh(TurnParts.unrecorded()).capabilities,
+      render: async (text, opts) => {
+        const parts = this.o.ctx.durable
+          ? await TurnParts.open(this.o.ctx.durable.state.deliveries, opts.turnId, {
+              channel: this.channel,
+              logger: this.logger,
+              audit: this.audit,
+            })
+          : TurnParts.unrecorded(opts.turnId);
+        const renderer = fresh(parts, opts.files);
+        try {
+          await renderer.dispatch({ kind: TEXT_CHUNK, text });
+          await renderer.dispatch({ kind: DONE, stopReason: "end_turn" });
+        } finally {
+          await renderer.close();
+        }
+        return !renderer.deliveryFailed;
+      },
+      ask: (request, signal) => this.sinkAsk(address, key, request, signal, fresh),
+      answer: async (requestId, verdict) => {
+        const open = this.sinkPrompts.get(`${key}:${requestId}`);
+        if (!open) return false;
+        const pressed = await this.press(address, { requestId, nonce: open.nonce, verdict });
+        return pressed.ok;
+      },
+      react: async (messageId, emoji) => (await this.o.surface.react?.(address, messageId, emoji)) ?? false,
+    };
+  }
+
+  /** A host's approval prompt in a conversation: the same widget, nonce, typed floor and timeout as a turn's. */
+  private async sinkAsk(
+    address: A,
+    key: string,
+    request: SinkApproval,
+    signal: AbortSignal,
+    fresh: (parts: TurnParts) => Renderer,
+  ): Promise<ApprovalVerdict> {
+    this.addresses.set(key, address);
+    const renderer = fresh(TurnParts.unrecorded());
+    const ticket = this.approvals.widget.open(
+      { sessionKey: key, toolCallId: request.requestId, toolKind: "other", ...request },
+      signal,
+    );
+    const id = `${key}:${request.requestId}`;
+    this.sinkPrompts.set(id, { renderer, nonce: ticket.nonce });
+    try {
+      await renderer.dispatch({ kind: PROMPT_CHOICE, ...request, nonce: ticket.nonce });
+      const verdict = await ticket.verdict;
+      // Withdrawn by the host (or a shutdown) before anyone answered: the prompt must not look live.
+      if (signal.aborted)
+        await renderer.markApproval?.(
+          request.requestId,
+          approvalOutcomeLabel(signal.reason === "timeout" ? "timeout" : "abandoned"),
+        );
+      return verdict;
+    } finally {
+      this.sinkPrompts.delete(id);
+      await renderer.close();
     }
   }
 

@@ -126,6 +126,8 @@ export interface ChannelSurface<A, P = undefined> {
    * costs no message). Absent where the platform has no reactions.
    */
   acknowledgeSteer?(address: A, messageId: string): Promise<void>;
+  /** React to a message with an emoji (an agent host's `react`); false when the platform refused it. */
+  react?(address: A, messageId: string, emoji: string): Promise<boolean>;
   /** The conversation was named (auto-title): show it where the platform has a title. */
   retitle?(address: A, title: string): Promise<void>;
   /** Button lists; absent: lists are numbered text answered with a command argument. */

@@ -4,6 +4,7 @@
  * needs. A new channel implements this (plus a Renderer and a surface) and inherits the whole turn
  * core. Imports only messaging leaf modules.
  */
+import type { OutboundFile } from "../files/outbound-files.js";
 import type { AuditSink } from "../security/audit.js";
 import type { TransportCapabilities } from "./capabilities.js";
 import { DEFAULT_CAPABILITIES } from "./capabilities.js";
@@ -75,6 +76,16 @@ export abstract class MessagingTransport<Raw = unknown> {
 
   /** Send on nobody's request (a proactive send); the platform message id ("" = refused, unless returnsMessageId is false). */
   abstract sendMessage(conversationId: string, content: string, threadId?: string): Promise<string>;
+
+  /**
+   * Upload files (already read once through the outbound-file gates) on nobody's request; the
+   * platform id of what landed. Absent where the platform takes no files from a bot.
+   */
+  sendFiles?(
+    conversationId: string,
+    threadId: string | undefined,
+    files: readonly OutboundFile[],
+  ): Promise<string>;
 
   // Inbound adapter.
   /** Acknowledge the envelope to the platform (before any slow work, so it is not redelivered). */

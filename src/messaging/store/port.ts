@@ -6,6 +6,7 @@
  * Layer: messaging.
  */
 import type { AuditRecord } from "../security/audit.js";
+import type { ChannelLink } from "../session/keys.js";
 import type { ResumeExpectations } from "../session/resume-expectations.js";
 import type { SessionStore } from "../session/session-store.js";
 
@@ -242,6 +243,91 @@ export interface ResumeRecordStore {
   forChannel(channel: string): ResumeExpectations;
 }
 
+// ── scheduled prompts ───────────────────────────────────────────────────────────────────────────
+
+/** When a scheduled prompt runs: every interval, or once at a moment (epoch ms). */
+export type JobSchedule = { kind: "every"; everyMs: number } | { kind: "at"; atMs: number };
+
+/** The conversation that scheduled a job, or a named target from the configuration. */
+export type JobDestination = { kind: "link"; link: ChannelLink } | { kind: "target"; name: string };
+
+/**
+ * A prompt run unattended on a schedule, its output delivered to ONE surface: the conversation that
+ * scheduled it (or, for a job from the configuration, the named target it gives).
+ */
+export interface ScheduledJob {
+  /** Short and opaque; what /jobs lists and /unschedule takes. */
+  id: string;
+  /** The channel that scheduled it ("config" for a job from the configuration). */
+  channel: string;
+  /** The conversation it belongs to (`<channel>:<route>`): what /jobs lists and who may cancel. */
+  conversationKey: string;
+  /** The session key of that conversation when it was scheduled: the principal re-checked at egress. */
+  sessionKey: string;
+  /** Who scheduled it (the platform user id). */
+  userId: string;
+  /** Where its output is delivered; resolved and re-authorized at every delivery. */
+  deliverTo: JobDestination;
+  /** The conversation's address as its channel's hub spells it (journal form), for channel-server wakes. */
+  address: JsonValue;
+  prompt: string;
+  schedule: JobSchedule;
+  /** The next time it is due (epoch ms). */
+  nextRunMs: number;
+  createdMs: number;
+  /** Runs started so far; a run is claimed (counted) before it starts. */
+  runs: number;
+  /** The run claimed and not yet finished (a crash left it): resumed once at the next start. */
+  running: number | null;
+}
+
+export interface JobStore {
+  /** Insert or replace the whole row: the scheduler keeps jobs in memory and writes each change through. */
+  save(job: ScheduledJob): Promise<void>;
+  list(): Promise<ScheduledJob[]>;
+  /** True when it was there. */
+  remove(id: string): Promise<boolean>;
+}
+
+// ── the channel server's inbox ──────────────────────────────────────────────────────────────────
+
+/**
+ * A message the channel server handed to its agent host (in), or one the host sent (out). Kept so a
+ * locator resolves to durable state: a wake carries only the locator, and the body is read later
+ * through `channel_read`, possibly after a restart.
+ */
+export interface InboxEntry {
+  id: number;
+  /** `<channel>:<route>`: the conversation the entry belongs to (what a locator is bound to). */
+  conversationKey: string;
+  channel: string;
+  /** The conversation's address as its channel's hub spells it (journal form). */
+  address: JsonValue;
+  direction: "in" | "out";
+  /** The sender's platform id (in), or "" (out). */
+  userId: string;
+  text: string;
+  /** Names of the files that came with it. */
+  attachments: string[];
+  /** The platform's id of the message (reactions, replies), when it has one. */
+  platformMessageId: string | null;
+  /** The turn whose parts delivered an outbound entry (edits go through it again). */
+  turnId: string | null;
+  atMs: number;
+  handled: boolean;
+}
+
+export interface InboxStore {
+  add(entry: Omit<InboxEntry, "id" | "handled">): Promise<number>;
+  get(id: number): Promise<InboxEntry | undefined>;
+  /** The conversation's last `n` entries with an id at most `uptoId` (all when absent), oldest first. */
+  recent(conversationKey: string, n: number, uptoId?: number): Promise<InboxEntry[]>;
+  /** True when this call marked it. */
+  markHandled(id: number): Promise<boolean>;
+  /** Delete entries older than `beforeMs`. */
+  prune(beforeMs: number): Promise<number>;
+}
+
 // ── the store ───────────────────────────────────────────────────────────────────────────────────
 
 export type IntegrityResult = { ok: true } | { ok: false; problems: string[] };
@@ -276,6 +362,10 @@ export interface ParleyStore {
   readonly cursors: CursorStore;
   readonly routes: RouteStore;
   readonly audit: AuditStore;
+  /** Scheduled prompts (/every, /at, and the configured ones). */
+  readonly jobs: JobStore;
+  /** What the channel server handed its agent host, for locators and `channel_read`. */
+  readonly inbox: InboxStore;
   /** Runs a full integrity check: seconds on a large database, so for doctor, not for a hot path. */
   health(): Promise<StoreHealth>;
   /** Flush the session store, then release the database. */

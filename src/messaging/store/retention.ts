@@ -19,7 +19,8 @@ export interface RetentionPolicy {
   /**
    * `transcripts.retainDays`. 30 days by default: history for /history, a reloaded web chat page
    * and resume's replay, without turning the gateway into a permanent archive of private chats.
-   * `null` keeps transcripts until purged by hand.
+   * `null` keeps transcripts until purged by hand. The channel server's inbox holds the same words
+   * (what its agent host was handed and sent), so it is kept exactly as long.
    */
   transcriptsRetainDays: number | null;
 }
@@ -34,11 +35,12 @@ export interface RetentionResult {
   intake: number;
   deliveries: number;
   transcripts: number;
+  inbox: number;
 }
 
 /** Prune everything past its retention, as of `nowMs`; resolves to how many rows each kind lost. */
 export async function applyRetention(
-  store: Pick<ParleyStore, "intake" | "deliveries" | "transcripts">,
+  store: Pick<ParleyStore, "intake" | "deliveries" | "transcripts" | "inbox">,
   policy: RetentionPolicy,
   nowMs: number,
 ): Promise<RetentionResult> {
@@ -50,12 +52,10 @@ export async function applyRetention(
   }
   const intake = await store.intake.prune(nowMs - policy.intakeRetainDays * DAY_MS);
   const deliveries = await store.deliveries.prune(nowMs - policy.deliveriesRetainDays * DAY_MS);
+  const wordsBefore =
+    policy.transcriptsRetainDays === null ? null : nowMs - policy.transcriptsRetainDays * DAY_MS;
   const transcripts =
-    policy.transcriptsRetainDays === null
-      ? 0
-      : await store.transcripts.purge({
-          scope: "before",
-          beforeMs: nowMs - policy.transcriptsRetainDays * DAY_MS,
-        });
-  return { intake, deliveries, transcripts };
+    wordsBefore === null ? 0 : await store.transcripts.purge({ scope: "before", beforeMs: wordsBefore });
+  const inbox = wordsBefore === null ? 0 : await store.inbox.prune(wordsBefore);
+  return { intake, deliveries, transcripts, inbox };
 }

@@ -67,6 +67,8 @@ export interface TurnResult {
   error?: unknown;
   elapsedMs: number;
   contextUsagePct: number | undefined;
+  /** The conversation the turn was shown in (a mirror elsewhere is delivered after it). */
+  renderedAt?: ChannelLink;
 }
 
 /** One isolated post-turn step (usage, transcript, auto-title, audit): its failure is logged only. */
@@ -115,6 +117,8 @@ export interface TurnRequest {
   recordAnswer?: (result: TurnResult) => boolean;
   /** This conversation, bound as origin AND mirror every turn (bindings can vanish; re-assert). */
   origin?: ChannelLink;
+  /** Where the turn is shown (the conversation, also for a resumed session): a mirror elsewhere gets it too. */
+  renderedAt?: ChannelLink;
   policy?: TurnPolicy;
   signal?: AbortSignal;
   /**
@@ -152,6 +156,7 @@ export async function runTurnPipeline(deps: TurnPipelineDeps, turn: TurnRequest)
     ok: false,
     elapsedMs: 0,
     contextUsagePct: undefined,
+    ...(turn.renderedAt ? { renderedAt: turn.renderedAt } : {}),
   };
   try {
     if (deps.store && turn.origin) {

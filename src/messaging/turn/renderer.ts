@@ -100,6 +100,13 @@ export abstract class Renderer {
   readonly capabilities: TransportCapabilities;
   /** Set by a renderer when part of the answer did not land; the pipeline records a failure. */
   deliveryFailed = false;
+  /**
+   * A relay, not an agent turn (an agent host's reply or permission prompt in channel-server mode):
+   * no turn-status line, no no-answer notice, no live "thinking" frame after a decided prompt. Set
+   * by whoever made the renderer, before the first event; a renderer that ignores it still works,
+   * only more talkatively.
+   */
+  quiet = false;
 
   constructor(capabilities: TransportCapabilities = DEFAULT_CAPABILITIES) {
     this.capabilities = capabilities;

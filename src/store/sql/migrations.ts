@@ -149,11 +149,55 @@ async function channelRoutes(db: AnyDb): Promise<void> {
     .execute();
 }
 
+/**
+ * Scheduled prompts (/every, /at, configured ones) and the channel server's inbox: what its agent
+ * host was handed and sent, so a locator resolves to durable state after a restart.
+ */
+async function jobsAndInbox(db: AnyDb, dialect: SqlDialectName): Promise<void> {
+  await db.schema
+    .createTable("scheduled_job")
+    .addColumn("id", "text", (c) => c.primaryKey())
+    .addColumn("channel", "text", (c) => c.notNull())
+    .addColumn("conversation_key", "text", (c) => c.notNull())
+    .addColumn("session_key", "text", (c) => c.notNull())
+    .addColumn("user_id", "text", (c) => c.notNull())
+    // JSON: { kind: "link", link } or { kind: "target", name }.
+    .addColumn("deliver_to", "text", (c) => c.notNull())
+    .addColumn("address", "text", (c) => c.notNull())
+    .addColumn("prompt", "text", (c) => c.notNull())
+    .addColumn("schedule_kind", "text", (c) => c.notNull())
+    .addColumn("every_ms", "bigint")
+    .addColumn("at_ms", "bigint")
+    .addColumn("next_run_ms", "bigint", (c) => c.notNull())
+    .addColumn("created_ms", "bigint", (c) => c.notNull())
+    .addColumn("runs", "integer", (c) => c.notNull().defaultTo(0))
+    .addColumn("running", "integer")
+    .execute();
+
+  await withId(db.schema.createTable("inbox"), dialect)
+    .addColumn("conversation_key", "text", (c) => c.notNull())
+    .addColumn("channel", "text", (c) => c.notNull())
+    .addColumn("address", "text", (c) => c.notNull())
+    .addColumn("direction", "text", (c) => c.notNull())
+    .addColumn("user_id", "text", (c) => c.notNull())
+    .addColumn("text", "text", (c) => c.notNull())
+    .addColumn("attachments", "text", (c) => c.notNull())
+    .addColumn("platform_message_id", "text")
+    .addColumn("turn_id", "text")
+    .addColumn("at_ms", "bigint", (c) => c.notNull())
+    .addColumn("handled", "integer", (c) => c.notNull().defaultTo(0))
+    .execute();
+  // channel_read and fetch_messages read one conversation's newest entries; pruning reads by time.
+  await db.schema.createIndex("inbox_conversation").on("inbox").columns(["conversation_key", "id"]).execute();
+  await db.schema.createIndex("inbox_at").on("inbox").column("at_ms").execute();
+}
+
 /** Every migration this build knows, by name; the 4-digit prefix is the schema version it yields. */
 function migrations(dialect: SqlDialectName): Record<string, Migration> {
   return {
     "0001_initial": { up: (db) => initial(db, dialect) },
     "0002_channel_routes": { up: (db) => channelRoutes(db) },
+    "0003_jobs_inbox": { up: (db) => jobsAndInbox(db, dialect) },
   };
 }
 

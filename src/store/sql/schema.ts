@@ -104,6 +104,43 @@ export interface AuditTable {
   fields: string;
 }
 
+export interface ScheduledJobTable {
+  id: string;
+  channel: string;
+  conversation_key: string;
+  session_key: string;
+  user_id: string;
+  /** JSON: the JobDestination. */
+  deliver_to: string;
+  /** JSON: the conversation's address. */
+  address: string;
+  prompt: string;
+  schedule_kind: string;
+  every_ms: number | null;
+  at_ms: number | null;
+  next_run_ms: number;
+  created_ms: number;
+  runs: number;
+  running: number | null;
+}
+
+export interface InboxTable {
+  id: Generated<number>;
+  conversation_key: string;
+  channel: string;
+  /** JSON: the conversation's address. */
+  address: string;
+  direction: string;
+  user_id: string;
+  text: string;
+  /** JSON array of file names. */
+  attachments: string;
+  platform_message_id: string | null;
+  turn_id: string | null;
+  at_ms: number;
+  handled: number;
+}
+
 export interface ParleyDatabase {
   session: SessionTable;
   agent_session: AgentSessionTable;
@@ -114,4 +151,6 @@ export interface ParleyDatabase {
   cursor: CursorTable;
   channel_route: ChannelRouteTable;
   audit: AuditTable;
+  scheduled_job: ScheduledJobTable;
+  inbox: InboxTable;
 }

@@ -8,6 +8,7 @@ import type { ParleyStore, StoreHealth } from "../../messaging/store/port.js";
 import { SqlDeliveryLedger } from "./deliveries.js";
 import type { SqlEngine } from "./engine.js";
 import { SqlIntakeJournal } from "./intake.js";
+import { SqlInboxStore, SqlJobStore } from "./jobs-inbox.js";
 import { appliedMigrations, schemaVersionOf } from "./migrations.js";
 import { SqlResumeRecordStore } from "./resume-records.js";
 import { SqlSessionStore } from "./session-store.js";
@@ -37,6 +38,8 @@ export class SqlParleyStore implements ParleyStore {
   readonly cursors: SqlCursorStore;
   readonly routes: SqlRouteStore;
   readonly audit: SqlAuditStore;
+  readonly jobs: SqlJobStore;
+  readonly inbox: SqlInboxStore;
   private closed = false;
 
   private constructor(
@@ -64,6 +67,8 @@ export class SqlParleyStore implements ParleyStore {
     this.cursors = new SqlCursorStore(engine, now);
     this.routes = new SqlRouteStore(db, now);
     this.audit = new SqlAuditStore(db);
+    this.jobs = new SqlJobStore(db);
+    this.inbox = new SqlInboxStore(db);
   }
 
   /** Build the repositories and load the session rows (the one part read synchronously later). */

@@ -4,12 +4,15 @@ import {
   defineCapabilities,
   type TransportCapabilities,
 } from "../../../src/messaging/channel/capabilities.js";
+import type { EgressDestination } from "../../../src/messaging/channel/egress.js";
 import {
-  chunkForTransport,
-  sendProactive,
+  describeEgress,
+  Egress,
   sessionPrincipal,
-} from "../../../src/messaging/channel/proactive.js";
+  splitForTarget,
+} from "../../../src/messaging/channel/egress.js";
 import { type InboundMessage, MessagingTransport } from "../../../src/messaging/channel/transport.js";
+import type { OutboundFile } from "../../../src/messaging/files/outbound-files.js";
 import { MemoryAuditSink } from "../../../src/messaging/security/audit.js";
 import { buildDmSessionKey } from "../../../src/messaging/session/keys.js";
 import { MemorySessionStore } from "../../../src/messaging/session/session-store.js";
@@ -27,6 +30,7 @@ class ListTransport extends MessagingTransport {
   readonly allowed = new Set<string>();
   readonly sent: Sent[] = [];
   readonly checks: { conversationId: string; threadId: string | undefined; principal: string }[] = [];
+  readonly uploads: { conversationId: string; names: string[] }[] = [];
   /** Per-send outcome: an id, or an Error to throw. Defaults to a fresh id. */
   replies: (string | Error)[] = [];
   throwOnCheck = false;
@@ -50,8 +54,11 @@ class ListTransport extends MessagingTransport {
     this.sent.push({ conversationId, content, threadId });
     return reply;
   }
-  async resolveConversation(userId: string): Promise<string> {
-    return userId;
+  override configuredTargets() {
+    return [{ targetId: "dm:alice", label: "Alice", available: true }];
+  }
+  override resolveConfiguredTarget(targetId: string) {
+    return targetId === "dm:alice" && this.allowed.has("alice") ? { conversationId: "alice-dm" } : null;
   }
   async fetchHistory(): Promise<InboundMessage[]> {
     return [];
@@ -69,17 +76,45 @@ class ListTransport extends MessagingTransport {
 
 const key = buildDmSessionKey("telegram", "agent", "alice");
 
-function setup(caps: Partial<TransportCapabilities> = {}) {
+/** The transport with file uploads (a channel that takes files from a bot). */
+class UploadTransport extends ListTransport {
+  override async sendFiles(
+    conversationId: string,
+    _threadId: string | undefined,
+    files: readonly OutboundFile[],
+  ) {
+    this.uploads.push({ conversationId, names: files.map((f) => f.filename) });
+    return "up1";
+  }
+}
+
+function setup(caps: Partial<TransportCapabilities> = {}, opts: { uploads?: boolean } = {}) {
   const audit = new MemoryAuditSink();
-  const transport = new ListTransport(audit, caps);
+  const transport = opts.uploads ? new UploadTransport(audit, caps) : new ListTransport(audit, caps);
   transport.allowed.add("alice");
   const store = new MemorySessionStore();
   store.setOriginLink(key, { channelType: "telegram", conversationId: "chat-1", threadId: "t1" });
-  const transports = new Map<string, MessagingTransport>([["telegram", transport]]);
+  const egress = new Egress({
+    audit,
+    store,
+    targets: { phone: "telegram:dm:alice", gone: "elsewhere:dm:x", typo: "nocolon" },
+  });
+  egress.register(transport);
   const send = (text: string, sessionKey = key) =>
-    sendProactive({ store, transports, audit, sessionKey, text });
-  return { audit, transport, store, send };
+    egress.send({ purpose: "agent", destination: { kind: "session", sessionKey }, text });
+  const to = (destination: EgressDestination, text: string) =>
+    egress.send({ purpose: "mirror", destination, text });
+  return { audit, transport, store, send, to, egress };
 }
+
+const png: OutboundFile = {
+  ref: { start: 0, end: 0, alt: "", dest: "/x.png" },
+  path: "/x.png",
+  alt: "",
+  mime: "image/png",
+  bytes: new Uint8Array([1, 2, 3]),
+  filename: "x.png",
+};
 
 describe("sessionPrincipal", () => {
   it("names the peer of a 1:1 DM key, and nobody otherwise", () => {
@@ -91,16 +126,17 @@ describe("sessionPrincipal", () => {
   });
 });
 
-describe("sendProactive", () => {
+describe("Egress.send", () => {
   it("chunks to the cap, sends every part in order to the linked thread, and confirms each", async () => {
     const { send, transport, audit } = setup();
     const result = await send("abcdefghijKLMNOPQRSTuv");
-    expect(result).toEqual({ status: "sent", parts: 3 });
+    expect(result).toEqual({ status: "sent", parts: 3, channel: "telegram" });
     expect(transport.sent.map((s) => s.content)).toEqual(["abcdefghij", "KLMNOPQRST", "uv"]);
     expect(transport.sent.every((s) => s.conversationId === "chat-1" && s.threadId === "t1")).toBe(true);
     expect(transport.checks).toEqual([{ conversationId: "chat-1", threadId: "t1", principal: "alice" }]);
     expect(audit.find("channel.proactive_send", "sent")[0]?.fields).toMatchObject({
       channel: "telegram",
+      purpose: "agent",
       parts: 3,
     });
   });
@@ -177,35 +213,140 @@ describe("sendProactive", () => {
   it("an id-less transport (returnsMessageId=false) counts an empty id as delivered", async () => {
     const { send, transport } = setup({ returnsMessageId: false });
     transport.replies = ["", "", ""];
-    expect(await send("c".repeat(25))).toEqual({ status: "sent", parts: 3 });
+    expect(await send("c".repeat(25))).toEqual({ status: "sent", parts: 3, channel: "telegram" });
   });
 
   it("applies the display-form floor: no renderer sits on this path", async () => {
     const { send, transport } = setup({ maxMessageChars: 100 });
-    expect(await send("hi @everyone <!-- hidden -->there")).toEqual({ status: "sent", parts: 1 });
+    expect(await send("hi @everyone <!-- hidden -->there")).toEqual({
+      status: "sent",
+      parts: 1,
+      channel: "telegram",
+    });
     expect(transport.sent[0]?.content).not.toContain("@everyone");
     expect(transport.sent[0]?.content).not.toContain("hidden");
   });
 
   it("bounds bytes as well as code points on a byte-capped platform", async () => {
     const { send, transport } = setup({ maxMessageChars: 100, maxMessageBytes: 8 });
-    expect(await send("ééééééé")).toEqual({ status: "sent", parts: 2 });
+    expect(await send("ééééééé")).toEqual({ status: "sent", parts: 2, channel: "telegram" });
     expect(transport.sent.map((s) => s.content)).toEqual(["éééé", "ééé"]);
+  });
+
+  it("redacts a credential before splitting, so no part carries either half of it", async () => {
+    const { send, transport } = setup({ maxMessageChars: 30 });
+    const secret = "AKIAIOSFODNN7EXAMPLE";
+    expect((await send(`the key is ${secret} ok`)).status).toBe("sent");
+    const all = transport.sent.map((s) => s.content).join("");
+    expect(all).not.toContain(secret);
+    expect(all).not.toContain("IOSFODNN7");
+  });
+
+  it("renders a table for the target (a grid where the platform has no tables)", async () => {
+    const { send, transport } = setup({ maxMessageChars: 500, tableMode: "grid" });
+    await send("| a | b |\n|---|---|\n| 1 | 2 |");
+    expect(transport.sent[0]?.content).toContain("```");
+    expect(transport.sent[0]?.content).not.toContain("|---|");
+  });
+
+  it("delivers to a stored link on behalf of a session, re-checking that session's principal", async () => {
+    const { to, transport } = setup();
+    const link = { channelType: "telegram", conversationId: "chat-9" };
+    expect((await to({ kind: "link", link, sessionKey: key }, "hi")).status).toBe("sent");
+    expect(transport.checks.at(-1)).toEqual({
+      conversationId: "chat-9",
+      threadId: undefined,
+      principal: "alice",
+    });
+    const stranger = buildDmSessionKey("telegram", "agent", "mallory");
+    expect(await to({ kind: "link", link, sessionKey: stranger }, "hi")).toEqual({
+      status: "refused",
+      reason: "not_allowed",
+    });
+  });
+
+  it("a named target resolves through the transport's own allow-list, and only a configured name does", async () => {
+    const { to, transport, audit, egress } = setup();
+    expect(egress.targetNames()).toEqual(["gone", "phone", "typo"]);
+    expect((await to({ kind: "target", name: "phone" }, "hi")).status).toBe("sent");
+    expect(transport.sent.at(-1)?.conversationId).toBe("alice-dm");
+    expect(transport.checks.at(-1)?.principal).toBe("alice");
+    expect(await to({ kind: "target", name: "nobody" }, "hi")).toEqual({
+      status: "refused",
+      reason: "unknown_target",
+    });
+    expect(await to({ kind: "target", name: "typo" }, "hi")).toEqual({
+      status: "refused",
+      reason: "unknown_target",
+    });
+    expect(await to({ kind: "target", name: "gone" }, "hi")).toEqual({
+      status: "refused",
+      reason: "no_transport",
+    });
+    transport.allowed.clear();
+    // Removed from the allow-list after it was configured: the target no longer resolves.
+    expect(await to({ kind: "target", name: "phone" }, "hi")).toEqual({
+      status: "refused",
+      reason: "unknown_target",
+    });
+    expect(audit.find("channel.proactive_send", "refused").map((r) => r.fields.target)).toEqual([
+      "nobody",
+      "typo",
+      "gone",
+      "phone",
+    ]);
+  });
+
+  it("files go only to a channel that takes them, through the same authorization", async () => {
+    const plain = setup({ filesOutbound: true });
+    expect(
+      await plain.egress.sendFiles({
+        purpose: "agent",
+        destination: { kind: "session", sessionKey: key },
+        files: [png],
+      }),
+    ).toEqual({ status: "refused", reason: "files_unsupported" });
+    const uploads = setup({ filesOutbound: true }, { uploads: true });
+    expect(
+      await uploads.egress.sendFiles({
+        purpose: "agent",
+        destination: { kind: "session", sessionKey: key },
+        files: [png],
+      }),
+    ).toEqual({ status: "sent", parts: 1, channel: "telegram" });
+    expect(uploads.transport.uploads).toEqual([{ conversationId: "chat-1", names: ["x.png"] }]);
+    uploads.transport.allowed.clear();
+    expect(
+      await uploads.egress.sendFiles({
+        purpose: "agent",
+        destination: { kind: "session", sessionKey: key },
+        files: [png],
+      }),
+    ).toEqual({ status: "refused", reason: "not_allowed" });
+    expect(uploads.transport.uploads).toHaveLength(1);
+  });
+
+  it("describes every outcome in one line that names no address", () => {
+    expect(describeEgress({ status: "sent", parts: 2, channel: "telegram" })).toBe("delivered (2 messages)");
+    expect(describeEgress({ status: "refused", reason: "not_allowed" })).toBe(
+      "refused: the recipient is not (or no longer) allowed (not_allowed)",
+    );
+    expect(describeEgress({ status: "partial", sent: 1, total: 3 })).toContain("1 of 3");
   });
 });
 
-describe("chunkForTransport", () => {
-  it("never exceeds either cap and loses nothing (property)", () => {
+describe("splitForTarget", () => {
+  it("never exceeds either cap and loses no word (property)", () => {
     fc.assert(
       fc.property(
-        fc.string({ unit: "grapheme", maxLength: 200 }),
-        fc.integer({ min: 1, max: 20 }),
+        fc.array(fc.stringMatching(/^[a-zé€😀]{1,8}$/u), { maxLength: 30 }).map((w) => w.join(" ")),
+        fc.integer({ min: 10, max: 40 }),
         fc.integer({ min: 0, max: 40 }),
         (text, chars, bytes) => {
-          const maxBytes = bytes === 0 ? 0 : Math.max(bytes, 4);
+          const maxBytes = bytes === 0 ? 0 : Math.max(bytes, 16);
           const caps = defineCapabilities({ maxMessageChars: chars, maxMessageBytes: maxBytes });
-          const parts = chunkForTransport(text, caps);
-          expect(parts.join("")).toBe(text);
+          const parts = splitForTarget(text, caps);
+          expect(parts.join("").replace(/\s+/g, "")).toBe(text.replace(/\s+/g, ""));
           for (const p of parts) {
             expect(Array.from(p).length).toBeLessThanOrEqual(chars);
             if (maxBytes > 0) expect(new TextEncoder().encode(p).length).toBeLessThanOrEqual(maxBytes);
