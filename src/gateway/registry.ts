@@ -7,5 +7,11 @@ import { discordChannel } from "../discord/index.js";
 import type { ChannelEntry } from "../messaging/channel/contract.js";
 import { telegramChannel } from "../telegram/index.js";
 import { webchatChannel } from "../webchat/index.js";
+import { webexChannel } from "../webex/index.js";
 
-export const CHANNELS: readonly ChannelEntry[] = [webchatChannel, telegramChannel, discordChannel];
+export const CHANNELS: readonly ChannelEntry[] = [
+  webchatChannel,
+  telegramChannel,
+  discordChannel,
+  webexChannel,
+];

@@ -14,11 +14,13 @@ import { DISPATCHER_CHECKS, dispatcherContract } from "./dispatcher-contract.js"
 import { LIFECYCLE_CHECKS, lifecycleContract } from "./lifecycle-contract.js";
 import { telegramDispatcher, telegramHarness } from "./telegram.harness.js";
 import { webchatDispatcher, webchatHarness } from "./webchat.harness.js";
+import { webexDispatcher, webexHarness } from "./webex.harness.js";
 
 const HARNESSES: [ChannelHarness, DispatcherHarness][] = [
   [webchatHarness, webchatDispatcher],
   [telegramHarness, telegramDispatcher],
   [discordHarness, discordDispatcher],
+  [webexHarness, webexDispatcher],
 ];
 const CHECKS = [...CONTRACT_CHECKS, ...DISPATCHER_CHECKS, ...LIFECYCLE_CHECKS];
 const results = new Map<string, Map<string, boolean>>();

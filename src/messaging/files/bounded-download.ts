@@ -19,6 +19,11 @@ export interface BoundedDownloadOptions {
   serverName?: string;
   /** Injected for tests; the global fetch otherwise. */
   fetch?: typeof fetch;
+  /**
+   * Headers besides Accept, for a platform whose file URLs are authorized by a header (Webex's
+   * bearer token); the channel's `resolve` must then admit only the host that token belongs to.
+   */
+  headers?: Readonly<Record<string, string>>;
 }
 
 export const DEFAULT_DOWNLOAD_TIMEOUT_MS = 60_000;
@@ -51,8 +56,8 @@ export async function* boundedDownload(
       (opts.fetch ?? fetch)(url, {
         method: "GET",
         redirect: "manual",
-        // No Authorization, no cookies: whatever authorizes the download is already in the URL.
-        headers: { accept: "*/*" },
+        // No cookies; no Authorization unless the channel passes one for a host it admitted.
+        headers: { ...opts.headers, accept: "*/*" },
         signal: abort.signal,
       }),
       abort.signal,
