@@ -81,6 +81,7 @@ export class FakeWebex {
   readonly files = new Map<string, FakeFile & { heads: number }>();
   readonly devices = new Set<string>();
   readonly frames: Frame[] = [];
+  private pending: Frame[] = [];
   private throttle: { count: number; retryAfter: string } = { count: 0, retryAfter: "0" };
   private lifetime: NodeJS.Timeout | null = null;
   private readonly o: Required<FakeWebexOptions>;
@@ -252,8 +253,14 @@ export class FakeWebex {
   }
 
   private broadcast(frame: Frame): void {
+    let sent = false;
     for (const ws of this.sockets)
-      if (this.authorized.has(ws)) ws.send(JSON.stringify({ id: frame.id, data: frame.data }));
+      if (this.authorized.has(ws)) {
+        ws.send(JSON.stringify({ id: frame.id, data: frame.data }));
+        sent = true;
+      }
+    // Nobody connected yet (or between reconnects): held, and sent once a socket authorizes.
+    if (!sent && this.pending.length < this.o.maxMessages) this.pending.push(frame);
   }
 
   private onSocket(ws: WebSocket): void {
@@ -267,8 +274,11 @@ export class FakeWebex {
         return ws.close(4400, "bad frame");
       }
       if (msg.type === "authorization") {
-        if (msg.data?.token === `Bearer ${this.token}`) this.authorized.add(ws);
-        else ws.close(4401, "unauthorized");
+        if (msg.data?.token !== `Bearer ${this.token}`) return ws.close(4401, "unauthorized");
+        this.authorized.add(ws);
+        const held = this.pending;
+        this.pending = [];
+        for (const frame of held) this.broadcast(frame);
         return;
       }
       if (msg.type === "ack") {
