@@ -120,10 +120,10 @@ export class WebexRenderer extends Renderer {
 
   async onAgentStatus(status: AgentStatus): Promise<void> {
     if (status.type === "fresh_session") {
-      const notice = freshSessionNotice(status.cause, status.reason, status.replayed);
-      // Above the answer it concerns: a fresh message (the placeholder's edits are the answer's).
+      const notice = webexSafe(freshSessionNotice(status.cause, status.reason, status.replayed));
+      // Above the answer it concerns: a placeholder showing only its status becomes the notice.
       await this.run(async () => {
-        await this.create(notice);
+        if ((await this.takePlaceholder(notice)) === null) await this.create(notice);
       });
       return;
     }

@@ -10,7 +10,7 @@ import { defineCapabilities } from "../messaging/channel/capabilities.js";
 import type { InboundAttachment, InboundMessage, TransportOptions } from "../messaging/channel/transport.js";
 import { inboundMessage, MessagingTransport } from "../messaging/channel/transport.js";
 import type { WebexClient } from "./client.js";
-import { lastByteGuard, splitForWebex, WEBEX_MAX_BYTES, webexSafe } from "./format.js";
+import { lastByteGuard, splitForWebex, WEBEX_MAX_BYTES, WEBEX_MAX_CHARS, webexSafe } from "./format.js";
 
 export const WEBEX_CAPABILITIES = defineCapabilities({
   // Every edit is counted (at most 10 per message): no token streaming, a few status frames.
@@ -24,7 +24,7 @@ export const WEBEX_CAPABILITIES = defineCapabilities({
   tableMode: "auto",
   nativeTables: false,
   // The safe character floor: 7,439 bytes at 4 bytes a character.
-  maxMessageChars: Math.floor(WEBEX_MAX_BYTES / 4),
+  maxMessageChars: WEBEX_MAX_CHARS,
   maxMessageBytes: WEBEX_MAX_BYTES,
   // One submit per choice on a card; more read as a form.
   maxButtons: 5,

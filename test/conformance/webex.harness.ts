@@ -139,7 +139,8 @@ export const webexDispatcher: DispatcherHarness = {
           stop: () => running.stop(),
         };
       },
-      visible: () => fake.botMessages().flatMap(shown),
+      // What a reader sees now: each message's latest version and its card (an edit replaces the text).
+      visible: () => fake.botMessages().flatMap((m) => [m.markdown, ...m.attachments.flatMap(cardTexts)]),
       // Webex has no reactions: nothing is ever put on a user's message.
       reactions: () => [],
       close: () => fake.close(),
