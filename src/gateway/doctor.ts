@@ -90,8 +90,11 @@ export async function doctor(loaded: LoadedConfig, o: DoctorOptions = {}): Promi
       loaded.env,
       loaded.present.has(entry.name),
     );
-    if (probe.status === "configured") lines.push(`✓ ${entry.name}: configured`);
-    else if (probe.status === "disabled")
+    if (probe.status === "configured") {
+      lines.push(`✓ ${entry.name}: configured`);
+      for (const line of entry.doctorLines?.(loaded.config.channels[entry.name] ?? {}) ?? [])
+        lines.push(`    ${line}`);
+    } else if (probe.status === "disabled")
       lines.push(`- ${entry.name}: disabled${probe.note ? ` (${probe.note})` : ""}`);
     else {
       healthy = false;

@@ -55,6 +55,11 @@ export interface ChannelEntry<S extends ChannelSettings = ChannelSettings> {
   missing(settings: S, env: Env): string[];
   /** Load the module (and with it the SDK) only when the channel is configured. */
   load(): Promise<ChannelModule<S>>;
+  /**
+   * Extra `doctor` lines for a configured channel (where its token goes, what it will discover):
+   * settings only, no network and never a secret.
+   */
+  doctorLines?(settings: S): string[];
 }
 
 /** Every section has `enabled`; unset means "on when its credentials are set". */
