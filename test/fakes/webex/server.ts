@@ -80,6 +80,8 @@ export class FakeWebex {
   readonly actions = new Map<string, Record<string, unknown>>();
   readonly files = new Map<string, FakeFile & { heads: number }>();
   readonly devices = new Set<string>();
+  /** Each user message's activity, so a scan's end can be announced for it. */
+  private readonly activities = new Map<string, Record<string, unknown>>();
   readonly frames: Frame[] = [];
   private pending: Frame[] = [];
   private throttle: { count: number; retryAfter: string } = { count: 0, retryAfter: "0" };
@@ -159,7 +161,7 @@ export class FakeWebex {
       fromBot: false,
       ...(m.mentions ? { mentionedPeople: m.mentions } : {}),
     });
-    const frameId = this.push({
+    const activity = {
       id: uuid,
       verb: m.files?.length ? "share" : "post",
       actor: { id: personUuid, emailAddress: m.email },
@@ -169,7 +171,9 @@ export class FakeWebex {
         objectType: "conversation",
         ...(cluster === "us" ? {} : { clusterId: cluster }),
       },
-    });
+    };
+    this.activities.set(id, activity);
+    const frameId = this.push(activity);
     return { frameId, messageId: id };
   }
 
@@ -198,6 +202,16 @@ export class FakeWebex {
       object: { id: uuid, objectType: "submit" },
       target: { id: randomUUID(), ...(cluster === "us" ? {} : { clusterId: cluster }) },
     });
+  }
+
+  /** The scan of a message's files ended clean: Webex sends an `update` activity for the message. */
+  finishScan(messageId: string): string {
+    const message = this.messages.get(messageId);
+    for (const url of message?.files ?? []) {
+      const file = this.files.get(url.split("/").pop() ?? "");
+      if (file) file.state = "clean";
+    }
+    return this.push({ ...this.activities.get(messageId), id: randomUUID(), verb: "update" });
   }
 
   /** Send an earlier frame again (Webex redelivers what it thinks was not acked). */
