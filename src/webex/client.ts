@@ -194,6 +194,8 @@ export class WebexClient {
   }
 
   private async open(): Promise<void> {
+    // A reconnect registers afresh: the previous device is deleted, not left behind per drop.
+    await this.deleteDevice();
     const wdm = await this.wdm();
     this.wdmHost = safeHost(wdm);
     const device = await this.request("POST", `${wdm}/devices`, (v) => deviceSchema.parse(v), {
@@ -273,12 +275,16 @@ export class WebexClient {
         ws.close();
       });
     }
-    // The registration is per process: left behind, Webex would keep a dead device per restart.
-    if (this.deviceUrl) {
-      const res = await this.request("DELETE", this.deviceUrl, () => null);
-      if (!res.ok) this.o.logger.warn("webex: deleting the device failed", { status: res.status });
-      this.deviceUrl = null;
-    }
+    await this.deleteDevice();
+  }
+
+  /** The registration is per connection: left behind, Webex would keep a dead device per restart. */
+  private async deleteDevice(): Promise<void> {
+    const url = this.deviceUrl;
+    if (!url) return;
+    this.deviceUrl = null;
+    const res = await this.request("DELETE", url, () => null);
+    if (!res.ok) this.o.logger.warn("webex: deleting the device failed", { status: res.status });
   }
 }
 

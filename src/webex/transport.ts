@@ -18,7 +18,8 @@ export const WEBEX_CAPABILITIES = defineCapabilities({
   edit: true,
   reactions: false,
   filesInbound: true,
-  filesOutbound: true,
+  // Uploads of the agent's files are not built yet: a local image path stays visible as text.
+  filesOutbound: false,
   richBlocks: true,
   threads: false,
   tableMode: "auto",
