@@ -90,9 +90,10 @@ export class WebexClient {
         signal: AbortSignal.timeout(this.o.requestTimeoutMs ?? 30_000),
         headers: {
           authorization: `Bearer ${this.o.token}`,
-          ...(body === undefined ? {} : { "content-type": "application/json" }),
+          // A form sets its own multipart boundary.
+          ...(body === undefined || body instanceof FormData ? {} : { "content-type": "application/json" }),
         },
-        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+        ...(body === undefined ? {} : { body: body instanceof FormData ? body : JSON.stringify(body) }),
       }).catch((error: unknown) => ({ error }));
       if ("error" in res) return { ok: false, status: 0, message: String(res.error) };
       if (res.status === 429 && attempt < (this.o.maxRetries ?? 3)) {
@@ -123,6 +124,15 @@ export class WebexClient {
 
   createMessage(body: { roomId: string; markdown: string; attachments?: unknown[] }) {
     return this.request("POST", this.api("/messages"), (v) => messageSchema.parse(v), body);
+  }
+
+  /** One file per message (Webex's rule), with an optional caption. */
+  uploadMessage(roomId: string, file: { name: string; mime: string; bytes: Uint8Array }, markdown: string) {
+    const form = new FormData();
+    form.set("roomId", roomId);
+    if (markdown) form.set("markdown", markdown);
+    form.set("files", new Blob([file.bytes], { type: file.mime }), file.name);
+    return this.request("POST", this.api("/messages"), (v) => messageSchema.parse(v), form);
   }
 
   editMessage(messageId: string, body: { roomId: string; markdown: string }) {

@@ -22,6 +22,9 @@ import {
   turnStatusLine,
   typedReplyHint,
 } from "../messaging/channel/render-kit.js";
+import type { OutboundFilePolicy } from "../messaging/channel/surface.js";
+import type { OutboundFile } from "../messaging/files/outbound-files.js";
+import type { AuditSink } from "../messaging/security/audit.js";
 import { applyOptionsCap, splitOptionsTrailer } from "../messaging/text/options.js";
 import { renderTables } from "../messaging/text/tables/index.js";
 import type { AgentStatus, PromptOption, ToolChange, TurnEnding } from "../messaging/turn/renderer.js";
@@ -31,6 +34,7 @@ import { APPROVAL_CHOICES, approvalCard, optionsCard } from "./cards.js";
 import { answerTail, lastByteGuard, splitForWebex, webexSafe, withLine } from "./format.js";
 import type { WebexRest } from "./transport.js";
 import { WEBEX_CAPABILITIES } from "./transport.js";
+import { extractUploads } from "./uploads.js";
 
 /** Webex's per-message edit cap, and the share of it status frames may use. */
 export const MAX_EDITS = 10;
@@ -51,7 +55,18 @@ export interface WebexRendererOptions {
   /** Offers of an options card, held by the dispatcher for a single press. */
   holdOffers?: (messageId: string, labels: readonly string[]) => void;
   contextUsage?: () => number | undefined | Promise<number | undefined>;
+  /** Absent: no uploads (a space, or a channel without them); image paths stay visible as text. */
+  uploads?: OutboundFilePolicy;
+  audit?: AuditSink;
+  upload?: WebexUpload;
 }
+
+/** Posting one file as its own message (WebexClient.uploadMessage). */
+export type WebexUpload = (
+  roomId: string,
+  file: { name: string; mime: string; bytes: Uint8Array },
+  markdown: string,
+) => Promise<{ ok: true; data: { id: string } } | { ok: false; status: number }>;
 
 interface Placeholder {
   id: string;
@@ -75,6 +90,8 @@ export class WebexRenderer extends Renderer {
   private finished = false;
   private ops: Promise<void> = Promise.resolve();
   private readonly noted: string[] = [];
+  /** Files the answer referenced, posted after the whole answer. */
+  private files: OutboundFile[] = [];
   private compactionPct: number | undefined;
   /** requestId -> the prompt's text message (editable: it carries no card). */
   private readonly prompts = new Map<string, { id: string; markdown: string }>();
@@ -245,7 +262,13 @@ export class WebexRenderer extends Renderer {
     const { body, choices } = splitOptionsTrailer(this.text, { hidePartial: false });
     this.text = "";
     const capped = applyOptionsCap(body, choices, this.capabilities);
-    const rendered = renderTables(capped.body, { policy: this.capabilities.tableMode, nativeTables: false });
+    const extracted =
+      this.o.uploads && this.o.upload && this.o.audit
+        ? await extractUploads(capped.body, this.o.uploads, this.o.audit)
+        : { text: capped.body, files: [], notes: [] };
+    this.files.push(...extracted.files);
+    const withNotes = [extracted.text, ...extracted.notes].filter((t) => t.trim()).join("\n\n");
+    const rendered = renderTables(withNotes, { policy: this.capabilities.tableMode, nativeTables: false });
     const hasText = rendered.trim() !== "";
     const silent = final && !this.answered && !hasText && capped.choices.length === 0;
     let footer = "";
@@ -273,12 +296,28 @@ export class WebexRenderer extends Renderer {
       if (chunk.trim() && !silent) this.answered = true;
       await this.answerInto(chunk);
     }
+    if (final) await this.postFiles();
     if (capped.choices.length > 0) {
       const id = await this.createCard(
         `Choices: ${capped.choices.map((c, i) => `${i + 1}. ${c}`).join(" · ")}`,
         optionsCard(capped.choices),
       );
       if (id) this.o.holdOffers?.(id, capped.choices);
+    }
+  }
+
+  /** Each file as its own message (Webex takes one per message), captioned by its redacted alt text. */
+  private async postFiles(): Promise<void> {
+    const upload = this.o.upload;
+    for (const file of this.files.splice(0)) {
+      const caption = lastByteGuard(webexSafe(file.alt))[0] ?? "";
+      const res = upload
+        ? await upload(this.o.roomId, { name: file.filename, mime: file.mime, bytes: file.bytes }, caption)
+        : null;
+      if (res?.ok) continue;
+      // The file did not go: its markup comes back visible (display-safe), never silently lost.
+      this.deliveryFailed = true;
+      await this.create(webexSafe(`⚠️ an image could not be sent: ${file.filename}`));
     }
   }
 

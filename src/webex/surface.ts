@@ -25,7 +25,7 @@ export interface WebexAddress {
   email: string;
 }
 
-export type WebexRestAll = Pick<WebexClient, "createMessage" | "editMessage">;
+export type WebexRestAll = Pick<WebexClient, "createMessage" | "editMessage" | "uploadMessage">;
 
 /** Options cards the dispatcher holds: each offer is good for one press (then it is gone). */
 export class OfferBook {
@@ -58,7 +58,7 @@ export interface WebexSurfaceOptions {
 export class WebexSurface implements ChannelSurface<WebexAddress> {
   constructor(
     private readonly o: WebexSurfaceOptions,
-    private readonly ctx: Pick<ChannelContext, "clock" | "logger" | "sessions">,
+    private readonly ctx: Pick<ChannelContext, "clock" | "logger" | "sessions" | "audit">,
   ) {}
 
   conversation(a: WebexAddress): Conversation {
@@ -131,6 +131,11 @@ export class WebexSurface implements ChannelSurface<WebexAddress> {
       clock: this.ctx.clock,
       parts: turn.parts,
       holdOffers: (id, labels) => this.o.offers.hold(id, labels),
+      // A space is read by everyone in it: no files from the agent's folder go there.
+      ...(a.space
+        ? {}
+        : { uploads: turn.files, upload: (room, file, md) => this.o.rest.uploadMessage(room, file, md) }),
+      audit: this.ctx.audit,
       ...(this.o.statusStartMs !== undefined ? { statusStartMs: this.o.statusStartMs } : {}),
       contextUsage: async () => (await this.ctx.sessions.existingProvider(turn.sessionKey))?.contextUsagePct,
     });

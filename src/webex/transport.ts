@@ -18,8 +18,8 @@ export const WEBEX_CAPABILITIES = defineCapabilities({
   edit: true,
   reactions: false,
   filesInbound: true,
-  // Uploads of the agent's files are not built yet: a local image path stays visible as text.
-  filesOutbound: false,
+  // The agent's images go out one file per message, after the answer (direct rooms only).
+  filesOutbound: true,
   richBlocks: true,
   threads: false,
   tableMode: "auto",

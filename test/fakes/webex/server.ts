@@ -29,10 +29,18 @@ export interface FakeWebexMessage {
   markdown: string;
   attachments: unknown[];
   files: string[];
+  /** Files the bot uploaded with this message (one per message on Webex). */
+  uploads?: FakeUpload[];
   edits: number;
   /** Every version a reader saw, first to last. */
   versions: string[];
   fromBot: boolean;
+}
+
+export interface FakeUpload {
+  name: string;
+  type: string;
+  bytes: Uint8Array;
 }
 
 export interface RecordedCall {
@@ -308,7 +316,22 @@ export class FakeWebex {
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     let body: Record<string, unknown> = {};
-    if (chunks.length) {
+    const type = req.headers["content-type"] ?? "";
+    if (chunks.length && type.startsWith("multipart/form-data")) {
+      // An upload: the fields, and each file's name, type and bytes (as a Webex user would get them).
+      const form = await new Response(Buffer.concat(chunks), {
+        headers: { "content-type": type },
+      }).formData();
+      const uploads: FakeUpload[] = [];
+      for (const value of form.getAll("files"))
+        if (typeof value !== "string")
+          uploads.push({
+            name: value.name,
+            type: value.type,
+            bytes: new Uint8Array(await value.arrayBuffer()),
+          });
+      body = { roomId: form.get("roomId"), markdown: form.get("markdown") ?? "", uploads };
+    } else if (chunks.length) {
       try {
         body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
       } catch {
@@ -397,6 +420,11 @@ export class FakeWebex {
     const uuid = randomUUID();
     const id = hydraId("us", "MESSAGE", uuid);
     const attachments = Array.isArray(body.attachments) ? body.attachments : [];
+    const uploads = Array.isArray(body.uploads) ? (body.uploads as FakeUpload[]) : [];
+    if (uploads.length > 1) {
+      send(400, { message: "one file per message" });
+      return;
+    }
     this.store({
       id,
       roomId,
@@ -406,6 +434,7 @@ export class FakeWebex {
       markdown,
       attachments,
       files: [],
+      uploads,
       edits: 0,
       versions: [markdown],
       fromBot: true,
@@ -427,7 +456,7 @@ export class FakeWebex {
       send(404, { message: "not found" });
       return;
     }
-    if (found.attachments.length > 0) {
+    if (found.attachments.length > 0 || (found.uploads?.length ?? 0) > 0) {
       send(400, { message: "a message with attachments cannot be edited" });
       return;
     }
