@@ -84,7 +84,8 @@ export class WebexTransport extends MessagingTransport<WebexEnvelope> {
       text: raw.text,
       messageId: raw.messageId,
       isMention: raw.mentioned,
-      ...(raw.roomType === "group" ? { threadId: `space:${raw.roomId}` } : {}),
+      // Direct only on a positive "direct": any other or missing type is gated as a space.
+      ...(raw.roomType === "direct" ? {} : { threadId: `space:${raw.roomId}` }),
       attachments: raw.files.map((url, i): InboundAttachment => ({ name: `file-${i + 1}`, ref: url })),
     });
   }

@@ -35,9 +35,9 @@ const approvalTurn = {
 
 function card() {
   const m = fake.botMessages(DM).find((x) => x.attachments.length > 0);
-  const actions = (m?.attachments[0] as { content: { actions: { data: Record<string, unknown> }[] } }).content
-    .actions;
-  return { id: m?.id ?? "", actions };
+  if (!m) throw new Error("no card posted");
+  const attachment = m.attachments[0] as { content: { actions: { data: Record<string, unknown> }[] } };
+  return { id: m.id, actions: attachment.content.actions };
 }
 
 describe("webex approvals", () => {

@@ -39,7 +39,7 @@ describe("webex renderer edit budget", () => {
     });
     await r.onTurnStart();
     for (let i = 0; i < 6; i++) {
-      await r.onToolCall(`t${i}`, `tool ${i}`, "read", "");
+      await r.onToolCall(`t${i}`, `tool ${i}`);
       await clock.advance(10_000);
     }
     // One status edit was tried and refused; none after it.
