@@ -3,30 +3,14 @@
  * with its own prompt's nonce, every outcome is audited, and an options card is single use with
  * its label sent back as content (never a command).
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { CHOICE, KIND, NONCE, REQUEST } from "../../src/webex/cards.js";
-import { FakeWebex } from "../fakes/webex/server.js";
 import { permissionRequest } from "../helpers/events.js";
-import type { WebexUnderTest } from "./harness.js";
-import { ALICE, DM, done, startWebexChannel, text, until } from "./harness.js";
+import type { WebexOptions } from "./harness.js";
+import { ALICE, DM, done, text, until, webexLab } from "./harness.js";
 
-let fake: FakeWebex;
-const started: WebexUnderTest[] = [];
-
-beforeEach(async () => {
-  fake = await new FakeWebex({ lifetimeMs: 30_000 }).start();
-  fake.addRoom(DM, "direct");
-});
-afterEach(async () => {
-  for (const c of started.splice(0)) await c.stop();
-  await fake.close();
-});
-
-async function channel(o: Parameters<typeof startWebexChannel>[1] = {}) {
-  const c = await startWebexChannel(fake, o);
-  started.push(c);
-  return c;
-}
+const lab = webexLab();
+const channel = (o?: WebexOptions) => lab.channel(o);
 
 const approvalTurn = {
   steps: [permissionRequest({ requestId: "r1", title: "rm -rf build" })],
@@ -34,7 +18,7 @@ const approvalTurn = {
 };
 
 function card() {
-  const m = fake.botMessages(DM).find((x) => x.attachments.length > 0);
+  const m = lab.fake.botMessages(DM).find((x) => x.attachments.length > 0);
   if (!m) throw new Error("no card posted");
   const attachment = m.attachments[0] as { content: { actions: { data: Record<string, unknown> }[] } };
   return { id: m.id, actions: attachment.content.actions };
@@ -43,46 +27,49 @@ function card() {
 describe("webex approvals", () => {
   it("a stale card press or one without a nonce approves nothing; typed 1 approves the open prompt", async () => {
     const c = await channel({ turns: [approvalTurn] });
-    fake.userMessage({ email: ALICE, roomId: DM, text: "clean up" });
-    await until(() => fake.botMessages(DM).some((m) => m.attachments.length > 0), "the card");
+    lab.fake.userMessage({ email: ALICE, roomId: DM, text: "clean up" });
+    await until(() => lab.fake.botMessages(DM).some((m) => m.attachments.length > 0), "the card");
     const { id, actions } = card();
     const approve = actions[0]?.data ?? {};
-    fake.pressCard({ email: ALICE, messageId: id, inputs: { ...approve, [NONCE]: "stale" } });
-    fake.pressCard({
+    lab.fake.pressCard({ email: ALICE, messageId: id, inputs: { ...approve, [NONCE]: "stale" } });
+    lab.fake.pressCard({
       email: ALICE,
       messageId: id,
       inputs: { [KIND]: "approval", [REQUEST]: "r1", [CHOICE]: 0 },
     });
     await until(() => c.audit.find("webex.approval", "refused").length === 2, "both refused");
     expect(c.providers[0]?.answers).toEqual([]);
-    fake.userMessage({ email: ALICE, roomId: DM, text: "1" });
-    await until(() => fake.botMessages(DM).some((m) => m.markdown.includes("removed")), "the continuation");
+    lab.fake.userMessage({ email: ALICE, roomId: DM, text: "1" });
+    await until(
+      () => lab.fake.botMessages(DM).some((m) => m.markdown.includes("removed")),
+      "the continuation",
+    );
     expect(c.providers[0]?.answers).toEqual([{ requestId: "r1", verdict: "approve" }]);
     // The prompt's text message shows how it was decided.
-    expect(fake.botMessages(DM).some((m) => /rm -rf build[\s\S]*Approved/.test(m.markdown))).toBe(true);
+    expect(lab.fake.botMessages(DM).some((m) => /rm -rf build[\s\S]*Approved/.test(m.markdown))).toBe(true);
     // A press after the decision: neutral, audited, nothing changes.
-    fake.pressCard({ email: ALICE, messageId: id, inputs: approve });
+    lab.fake.pressCard({ email: ALICE, messageId: id, inputs: approve });
     await until(() => c.audit.find("webex.approval", "refused").length === 3, "the late press refused");
     expect(c.providers[0]?.answers).toHaveLength(1);
   });
 
   it("the card's own Deny press resolves the prompt, audited", async () => {
     const c = await channel({ turns: [approvalTurn] });
-    fake.userMessage({ email: ALICE, roomId: DM, text: "clean up" });
-    await until(() => fake.botMessages(DM).some((m) => m.attachments.length > 0), "the card");
+    lab.fake.userMessage({ email: ALICE, roomId: DM, text: "clean up" });
+    await until(() => lab.fake.botMessages(DM).some((m) => m.attachments.length > 0), "the card");
     const { id, actions } = card();
-    fake.pressCard({ email: ALICE, messageId: id, inputs: actions[1]?.data ?? {} });
-    await until(() => fake.botMessages(DM).some((m) => m.markdown.includes("kept")), "the continuation");
+    lab.fake.pressCard({ email: ALICE, messageId: id, inputs: actions[1]?.data ?? {} });
+    await until(() => lab.fake.botMessages(DM).some((m) => m.markdown.includes("kept")), "the continuation");
     expect(c.providers[0]?.answers).toEqual([{ requestId: "r1", verdict: "deny" }]);
     expect(c.audit.find("webex.approval", "denied")).toHaveLength(1);
   });
 
   it("a stranger's press is refused at the gate", async () => {
     const c = await channel({ turns: [approvalTurn] });
-    fake.userMessage({ email: ALICE, roomId: DM, text: "clean up" });
-    await until(() => fake.botMessages(DM).some((m) => m.attachments.length > 0), "the card");
+    lab.fake.userMessage({ email: ALICE, roomId: DM, text: "clean up" });
+    await until(() => lab.fake.botMessages(DM).some((m) => m.attachments.length > 0), "the card");
     const { id, actions } = card();
-    fake.pressCard({ email: "mallory@example.com", messageId: id, inputs: actions[0]?.data ?? {} });
+    lab.fake.pressCard({ email: "mallory@example.com", messageId: id, inputs: actions[0]?.data ?? {} });
     await until(() => c.audit.find("inbound", "denied").length === 1, "the refusal");
     expect(c.providers[0]?.answers).toEqual([]);
   });
@@ -94,17 +81,20 @@ describe("webex approvals", () => {
         [text("going on"), done],
       ],
     });
-    fake.userMessage({ email: ALICE, roomId: DM, text: "choices?" });
-    await until(() => fake.botMessages(DM).some((m) => m.attachments.length > 0), "the options card");
+    lab.fake.userMessage({ email: ALICE, roomId: DM, text: "choices?" });
+    await until(() => lab.fake.botMessages(DM).some((m) => m.attachments.length > 0), "the options card");
     const { id, actions } = card();
-    fake.pressCard({ email: ALICE, messageId: id, inputs: actions[0]?.data ?? {} });
-    await until(() => fake.botMessages(DM).some((m) => m.markdown.includes("going on")), "the second turn");
+    lab.fake.pressCard({ email: ALICE, messageId: id, inputs: actions[0]?.data ?? {} });
+    await until(
+      () => lab.fake.botMessages(DM).some((m) => m.markdown.includes("going on")),
+      "the second turn",
+    );
     // "/new" was the model's label: the agent received it as text, no command ran.
     expect(c.providers[0]?.prompts.at(-1)).toContain("/new");
-    expect(fake.botMessages(DM).some((m) => m.markdown.includes("✔️ /new"))).toBe(true);
-    fake.pressCard({ email: ALICE, messageId: id, inputs: actions[1]?.data ?? {} });
+    expect(lab.fake.botMessages(DM).some((m) => m.markdown.includes("✔️ /new"))).toBe(true);
+    lab.fake.pressCard({ email: ALICE, messageId: id, inputs: actions[1]?.data ?? {} });
     await until(
-      () => fake.botMessages(DM).some((m) => m.markdown.includes("That choice is no longer available.")),
+      () => lab.fake.botMessages(DM).some((m) => m.markdown.includes("That choice is no longer available.")),
       "the spent offer",
     );
     expect(c.providers[0]?.prompts).toHaveLength(2);

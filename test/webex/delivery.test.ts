@@ -3,33 +3,17 @@
  * restart mid-turn posts no duplicate, no message gets an 11th edit, every body fits 7,439 bytes
  * (CJK included) with fences balanced, a 429 is waited out, and a planted key never shows.
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { WEBEX_MAX_BYTES } from "../../src/webex/format.js";
 import { shown } from "../conformance/webex.harness.js";
-import { FakeWebex } from "../fakes/webex/server.js";
 import { ManualClock } from "../helpers/manual-clock.js";
-import type { WebexUnderTest } from "./harness.js";
-import { ALICE, DM, done, startWebexChannel, text, until } from "./harness.js";
+import type { WebexOptions } from "./harness.js";
+import { ALICE, DM, done, text, until, webexLab } from "./harness.js";
 
-let fake: FakeWebex;
-const started: WebexUnderTest[] = [];
+const lab = webexLab();
+const channel = (o?: WebexOptions) => lab.channel(o);
 
-beforeEach(async () => {
-  fake = await new FakeWebex({ lifetimeMs: 30_000 }).start();
-  fake.addRoom(DM, "direct");
-});
-afterEach(async () => {
-  for (const c of started.splice(0)) await c.stop();
-  await fake.close();
-});
-
-async function channel(o: Parameters<typeof startWebexChannel>[1] = {}) {
-  const c = await startWebexChannel(fake, o);
-  started.push(c);
-  return c;
-}
-
-const everything = () => fake.botMessages().flatMap(shown);
+const everything = () => lab.fake.botMessages().flatMap(shown);
 
 describe("webex delivery", () => {
   it("a redelivered activity mid-turn is not steered in and is answered once", async () => {
@@ -38,34 +22,34 @@ describe("webex delivery", () => {
       turns: [[{ delayMs: 60_000 }, text("the one answer"), done]],
       provider: { timers, supportsSteer: true },
     });
-    const first = fake.userMessage({ email: ALICE, roomId: DM, text: "first" });
+    const first = lab.fake.userMessage({ email: ALICE, roomId: DM, text: "first" });
     await until(() => c.providers[0]?.hasActiveTurn() === true, "the turn running");
-    await until(() => fake.acked(first.frameId), "the ack");
-    fake.redeliver(first.frameId);
-    fake.redeliver(first.frameId);
+    await until(() => lab.fake.acked(first.frameId), "the ack");
+    lab.fake.redeliver(first.frameId);
+    lab.fake.redeliver(first.frameId);
     // A message after the redeliveries proves they were handled (frames are processed in order).
-    await until(() => fake.callsTo("GET", /^\/v1\/messages\//).length === 1, "one hydration only");
+    await until(() => lab.fake.callsTo("GET", /^\/v1\/messages\//).length === 1, "one hydration only");
     await timers.advance(60_000);
     await until(() => everything().some((v) => v.includes("the one answer")), "the answer");
     expect(c.providers[0]?.steers).toEqual([]);
     expect(c.providers[0]?.prompts).toHaveLength(1);
-    expect(fake.botMessages(DM).filter((m) => m.markdown.includes("the one answer"))).toHaveLength(1);
+    expect(lab.fake.botMessages(DM).filter((m) => m.markdown.includes("the one answer"))).toHaveLength(1);
   });
 
   it("kill mid-turn and restart: the turn is answered on its own placeholder, no duplicate", async () => {
     const timers = new ManualClock();
     const a = await channel({ turns: [[{ delayMs: 60_000 }]], provider: { timers } });
-    const sent = fake.userMessage({ email: ALICE, roomId: DM, text: "survive this" });
-    await until(() => fake.botMessages(DM).length === 1, "the placeholder");
-    await until(() => fake.acked(sent.frameId), "the ack");
+    const sent = lab.fake.userMessage({ email: ALICE, roomId: DM, text: "survive this" });
+    await until(() => lab.fake.botMessages(DM).length === 1, "the placeholder");
+    await until(() => lab.fake.acked(sent.frameId), "the ack");
     // The process dies: no more frames are handled and the running turn is abandoned.
     await a.running.client.close();
     const b = await channel({ home: a.home, turns: [[text("answered after the restart"), done]] });
     await until(() => everything().some((v) => v.includes("answered after the restart")), "the answer");
     // Webex delivers the activity again: the journal holds it, nothing new is answered.
-    fake.redeliver(sent.frameId);
+    lab.fake.redeliver(sent.frameId);
     await until(() => b.audit.find("intake", "dropped").length === 1, "the redelivery dropped");
-    const answers = fake.botMessages(DM);
+    const answers = lab.fake.botMessages(DM);
     expect(answers).toHaveLength(1);
     expect(answers[0]?.markdown).toContain("answered after the restart");
     expect(b.providers).toHaveLength(1);
@@ -82,11 +66,11 @@ describe("webex delivery", () => {
       );
     }
     await channel({ turns: [[...steps, text("全部完成。"), done]] });
-    fake.userMessage({ email: ALICE, roomId: DM, text: "analyse" });
+    lab.fake.userMessage({ email: ALICE, roomId: DM, text: "analyse" });
     await until(() => everything().some((v) => v.includes("全部完成。")), "the end of the answer", 15_000);
-    const messages = fake.botMessages(DM);
+    const messages = lab.fake.botMessages(DM);
     expect(messages.length).toBeGreaterThan(3);
-    expect(fake.calls.filter((c) => c.method === "PUT" && c.status !== 200)).toEqual([]);
+    expect(lab.fake.calls.filter((c) => c.method === "PUT" && c.status !== 200)).toEqual([]);
     for (const m of messages) {
       expect(m.edits).toBeLessThanOrEqual(10);
       for (const v of m.versions) expect(Buffer.byteLength(v, "utf8")).toBeLessThanOrEqual(WEBEX_MAX_BYTES);
@@ -116,8 +100,8 @@ describe("webex delivery", () => {
       ],
       provider: { timers },
     });
-    fake.userMessage({ email: ALICE, roomId: DM, text: "leak please" });
-    await until(() => fake.botMessages(DM).some((m) => m.versions.length > 1), "a status frame");
+    lab.fake.userMessage({ email: ALICE, roomId: DM, text: "leak please" });
+    await until(() => lab.fake.botMessages(DM).some((m) => m.versions.length > 1), "a status frame");
     await timers.advance(1000);
     await until(() => everything().some((v) => v.includes("and again")), "the answer");
     for (const v of everything()) {
@@ -129,19 +113,19 @@ describe("webex delivery", () => {
 
   it("a 429 is waited out (Retry-After) and the answer still lands", async () => {
     await channel({ turns: [[text("after the wait"), done]] });
-    fake.throttleNext(2, 0);
-    fake.userMessage({ email: ALICE, roomId: DM, text: "hi" });
+    lab.fake.throttleNext(2, 0);
+    lab.fake.userMessage({ email: ALICE, roomId: DM, text: "hi" });
     await until(() => everything().some((v) => v.includes("after the wait")), "the answer");
-    expect(fake.calls.filter((c) => c.status === 429)).toHaveLength(2);
+    expect(lab.fake.calls.filter((c) => c.status === 429)).toHaveLength(2);
   });
 
   it("the device is deleted on shutdown and every call carried the token to the fake only", async () => {
     const c = await channel({ turns: [[text("ok"), done]] });
-    fake.userMessage({ email: ALICE, roomId: DM, text: "hi" });
+    lab.fake.userMessage({ email: ALICE, roomId: DM, text: "hi" });
     await until(() => everything().some((v) => v.includes("ok")), "the answer");
-    expect(fake.devices.size).toBe(1);
+    expect(lab.fake.devices.size).toBe(1);
     await c.stop();
-    expect(fake.devices.size).toBe(0);
-    expect(fake.calls.every((call) => call.authorized)).toBe(true);
+    expect(lab.fake.devices.size).toBe(0);
+    expect(lab.fake.calls.every((call) => call.authorized)).toBe(true);
   });
 });

@@ -5,7 +5,7 @@
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { vi } from "vitest";
+import { afterEach, beforeEach, vi } from "vitest";
 import type { Clock } from "../../src/messaging/base/clock.js";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
@@ -18,7 +18,7 @@ import type { WebexSettings } from "../../src/webex/index.js";
 import { webexChannel } from "../../src/webex/index.js";
 import type { RunningWebex, WebexStartOverrides } from "../../src/webex/start.js";
 import { start as startWebex } from "../../src/webex/start.js";
-import type { FakeWebex } from "../fakes/webex/server.js";
+import { FakeWebex } from "../fakes/webex/server.js";
 import { openTestStore, testChannelContext } from "../helpers/channel-context.js";
 
 export const ALICE = "alice@example.com";
@@ -98,4 +98,39 @@ export function until(check: () => boolean, what: string, timeout = 8000): Promi
     },
     { timeout, interval: 10 },
   );
+}
+
+/**
+ * One fake Webex per test (with Alice's direct room) and the channels started against it, stopped
+ * afterwards, the fake last. Registers the hooks; call at module level.
+ */
+export function webexLab(): {
+  readonly fake: FakeWebex;
+  channel(o?: WebexOptions): Promise<WebexUnderTest>;
+} {
+  let current: FakeWebex | undefined;
+  const started: WebexUnderTest[] = [];
+  beforeEach(async () => {
+    current = await new FakeWebex({ lifetimeMs: 30_000 }).start();
+    current.addRoom(DM, "direct");
+  });
+  afterEach(async () => {
+    for (const c of started.splice(0)) await c.stop();
+    await current?.close();
+    current = undefined;
+  });
+  const fakeNow = (): FakeWebex => {
+    if (!current) throw new Error("webexLab: no fake outside a test");
+    return current;
+  };
+  return {
+    get fake() {
+      return fakeNow();
+    },
+    async channel(o: WebexOptions = {}) {
+      const c = await startWebexChannel(fakeNow(), o);
+      started.push(c);
+      return c;
+    },
+  };
 }

@@ -2,37 +2,21 @@
  * The conversation around the turns on Webex: the command table (an unknown `/word` gets help),
  * a message held behind a running turn gets its receipt, and a dropped device socket reconnects.
  */
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { shown } from "../conformance/webex.harness.js";
-import { FakeWebex } from "../fakes/webex/server.js";
 import { ManualClock } from "../helpers/manual-clock.js";
-import type { WebexUnderTest } from "./harness.js";
-import { ALICE, DM, done, startWebexChannel, text, until } from "./harness.js";
+import type { WebexOptions } from "./harness.js";
+import { ALICE, DM, done, text, until, webexLab } from "./harness.js";
 
-let fake: FakeWebex;
-const started: WebexUnderTest[] = [];
+const lab = webexLab();
+const channel = (o?: WebexOptions) => lab.channel(o);
 
-beforeEach(async () => {
-  fake = await new FakeWebex({ lifetimeMs: 30_000 }).start();
-  fake.addRoom(DM, "direct");
-});
-afterEach(async () => {
-  for (const c of started.splice(0)) await c.stop();
-  await fake.close();
-});
-
-async function channel(o: Parameters<typeof startWebexChannel>[1] = {}) {
-  const c = await startWebexChannel(fake, o);
-  started.push(c);
-  return c;
-}
-
-const everything = () => fake.botMessages().flatMap(shown);
+const everything = () => lab.fake.botMessages().flatMap(shown);
 
 describe("webex conversation", () => {
   it("an unknown /word gets the help, and reaches no agent", async () => {
     const c = await channel({ turns: [[text("never"), done]] });
-    fake.userMessage({ email: ALICE, roomId: DM, text: "/sesions" });
+    lab.fake.userMessage({ email: ALICE, roomId: DM, text: "/sesions" });
     await until(() => everything().some((v) => v.includes("/new")), "the help");
     const help = everything().join("\n");
     for (const name of ["/new", "/stop", "/yolo", "/model", "/queue", "/steer", "/status", "/compact"])
@@ -50,13 +34,13 @@ describe("webex conversation", () => {
       ],
       provider: { timers },
     });
-    fake.userMessage({ email: ALICE, roomId: DM, text: "first" });
+    lab.fake.userMessage({ email: ALICE, roomId: DM, text: "first" });
     await until(() => c.providers[0]?.hasActiveTurn() === true, "the turn");
-    fake.userMessage({ email: ALICE, roomId: DM, text: "second" });
+    lab.fake.userMessage({ email: ALICE, roomId: DM, text: "second" });
     await until(() => everything().some((v) => /Queued/.test(v)), "the receipt");
     await timers.advance(60_000);
     await until(() => everything().some((v) => v.includes("second answer")), "the drained message");
-    const all = fake
+    const all = lab.fake
       .botMessages(DM)
       .map((m) => m.markdown)
       .join("\n");
@@ -66,14 +50,14 @@ describe("webex conversation", () => {
   it("a dropped device socket reconnects and the next message is answered", async () => {
     const clock = new ManualClock();
     const c = await channel({ turns: [[text("still here"), done]], clock });
-    fake.dropSockets();
+    lab.fake.dropSockets();
     await until(() => clock.pending > 0, "the reconnect scheduled");
     expect(c.logger.entries.some((e) => e.message.includes("reconnecting"))).toBe(true);
     await clock.advance(60_000);
-    await until(() => fake.callsTo("POST", /^\/wdm\/devices$/).length === 2, "a second registration");
+    await until(() => lab.fake.callsTo("POST", /^\/wdm\/devices$/).length === 2, "a second registration");
     // The dropped connection's device was deleted, not left behind.
-    expect(fake.devices.size).toBe(1);
-    fake.userMessage({ email: ALICE, roomId: DM, text: "hello?" });
+    expect(lab.fake.devices.size).toBe(1);
+    lab.fake.userMessage({ email: ALICE, roomId: DM, text: "hello?" });
     await until(() => everything().some((v) => v.includes("still here")), "the answer");
   });
 });
