@@ -30,6 +30,7 @@ export type {
 export { commandTable, defineCommands, SHARED_COMMANDS } from "./messaging/channel/command-kit.js";
 // ── Building a channel: the contract, the hub and its surface ──────────────────────────────────
 export type {
+  ChannelCliCommand,
   ChannelContext,
   ChannelDefaults,
   ChannelEntry,

@@ -122,7 +122,7 @@ describe("layering", () => {
 });
 
 /** A channel's class-name stem: `telegram` -> `Telegram`; the web chat writes its two words. */
-const PASCAL: Readonly<Record<string, string>> = { webchat: "WebChat" };
+const PASCAL: Readonly<Record<string, string>> = { webchat: "WebChat", whatsapp: "WhatsApp" };
 const pascal = (channel: string) => PASCAL[channel] ?? channel.charAt(0).toUpperCase() + channel.slice(1);
 
 describe("every channel has the kit's shape", () => {

@@ -7,10 +7,9 @@
  * them (a warning event); it keeps sending. A block costs the whole channel rather than one call,
  * so the breaker trips well below the ceiling and refuses every send during a cool-off.
  *
- * ReconnectGuard: @discordjs/ws reconnects 500 ms after any recoverable close, forever. A gateway
- * that accepts and then closes at once would therefore be hammered twice a second. A connection
- * must live at least `minHealthyMs` for its close to reset the backoff counter, so a repeating
- * immediate close stays on the exponential curve.
+ * ReconnectGuard (the kit's, src/messaging/base/reconnect-guard.ts): @discordjs/ws reconnects 500 ms
+ * after any recoverable close, forever, so a gateway that accepts and then closes at once would be
+ * hammered twice a second without it.
  */
 import type { Clock } from "../messaging/base/clock.js";
 
@@ -59,41 +58,4 @@ export class InvalidRequestBreaker {
   }
 }
 
-export interface ReconnectGuardOptions {
-  clock: Pick<Clock, "now">;
-  minHealthyMs?: number;
-  baseMs?: number;
-  maxMs?: number;
-}
-
-export class ReconnectGuard {
-  private failures = 0;
-  private openedAt: number | null = null;
-  readonly minHealthyMs: number;
-  private readonly baseMs: number;
-  private readonly maxMs: number;
-
-  constructor(private readonly o: ReconnectGuardOptions) {
-    this.minHealthyMs = o.minHealthyMs ?? 30_000;
-    this.baseMs = o.baseMs ?? 1_000;
-    this.maxMs = o.maxMs ?? 60_000;
-  }
-
-  /** The session reached READY/RESUMED. */
-  opened(): void {
-    this.openedAt = this.o.clock.now();
-  }
-
-  /** The connection closed; only a connection that lived long enough resets the curve. */
-  closed(): void {
-    const lived = this.openedAt === null ? 0 : this.o.clock.now() - this.openedAt;
-    this.openedAt = null;
-    this.failures = lived >= this.minHealthyMs ? 0 : this.failures + 1;
-  }
-
-  /** How long to wait before the next connection attempt (0 after a healthy close). */
-  delayMs(): number {
-    if (this.failures === 0) return 0;
-    return Math.min(this.maxMs, this.baseMs * 2 ** (this.failures - 1));
-  }
-}
+export { ReconnectGuard, type ReconnectGuardOptions } from "../messaging/base/reconnect-guard.js";

@@ -4,10 +4,11 @@
  */
 import { parseArgs } from "node:util";
 import { ParleyError } from "../messaging/base/errors.js";
-import type { GrantControl } from "../messaging/channel/contract.js";
+import type { ChannelEntry, GrantControl } from "../messaging/channel/contract.js";
 import { loadConfig, parseAgentCommand } from "./config.js";
 import { doctor } from "./doctor.js";
 import { Gateway } from "./gateway.js";
+import { acquireHomeLock } from "./home-lock.js";
 import { createLogger, logScrubber } from "./logging.js";
 import { CHANNELS } from "./registry.js";
 import { purgeScope, purgeTranscripts } from "./transcripts-cli.js";
@@ -18,7 +19,7 @@ Usage:
   parley start [--config FILE] [--host H] [--port N] [--agent "COMMAND ARGS…"] [--allow-remote]
   parley doctor [--config FILE]
   parley transcripts purge (--session KEY | --before DATE | --all)
-  parley --help
+${channelUsage()}  parley --help
 
 start    Run the gateway. With no configuration it serves the web chat on
          http://127.0.0.1:8787 with the bundled demo agent and prints the URL (with its token).
@@ -30,7 +31,7 @@ transcripts purge
          Delete conversation history: one session's (--session KEY, as /sessions lists it), lines
          older than a date (--before 2024-05-01), or all of it (--all). Stop parley first.
          History is also pruned on its own after transcripts.retainDays (default 30).
-
+${channelHelp()}
 Options:
   --config FILE     Config file (default: ./parley.config.json, over $PARLEY_HOME/config.json)
   --host H          Web chat host (default 127.0.0.1; a non-loopback host needs --allow-remote)
@@ -49,7 +50,23 @@ export interface CliIo {
   grant?: GrantControl;
 }
 
+/** `parley <channel> <subcommand> …` lines, from the channels that declare subcommands. */
+function channelUsage(): string {
+  return CHANNELS.flatMap((c) =>
+    Object.values(c.cli ?? {}).map((cmd) => `  parley ${c.name} ${cmd.usage} [--config FILE]\n`),
+  ).join("");
+}
+
+function channelHelp(): string {
+  return CHANNELS.flatMap((c) =>
+    Object.entries(c.cli ?? {}).map(([name, cmd]) => `${c.name} ${name}\n         ${cmd.help}\n`),
+  ).join("");
+}
+
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
+  // `parley whatsapp link`: a channel's own subcommands take their own arguments.
+  const owner = CHANNELS.find((c) => c.cli !== undefined && c.name === argv[0]);
+  if (owner) return channelCommand(owner, argv.slice(1), io);
   let parsed: ReturnType<typeof parse>;
   try {
     parsed = parse(argv);
@@ -67,7 +84,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     io.err(`parley: unknown command "${command}"\n\n${HELP}`);
     return 2;
   }
-  // `transcripts` takes its own subcommand (purge); start and doctor take none.
+  // `transcripts` takes its own subcommand; start and doctor take none.
   if (positionals.length > 1 && command !== "transcripts") {
     // Silently ignoring it once turned `parley start doctor` into a gateway start.
     io.err(`parley: unexpected argument "${positionals[1]}" after ${command}\n\n${HELP}`);
@@ -145,6 +162,59 @@ async function transcripts(
   } catch (error) {
     io.err(`parley: purge failed: ${error instanceof ParleyError ? error.message : String(error)}`);
     return 1;
+  }
+}
+
+async function channelCommand(entry: ChannelEntry, rest: string[], io: CliIo): Promise<number> {
+  const [sub = "", ...words] = rest;
+  const command = entry.cli?.[sub];
+  if (!command) {
+    const known = Object.keys(entry.cli ?? {}).join(", ");
+    io.err(`parley: "${entry.name}" takes one subcommand: ${known}\n\n${HELP}`);
+    return 2;
+  }
+  // --config is the one option every command shares; the rest belong to the subcommand.
+  const args: string[] = [];
+  let configPath: string | undefined;
+  for (let i = 0; i < words.length; i += 1) {
+    const word = words[i] ?? "";
+    if (word === "--config") configPath = words[++i];
+    else if (word.startsWith("--config=")) configPath = word.slice("--config=".length);
+    else args.push(word);
+  }
+  let loaded: ReturnType<typeof loadConfig>;
+  try {
+    loaded = loadConfig({ cwd: io.cwd, processEnv: io.env, ...(configPath ? { configPath } : {}) });
+  } catch (error) {
+    io.err(`parley: ${error instanceof ParleyError ? error.message : String(error)}`);
+    return 2;
+  }
+  // A subcommand that works on the channel's state in the data home (WhatsApp's keys) never runs
+  // beside a running gateway, which holds the same state open; one that only reads settings may.
+  let lock: Awaited<ReturnType<typeof acquireHomeLock>> | undefined;
+  if (!command.readsSettingsOnly) {
+    try {
+      lock = await acquireHomeLock(loaded.home);
+    } catch (error) {
+      io.err(`parley: ${error instanceof ParleyError ? error.message : String(error)}`);
+      return 1;
+    }
+  }
+  try {
+    return await command.run({
+      settings: loaded.config.channels[entry.name] ?? {},
+      env: loaded.env,
+      home: loaded.home,
+      args,
+      out: io.out,
+      err: io.err,
+      stopSignal: io.stopSignal,
+    });
+  } catch (error) {
+    io.err(`parley: ${entry.name} ${sub} failed: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  } finally {
+    await lock?.release();
   }
 }
 

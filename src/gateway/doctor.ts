@@ -6,8 +6,14 @@
  * version, size, a full integrity check, messages accepted but not yet answered).
  */
 import { resolve } from "node:path";
-import type { ChannelEntry } from "../messaging/channel/contract.js";
+import type {
+  ChannelDoctorInput,
+  ChannelDoctorReport,
+  ChannelEntry,
+  ChannelSettings,
+} from "../messaging/channel/contract.js";
 import { probeChannel } from "../messaging/channel/contract.js";
+import { redactAll } from "../messaging/security/redact.js";
 import { oneLine } from "../messaging/text/clip.js";
 import type { AgentProbeResult } from "../providers/acp-probe.js";
 import { probeAgent } from "../providers/acp-probe.js";
@@ -84,17 +90,10 @@ export async function doctor(loaded: LoadedConfig, o: DoctorOptions = {}): Promi
   lines.push(...store.lines);
   healthy &&= store.healthy;
   for (const entry of channels) {
-    const probe = probeChannel(
-      entry,
-      loaded.config.channels[entry.name] ?? {},
-      loaded.env,
-      loaded.present.has(entry.name),
-    );
-    if (probe.status === "configured") {
-      lines.push(`✓ ${entry.name}: configured`);
-      for (const line of entry.doctorLines?.(loaded.config.channels[entry.name] ?? {}) ?? [])
-        lines.push(`    ${line}`);
-    } else if (probe.status === "disabled")
+    const settings = loaded.config.channels[entry.name] ?? {};
+    const probe = probeChannel(entry, settings, loaded.env, loaded.present.has(entry.name), loaded.home);
+    if (probe.status === "configured") lines.push(`✓ ${entry.name}: configured`);
+    else if (probe.status === "disabled")
       lines.push(`- ${entry.name}: disabled${probe.note ? ` (${probe.note})` : ""}`);
     else {
       healthy = false;
@@ -102,8 +101,28 @@ export async function doctor(loaded: LoadedConfig, o: DoctorOptions = {}): Promi
         `✗ ${entry.name}: incomplete, missing ${probe.missing?.join(", ") ?? "settings"} (see ${entry.docs})`,
       );
     }
+    // The channel's own lines (origin, linked account, permissions) once it is meant to run.
+    if (probe.status !== "disabled" && entry.doctor) {
+      const own = await channelDoctor(entry, { settings, env: loaded.env, home: loaded.home });
+      lines.push(...own.lines.map((line) => `    ${line}`));
+      healthy &&= own.healthy;
+    }
   }
   return { lines, healthy };
+}
+
+/** A channel's own lines; a check that throws is reported, never the end of the report. */
+async function channelDoctor(
+  entry: ChannelEntry,
+  input: ChannelDoctorInput<ChannelSettings>,
+): Promise<ChannelDoctorReport> {
+  try {
+    return (await entry.doctor?.(input)) ?? { lines: [], healthy: true };
+  } catch (error) {
+    // Redacted like every other line doctor prints from outside: an SDK error may quote a request.
+    const reason = redactAll(error instanceof Error ? error.message : String(error));
+    return { lines: [`✗ ${entry.name} check failed: ${oneLine(reason, 200)}`], healthy: false };
+  }
 }
 
 /** The handshake's report: who the agent is and what it offers, or where and why it failed. */

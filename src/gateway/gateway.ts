@@ -305,7 +305,7 @@ export class Gateway {
   private async startChannel(entry: ChannelEntry): Promise<void> {
     const settings = this.options.config.channels[entry.name] ?? {};
     const present = this.options.present?.has(entry.name) ?? false;
-    const probe = probeChannel(entry, settings, this.shared.env, present);
+    const probe = probeChannel(entry, settings, this.shared.env, present, this.shared.home);
     const logger = this.shared.logger;
     if (probe.status === "disabled") return;
     if (probe.status === "incomplete") {

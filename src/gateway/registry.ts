@@ -5,13 +5,19 @@
  */
 import { discordChannel } from "../discord/index.js";
 import type { ChannelEntry } from "../messaging/channel/contract.js";
+import { slackChannel } from "../slack/index.js";
+import { teamsChannel } from "../teams/index.js";
 import { telegramChannel } from "../telegram/index.js";
 import { webchatChannel } from "../webchat/index.js";
 import { webexChannel } from "../webex/index.js";
+import { whatsappChannel } from "../whatsapp/index.js";
 
 export const CHANNELS: readonly ChannelEntry[] = [
   webchatChannel,
   telegramChannel,
   discordChannel,
+  whatsappChannel,
+  slackChannel,
+  teamsChannel,
   webexChannel,
 ];

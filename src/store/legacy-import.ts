@@ -15,7 +15,6 @@ import { readdir, readFile, rename } from "node:fs/promises";
 import { join } from "node:path";
 import type { Logger } from "../messaging/base/logger.js";
 import { silentLogger } from "../messaging/base/logger.js";
-import { canonicalKey } from "../messaging/session/keys.js";
 import { decodeStore, SESSION_STORE_FILE } from "../messaging/session/legacy-session-file.js";
 import type { ResumeExpectation } from "../messaging/session/resume-expectations.js";
 import { decodeExpectations, RESUME_TRUST_DIR } from "../messaging/session/resume-expectations.js";
@@ -152,10 +151,10 @@ async function write(engine: SqlEngine, found: readonly Found[], now: number, lo
       for (const f of found) {
         const seen = new Set<string>();
         for (const row of f.sessions ?? []) {
-          const key = canonicalKey(row.sessionKey);
-          // A legacy bare key whose namespaced twin also exists: keep the first, as the file store did.
+          const key = row.sessionKey;
+          // A key the file names twice: keep the first, as the file store did.
           if (seen.has(key)) {
-            log.warn("legacy import: duplicate session after key migration; keeping the first", { key });
+            log.warn("legacy import: duplicate session key; keeping the first", { key });
             continue;
           }
           seen.add(key);

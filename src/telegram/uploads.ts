@@ -9,7 +9,7 @@
 import type { Logger } from "../messaging/base/logger.js";
 import type { OutboundFilePolicy } from "../messaging/channel/surface.js";
 import type { OutboundFile } from "../messaging/files/outbound-files.js";
-import { extractLocalRefs } from "../messaging/files/outbound-files.js";
+import { extractUploads as extractSharedUploads } from "../messaging/files/outbound-uploads.js";
 import {
   TELEGRAM_MAX_MEDIA_GROUP,
   TELEGRAM_MAX_PHOTO_BYTES,
@@ -26,22 +26,12 @@ export const TELEGRAM_UPLOAD_LIMITS = {
 };
 
 /** Pull the uploadable images out of a sealed body; refusals become visible lines. */
-export async function extractUploads(
+export function extractUploads(
   body: string,
   policy: UploadPolicy,
   logger: Logger,
 ): Promise<{ text: string; files: OutboundFile[] }> {
-  if (!policy.allowed()) return { text: body, files: [] };
-  const result = await extractLocalRefs(body, { root: await policy.root(), limits: TELEGRAM_UPLOAD_LIMITS });
-  if (result.rejections.length > 0)
-    logger.info("telegram: image references not uploaded", {
-      reasons: result.rejections.map((r) => r.reason).join(","),
-    });
-  const notes = result.rejections.map((r) => `⚠️ ${r.message}`);
-  const text = notes.length
-    ? `${result.rewrittenText}${result.rewrittenText ? "\n\n" : ""}${notes.join("\n")}`
-    : result.rewrittenText;
-  return { text, files: result.files };
+  return extractSharedUploads(body, policy, { limits: TELEGRAM_UPLOAD_LIMITS, logger, channel: "telegram" });
 }
 
 /** Albums of at most TELEGRAM_MAX_MEDIA_GROUP, in order. */

@@ -57,14 +57,18 @@ export const webexChannel = defineChannel<WebexSettings>({
     ...(s.allowedEmails.length > 0 ? [] : ["webex.allowedEmails"]),
   ],
   load: () => import("./start.js"),
-  doctorLines: (s) => [
-    `REST base: ${s.apiUrl}`,
-    s.wdmUrl
-      ? `WDM host: ${hostOf(s.wdmUrl)} (pinned)`
-      : `WDM host: discovered at start from the U2C catalog (${hostOf(s.u2cUrl)})`,
-    // Each activity names its org's cluster; nothing is assumed before one arrives.
-    "cluster: read from each activity's target (US when an activity names none)",
-  ],
+  // Settings only (no network, never the token): where the token goes and what start discovers.
+  doctor: ({ settings: s }) => ({
+    healthy: true,
+    lines: [
+      `REST base: ${s.apiUrl}`,
+      s.wdmUrl
+        ? `WDM host: ${hostOf(s.wdmUrl)} (pinned)`
+        : `WDM host: discovered at start from the U2C catalog (${hostOf(s.u2cUrl)})`,
+      // Each activity names its org's cluster; nothing is assumed before one arrives.
+      "cluster: read from each activity's target (US when an activity names none)",
+    ],
+  }),
 });
 
 function hostOf(url: string): string {

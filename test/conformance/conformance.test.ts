@@ -12,14 +12,20 @@ import { discordDispatcher, discordHarness } from "./discord.harness.js";
 import type { DispatcherHarness } from "./dispatcher-contract.js";
 import { DISPATCHER_CHECKS, dispatcherContract } from "./dispatcher-contract.js";
 import { LIFECYCLE_CHECKS, lifecycleContract } from "./lifecycle-contract.js";
+import { slackDispatcher, slackHarness } from "./slack.harness.js";
+import { teamsDispatcher, teamsHarness } from "./teams.harness.js";
 import { telegramDispatcher, telegramHarness } from "./telegram.harness.js";
 import { webchatDispatcher, webchatHarness } from "./webchat.harness.js";
 import { webexDispatcher, webexHarness } from "./webex.harness.js";
+import { whatsappDispatcher, whatsappHarness } from "./whatsapp.harness.js";
 
 const HARNESSES: [ChannelHarness, DispatcherHarness][] = [
   [webchatHarness, webchatDispatcher],
   [telegramHarness, telegramDispatcher],
   [discordHarness, discordDispatcher],
+  [whatsappHarness, whatsappDispatcher],
+  [slackHarness, slackDispatcher],
+  [teamsHarness, teamsDispatcher],
   [webexHarness, webexDispatcher],
 ];
 const CHECKS = [...CONTRACT_CHECKS, ...DISPATCHER_CHECKS, ...LIFECYCLE_CHECKS];

@@ -237,3 +237,95 @@ describe("parley doctor: the store", () => {
     expect(out.join("\n")).not.toContain("are you there");
   });
 });
+
+describe("parley doctor: Teams", () => {
+  it("names a missing password and shows where each credential may go, never a secret", async () => {
+    const r = await run(["doctor"], {
+      config: { teams: { allowedUsers: ["ann@contoso.example"] } },
+      env: { MICROSOFT_APP_ID: "11111111-2222-3333-4444-555555555555" },
+    });
+    expect(r.code).toBe(1);
+    expect(r.out).toContain(
+      "✗ teams: incomplete, missing MICROSOFT_APP_PASSWORD (see docs/channels/teams.md)",
+    );
+    expect(r.out).toContain("    messaging endpoint: http://127.0.0.1:3978/api/messages");
+    expect(r.out).toContain(
+      "    app password sent only to: https://login.microsoftonline.com/botframework.com/oauth2/v2.0/token",
+    );
+    expect(r.out).toContain(
+      "    inbound tokens: keys from https://login.botframework.com/v1/.well-known/openidconfiguration, issuer https://api.botframework.com",
+    );
+    expect(r.out).toContain("    Connector tokens sent only to serviceUrl hosts: smba.trafficmanager.net");
+  });
+
+  it("a configured section shows the origins it was given, the environment's over the file's", async () => {
+    const r = await run(["doctor"], {
+      config: {
+        teams: {
+          appType: "SingleTenant",
+          allowedUsers: ["ann@contoso.example"],
+          connectorHosts: ["smba.trafficmanager.net"],
+        },
+      },
+      env: {
+        MICROSOFT_APP_ID: "11111111-2222-3333-4444-555555555555",
+        MICROSOFT_APP_PASSWORD: "a-very-secret-app-password",
+        MICROSOFT_APP_TENANT_ID: "99999999-8888-7777-6666-555555555555",
+        TEAMS_LOGIN_URL: "https://login.microsoftonline.us",
+        TEAMS_CONNECTOR_HOSTS: "smba.infra.gov.teams.microsoft.us, smba.trafficmanager.net",
+      },
+    });
+    expect(r.out).toContain("✓ teams: configured");
+    expect(r.out).toContain(
+      "    app password sent only to: https://login.microsoftonline.us/99999999-8888-7777-6666-555555555555/oauth2/v2.0/token",
+    );
+    expect(r.out).toContain(
+      "    Connector tokens sent only to serviceUrl hosts: smba.infra.gov.teams.microsoft.us, smba.trafficmanager.net",
+    );
+    expect(r.out).not.toContain("a-very-secret-app-password");
+  });
+
+  it("an http origin is refused: no credential travels in clear", async () => {
+    const r = await run(["doctor"], {
+      config: { teams: { loginUrl: "http://login.example", allowedUsers: ["ann@contoso.example"] } },
+    });
+    expect(r.code).toBe(2);
+    expect(r.err).toContain("teams.loginUrl");
+    expect(r.err).toContain("not an https URL");
+  });
+
+  it("`parley teams manifest` prints a personal-scope manifest with the command list", async () => {
+    const r = await run(["teams", "manifest"], {
+      env: { MICROSOFT_APP_ID: "11111111-2222-3333-4444-555555555555" },
+    });
+    expect(r.code).toBe(0);
+    const manifest = JSON.parse(r.out) as {
+      id: string;
+      bots: {
+        botId: string;
+        scopes: string[];
+        supportsFiles: boolean;
+        commandLists: { commands: { title: string }[] }[];
+      }[];
+    };
+    expect(manifest.id).toBe("11111111-2222-3333-4444-555555555555");
+    expect(manifest.bots[0]).toMatchObject({ botId: manifest.id, scopes: ["personal"], supportsFiles: true });
+    expect(manifest.bots[0]?.commandLists[0]?.commands.map((c) => c.title)).toEqual([
+      "new",
+      "compact",
+      "stop",
+      "yolo",
+      "link",
+      "unlink",
+      "sessions",
+      "status",
+      "help",
+      "model",
+    ]);
+    const missing = await run(["teams", "manifest"]);
+    expect(missing.code).toBe(2);
+    const unknown = await run(["teams", "nothing"]);
+    expect(unknown.code).toBe(2);
+    expect(unknown.err).toContain("parley teams manifest");
+  });
+});

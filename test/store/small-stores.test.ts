@@ -41,6 +41,50 @@ describe("cursors", () => {
   });
 });
 
+describe("channel routes", () => {
+  it("a conversation's route is kept per channel, replaced in place, listed newest first, forgotten on demand", async () => {
+    let t = 1_000;
+    const store = await open(home.dir, { now: () => t });
+    expect(await store.routes.get("teams", "a:1")).toBeUndefined();
+    await store.routes.put({
+      channel: "teams",
+      conversation: "a:1",
+      address: { serviceUrl: "https://x/" },
+      owner: "ann@x.example",
+    });
+    t = 2_000;
+    await store.routes.put({
+      channel: "teams",
+      conversation: "a:2",
+      address: { serviceUrl: "https://y/" },
+      owner: "bob@x.example",
+    });
+    await store.routes.put({ channel: "other", conversation: "a:1", address: null, owner: "zed" });
+    t = 3_000;
+    await store.routes.put({
+      channel: "teams",
+      conversation: "a:1",
+      address: { serviceUrl: "https://z/" },
+      owner: "ann@x.example",
+    });
+    await store.close();
+    const reopened = await open(home.dir);
+    expect(await reopened.routes.get("teams", "a:1")).toEqual({
+      channel: "teams",
+      conversation: "a:1",
+      address: { serviceUrl: "https://z/" },
+      owner: "ann@x.example",
+      updatedAtMs: 3_000,
+    });
+    expect((await reopened.routes.list("teams")).map((r) => r.conversation)).toEqual(["a:1", "a:2"]);
+    expect(await reopened.routes.forget("teams", "a:1")).toBe(true);
+    expect(await reopened.routes.forget("teams", "a:1")).toBe(false);
+    expect((await reopened.routes.list("teams")).map((r) => r.conversation)).toEqual(["a:2"]);
+    expect(await reopened.routes.get("other", "a:1")).toMatchObject({ owner: "zed", address: null });
+    await reopened.close();
+  });
+});
+
 describe("agent sessions", () => {
   it("remembers which agent session a parley session was bound to, per agent", async () => {
     const store = await open(home.dir);

@@ -160,6 +160,12 @@ export class PendingApprovals {
     return this.entries.size > 0;
   }
 
+  /** Whether this prompt is open AND `nonce` is its own (no audit, nothing settled: a check before acting). */
+  matches(sessionKey: string, requestId: string, nonce: string | null | undefined): boolean {
+    const entry = this.entries.get(PendingApprovals.key(sessionKey, requestId));
+    return entry !== undefined && nonceMatches(entry.nonce, nonce);
+  }
+
   /** Whether this exact prompt is still open under this session (no audit: a lookup, not a press). */
   isOpen(sessionKey: string, requestId: string): boolean {
     return this.entries.has(PendingApprovals.key(sessionKey, requestId));

@@ -51,15 +51,69 @@ export interface ChannelEntry<S extends ChannelSettings = ChannelSettings> {
    * hosts): accepted only from trusted configuration, never from a working-directory file.
    */
   securityKeys?: readonly string[];
-  /** The settings and secrets it still lacks to start (names only); empty when complete. */
-  missing(settings: S, env: Env): string[];
+  /**
+   * The settings and secrets it still lacks to start (names only); empty when complete. `home` is
+   * the data home, for a channel whose credential lives there (a linked device's keys).
+   */
+  missing(settings: S, env: Env, home?: string): string[];
+  /**
+   * Whether the channel's credential is kept in the data home instead of the environment (a
+   * WhatsApp linked device's keys). Its presence counts like a secret being set: the channel is then
+   * on by default. Reads files only; imports no SDK.
+   */
+  credentialsInHome?(home: string): boolean;
+  /**
+   * The platform's own view for `parley doctor` (origin, who the bot is, linked account, what it
+   * may do, permissions), asked once the section is configured or incomplete. One that calls the
+   * platform loads its SDK lazily; it never prints a secret. `healthy: false` makes doctor fail.
+   */
+  doctor?(input: ChannelDoctorInput<S>): ChannelDoctorReport | Promise<ChannelDoctorReport>;
+  /**
+   * Subcommands under `parley <name>` (WhatsApp's `link`, `unlink`): each loads what it needs
+   * lazily, like `load()`. The key is the subcommand's name.
+   */
+  cli?: Readonly<Record<string, ChannelCliCommand<S>>>;
   /** Load the module (and with it the SDK) only when the channel is configured. */
   load(): Promise<ChannelModule<S>>;
+}
+
+export interface ChannelDoctorInput<S> {
+  settings: S;
+  env: Env;
+  home: string;
+}
+
+/** A channel's lines for `parley doctor` (each already prefixed ✓ / ✗ / - as the report reads). */
+export interface ChannelDoctorReport {
+  lines: string[];
+  /** False when something keeps the channel from working (doctor then exits non-zero). */
+  healthy: boolean;
+}
+
+/** What a channel subcommand gets: its settings, the data home, and the terminal. */
+export interface ChannelCliContext<S> {
+  settings: S;
+  env: Env;
+  home: string;
+  /** The words after `parley <channel> <subcommand>`. */
+  args: readonly string[];
+  out: (line: string) => void;
+  err: (line: string) => void;
+  /** Resolves when the process is asked to stop (SIGINT/SIGTERM). */
+  stopSignal: () => Promise<string>;
+}
+
+export interface ChannelCliCommand<S = ChannelSettings> {
+  /** One line for `parley --help` ("link [--phone +4917…]"). */
+  usage: string;
+  help: string;
   /**
-   * Extra `doctor` lines for a configured channel (where its token goes, what it will discover):
-   * settings only, no network and never a secret.
+   * True for a command that only reads settings (prints a manifest): it may run beside a running
+   * gateway. Otherwise it holds the data home's lock, as the gateway does.
    */
-  doctorLines?(settings: S): string[];
+  readsSettingsOnly?: boolean;
+  /** The exit code: 0 ok, 1 failed, 2 usage. */
+  run(ctx: ChannelCliContext<S>): Promise<number>;
 }
 
 /** Every section has `enabled`; unset means "on when its credentials are set". */
@@ -138,12 +192,23 @@ export function probeChannel(
   settings: ChannelSettings,
   env: Env,
   sectionPresent: boolean,
+  home?: string,
 ): ChannelProbe {
   if (settings.enabled === false) return { status: "disabled" };
-  const secretSet = entry.secretEnv.some((name) => (env[name] ?? "").trim() !== "");
-  if (settings.enabled === undefined && !sectionPresent && !secretSet && entry.secretEnv.length > 0)
-    return { status: "disabled", note: `set ${entry.secretEnv.join(" or ")} to enable` };
-  const missing = entry.missing(settings, env);
+  const secretSet =
+    entry.secretEnv.some((name) => (env[name] ?? "").trim() !== "") ||
+    (home !== undefined && entry.credentialsInHome?.(home) === true);
+  // A channel with a credential of any kind stays off until it has one or is configured.
+  const needsCredential = entry.secretEnv.length > 0 || entry.credentialsInHome !== undefined;
+  if (settings.enabled === undefined && !sectionPresent && !secretSet && needsCredential)
+    return {
+      status: "disabled",
+      note:
+        entry.secretEnv.length > 0
+          ? `set ${entry.secretEnv.join(" or ")} to enable`
+          : `link it to enable (parley ${entry.name} link)`,
+    };
+  const missing = entry.missing(settings, env, home);
   return missing.length ? { status: "incomplete", missing } : { status: "configured" };
 }
 

@@ -128,6 +128,19 @@ export class TurnParts {
     return id;
   }
 
+  /**
+   * The messages an earlier run landed beyond the parts this run has delivered so far, in order.
+   * Asked once the turn is done: they belong to an answer this run replaced (a longer first try, a
+   * prompt the second run never asked), so the renderer retires them rather than leave them looking
+   * current, or live.
+   */
+  leftovers(): string[] {
+    return [...this.earlier.values()]
+      .filter((p) => p.partIndex >= this.next && p.state === "landed" && p.platformMessageId)
+      .sort((a, b) => a.partIndex - b.partIndex)
+      .map((p) => p.platformMessageId as string);
+  }
+
   private keyOf(index: number): string {
     return `${this.turnId}#${index}`;
   }

@@ -53,6 +53,7 @@ import type {
   IncomingMessage,
   OutboundFilePolicy,
   PickerSurface,
+  TurnGuards,
 } from "./surface.js";
 import { NOTHING, placeOf } from "./surface.js";
 
@@ -91,6 +92,11 @@ export interface HubOptions<A, P> {
   binder?: SessionBinder | undefined;
   /** A gate after commands, before the agent (e.g. a group Topic answering only when mentioned). */
   admit?(message: IncomingMessage<A, P>): boolean;
+  /**
+   * What this message's sender is not allowed (surface.ts `TurnGuards`): decided from the message
+   * itself, so a message resumed after a restart is held to the same rules.
+   */
+  guards?(message: IncomingMessage<A, P>): TurnGuards;
 }
 
 /** Where a message runs: the conversation's own session, or a resumed one. */
@@ -343,10 +349,12 @@ export class ConversationHub<A, P = undefined> {
     const files = message.attachments ?? [];
     // A file's caption is content for the agent, never a command or a typed approval answer.
     const interpret = (message.interpretCommands ?? true) && files.length === 0;
+    const guards = this.o.guards?.(message) ?? {};
     let text = message.text;
     let override: QueueMode | undefined;
     if (interpret) {
-      if (await this.typedVerdict(message, nativeKey)) return NOTHING;
+      // Only a sender who may answer prompts answers one; anyone else's "1" is just a message.
+      if (guards.answersApprovals !== false && (await this.typedVerdict(message, nativeKey))) return NOTHING;
       const parsed = message.parsed !== undefined ? message.parsed : this.o.commands.parse(text);
       if (parsed?.kind === "foreign") return NOTHING;
       if (parsed?.kind === "unknown") {
@@ -390,7 +398,9 @@ export class ConversationHub<A, P = undefined> {
       if (stripped.onlyModifier && files.length === 0) return NOTHING;
       text = stripped.text;
     }
-    return this.submit(key, message, text, { interpret, override });
+    // A sender who may not steer is held behind the receipt, whatever the mode or directive.
+    if (guards.steer === false) override = "queue";
+    return this.submit(key, message, text, { interpret, override, guards });
   }
 
   /**
@@ -400,7 +410,13 @@ export class ConversationHub<A, P = undefined> {
    */
   async press(
     address: A,
-    p: { requestId: string; nonce: string | null | undefined; verdict: ApprovalVerdict },
+    p: {
+      requestId: string;
+      nonce: string | null | undefined;
+      verdict: ApprovalVerdict;
+      /** What the prompt shows once decided, when the press did more than the verdict says. */
+      label?: string;
+    },
   ): Promise<{ ok: true; label: string } | { ok: false; text: string }> {
     const keys = this.conversationKeys(address);
     const key = keys.find((k) => this.approvals.registry.isOpen(k, p.requestId)) ?? keys[0] ?? "";
@@ -408,9 +424,19 @@ export class ConversationHub<A, P = undefined> {
     const renderer = this.active.get(key);
     if (this.approvals.widget.press(key, p.requestId, p.nonce, p.verdict) === RECEIPT_EXPIRED)
       return { ok: false, text: RECEIPT_EXPIRED };
-    const label = approvalOutcomeLabel(p.verdict);
+    const label = p.label ?? approvalOutcomeLabel(p.verdict);
     await renderer?.markApproval?.(p.requestId, label);
     return { ok: true, label };
+  }
+
+  /**
+   * Whether a press with this nonce would land on an open prompt of this conversation, without
+   * settling it: for a press that must do something first (arm a grant) only when it will count.
+   */
+  promptOpen(address: A, p: { requestId: string; nonce: string | null | undefined }): boolean {
+    return this.conversationKeys(address).some((k) =>
+      this.approvals.registry.matches(k, p.requestId, p.nonce),
+    );
   }
 
   /** A press on a posted model list: a refusal for the presser, or the switch under way. */
@@ -569,7 +595,7 @@ export class ConversationHub<A, P = undefined> {
     key: string,
     message: IncomingMessage<A, P>,
     text: string,
-    opts: { interpret: boolean; override: QueueMode | undefined },
+    opts: { interpret: boolean; override: QueueMode | undefined; guards: TurnGuards },
   ): Promise<Dispatched> {
     let started: () => void = () => {};
     const running = new Promise<"ran">((resolve) => {
@@ -584,6 +610,7 @@ export class ConversationHub<A, P = undefined> {
       attachments: files,
       ...(message.messageId !== undefined ? { messageId: message.messageId } : {}),
       ...(message.extra !== undefined ? { extra: message.extra } : {}),
+      ...(Object.keys(opts.guards).length > 0 ? { guards: opts.guards } : {}),
     };
     const item: QueuedItem<HubPayload<P>> = {
       text,
@@ -700,10 +727,15 @@ export class ConversationHub<A, P = undefined> {
       extras: items.map((i) => i.payload?.extra),
       parts,
       ...(last?.messageId !== undefined ? { messageId: last.messageId } : {}),
+      denyPrompt: (requestId, nonce) => void this.approvals.widget.press(key, requestId, nonce, "deny"),
     });
     // Every combined message's files, in arrival order; fetched and deleted inside the pipeline.
     const refs = items.flatMap((i) => i.payload?.attachments ?? []);
     const extras = items.map((i) => i.payload?.extra);
+    // A burst answered as one turn is held to the strictest of its senders' guards.
+    const guards = items.flatMap((i) => (i.payload?.guards ? [i.payload.guards] : []));
+    const notes = [...new Set(guards.flatMap((g) => (g.promptNote ? [g.promptNote] : [])))];
+    const prompt = notes.length > 0 ? `${notes.join("\n\n")}\n\n${text}` : text;
     const attachments =
       refs.length > 0 && this.o.surface.attachments
         ? this.o.surface.attachments({ refs, extras }, address)
@@ -714,7 +746,7 @@ export class ConversationHub<A, P = undefined> {
       result = await runTurnPipeline(this.pipeline, {
         sessionKey: key,
         channelType: this.channel,
-        text,
+        text: prompt,
         renderer,
         release,
         turnId: parts.turnId,
@@ -725,6 +757,7 @@ export class ConversationHub<A, P = undefined> {
         policy: {
           approvalMode: this.approvalMode,
           decider: this.decider(key),
+          ...(guards.some((g) => g.denyAllTools) ? { denyAllTools: true } : {}),
           // Read per request: a revoke lands on the very next tool.
           autoApproveSession: () => this.grant.isActive(),
         },

@@ -7,6 +7,7 @@
  */
 import type { ApprovalVerdict } from "../approval/approvals.js";
 import type { Timers } from "../base/clock.js";
+import type { Logger } from "../base/logger.js";
 import { oneLine } from "../text/clip.js";
 import type { SessionResumeCause } from "../turn/provider-events.js";
 import type { PromptOption } from "../turn/renderer.js";
@@ -29,6 +30,24 @@ export function turnStatusLine(
     return `⚠️ ${line}`;
   }
   return line;
+}
+
+/**
+ * The footer's context figure, read as the turn ends: the session's own, else what the last
+ * compaction reported. A source that fails gives no figure (no chip rather than a reassuring green
+ * one), and the failure is logged.
+ */
+export async function contextUsageAtEnd(
+  source: (() => number | undefined | Promise<number | undefined>) | undefined,
+  fallback: number | undefined,
+  logger: Pick<Logger, "debug">,
+): Promise<number | undefined> {
+  try {
+    return (await source?.()) ?? fallback;
+  } catch (error) {
+    logger.debug("context usage unavailable", { error: String(error) });
+    return undefined;
+  }
 }
 
 /**

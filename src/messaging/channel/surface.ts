@@ -38,6 +38,27 @@ export interface HubPayload<P> {
   extra?: P;
   /** The journaled messages this item answers: completed when the turn that takes it ends. */
   tickets: readonly IntakeTicket[];
+  /** What its sender is not allowed (the channel's `guards`); the turn takes the strictest. */
+  guards?: TurnGuards;
+}
+
+/**
+ * What a channel withholds from one message's sender: someone admitted to talk to the agent is not
+ * necessarily admitted to make it act (a WhatsApp contact the operator let in, a group member).
+ * Every field left out means "no restriction", so a channel without guards behaves as before.
+ */
+export interface TurnGuards {
+  /** Every tool request of the turn answering it is denied, ahead of every approve path (/yolo too). */
+  denyAllTools?: boolean;
+  /** False: never folded into a running turn (which may be someone else's); held behind the receipt. */
+  steer?: boolean;
+  /** False: a bare 1/2/3 is an ordinary message, never the answer to an open approval prompt. */
+  answersApprovals?: boolean;
+  /**
+   * Said to the agent ahead of the message (a group's rules, who will read the answer); never shown
+   * in the chat and never recorded as the user's words.
+   */
+  promptNote?: string;
 }
 
 /** Which local files an answer may ship (a renderer with outbound files asks at its seal). */
@@ -61,6 +82,11 @@ export interface TurnStart<P> {
    * run landed instead of posting it twice.
    */
   parts: TurnParts;
+  /**
+   * Deny an open prompt of this turn at once: its widget never reached the user (the post failed),
+   * so nothing can answer it and waiting out the approval window would only stall the turn.
+   */
+  denyPrompt?(requestId: string, nonce: string): void;
 }
 
 /** Posts a list as tappable choices and settles it; the hub keeps the list (PickerRegistry). */

@@ -1,13 +1,23 @@
 /**
  * The one download discipline for files users send: a platform hands over a reference, the channel
  * turns it into a URL it has validated, and the bytes come through here. No redirect is followed
- * (it could leave the admitted origin), the whole download shares one time bound, the bytes READ
- * are counted whatever the headers claim, and stopping early (a cap, a refusal, the turn's stop)
- * releases the connection instead of draining it. Which hosts are admitted, and which headers are
- * sent, is each channel's decision. Layer: messaging (fetch and timers injected).
+ * unless the channel admits each hop itself (it could leave the admitted origin), the whole
+ * download shares one time bound, the bytes READ are counted whatever the headers claim, and
+ * stopping early (a cap, a refusal, the turn's stop) releases the connection instead of draining
+ * it. Which hosts are admitted, and which headers are sent, is each channel's decision. Layer:
+ * messaging (fetch and timers injected).
  */
 import type { Timers } from "../base/clock.js";
 import { realClock } from "../base/clock.js";
+
+/** One hop of a download, as the channel admitted it. */
+export interface DownloadTarget {
+  url: URL;
+  /** Headers for this hop alone (a credential decided for this host is never carried to the next). */
+  headers?: Readonly<Record<string, string>>;
+  /** Handed to fetch as `dispatcher` (undici): e.g. a connection pinned to the vetted addresses. */
+  dispatcher?: unknown;
+}
 
 export interface BoundedDownloadOptions {
   timers?: Timers;
@@ -17,13 +27,22 @@ export interface BoundedDownloadOptions {
   maxBytes: number;
   /** Names the server in refusal text ("the file server", "Telegram's file server"). */
   serverName?: string;
+  /**
+   * Headers sent with the first GET, for a file server that needs a credential (Slack's bot token):
+   * the credential reaches the admitted URL and nothing else (a redirect's hop sends only what its
+   * `admit` returns). Default: none, so whatever authorizes the download must already be in the URL.
+   */
+  headers?: Readonly<Record<string, string>>;
   /** Injected for tests; the global fetch otherwise. */
   fetch?: typeof fetch;
   /**
-   * Headers besides Accept, for a platform whose file URLs are authorized by a header (Webex's
-   * bearer token); the channel's `resolve` must then admit only the host that token belongs to.
+   * Follow at most `max` redirects, each admitted afresh by `admit` (it throws to refuse the hop);
+   * absent, a redirect is refused.
    */
-  headers?: Readonly<Record<string, string>>;
+  redirects?: {
+    max: number;
+    admit(location: URL, hop: number, signal: AbortSignal): DownloadTarget | Promise<DownloadTarget>;
+  };
 }
 
 export const DEFAULT_DOWNLOAD_TIMEOUT_MS = 60_000;
@@ -34,7 +53,7 @@ export const DEFAULT_DOWNLOAD_TIMEOUT_MS = 60_000;
  * throw, before any connection, for a URL the channel does not admit.
  */
 export async function* boundedDownload(
-  resolve: (signal: AbortSignal) => URL | Promise<URL>,
+  resolve: (signal: AbortSignal) => URL | DownloadTarget | Promise<URL | DownloadTarget>,
   signal: AbortSignal,
   opts: BoundedDownloadOptions,
 ): AsyncGenerator<Uint8Array> {
@@ -51,20 +70,39 @@ export async function* boundedDownload(
   );
   let reader: ReadableStreamDefaultReader<Uint8Array> | undefined;
   try {
-    const url = await withAbortReason(Promise.resolve(resolve(abort.signal)), abort.signal);
-    const res = await withAbortReason(
-      (opts.fetch ?? fetch)(url, {
-        method: "GET",
-        redirect: "manual",
-        // No cookies; no Authorization unless the channel passes one for a host it admitted.
-        headers: { ...opts.headers, accept: "*/*" },
-        signal: abort.signal,
-      }),
-      abort.signal,
-    );
-    if (res.status >= 300 && res.status < 400) {
+    const first = await withAbortReason(Promise.resolve(resolve(abort.signal)), abort.signal);
+    let target: DownloadTarget = first instanceof URL ? { url: first } : first;
+    let res: Response;
+    for (let hop = 0; ; hop += 1) {
+      res = await withAbortReason(
+        (opts.fetch ?? fetch)(target.url, {
+          method: "GET",
+          redirect: "manual",
+          // No cookies; a credential only where the channel decided this very host gets one: the
+          // options' headers go to the admitted first URL alone, a redirect's hop gets its own.
+          headers: { accept: "*/*", ...(hop === 0 ? opts.headers : undefined), ...target.headers },
+          signal: abort.signal,
+          ...(target.dispatcher !== undefined ? { dispatcher: target.dispatcher } : {}),
+        } as RequestInit),
+        abort.signal,
+      );
+      if (res.status < 300 || res.status >= 400) break;
       await discard(res);
-      throw new Error(`${server} answered with a redirect, which is not followed`);
+      const location = res.headers.get("location");
+      if (!opts.redirects || !location)
+        throw new Error(`${server} answered with a redirect, which is not followed`);
+      if (hop >= opts.redirects.max)
+        throw new Error(`${server} redirected more than ${opts.redirects.max} times`);
+      let next: URL;
+      try {
+        next = new URL(location, target.url);
+      } catch {
+        throw new Error(`${server} redirected to an invalid address`);
+      }
+      target = await withAbortReason(
+        Promise.resolve(opts.redirects.admit(next, hop + 1, abort.signal)),
+        abort.signal,
+      );
     }
     if (!res.ok) {
       await discard(res);

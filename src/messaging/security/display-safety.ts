@@ -163,6 +163,10 @@ function renderingsMayDiffer(literal: string): boolean {
  * deleting `_` also unmakes every other key's prefix (`ghs_…` reads `ghs…`): adopted while another
  * key still hid in a `_`-keeping form, it would show that key's body with nothing left to match it.
  */
+export function displayReadings(text: string): Generator<string> {
+  return readingsFor(text);
+}
+
 function* readingsFor(text: string): Generator<string> {
   const formatChars = NON_ASCII.test(text) && HAS_FORMAT_CHAR.test(text);
   const literal = formatChars ? text.replace(FORMAT_CHARS, "") : text;
@@ -172,8 +176,10 @@ function* readingsFor(text: string): Generator<string> {
   // Without `_` the one pass keeps every `_` there is, so it is given with the forms that keep it.
   const once = rendered ? deleteDelimiters(unlinked, DELIMITERS, formatChars) : literal;
   const hasUnderscore = text.includes("_");
-  if (rendered) yield hasUnderscore ? deleteDelimiters(unlinked, DELIMITERS_BUT_UNDERSCORE, formatChars) : once;
-  const plain = literal.includes("\\") || literal.includes("&") ? decodeCharacterReferences(literal) : literal;
+  if (rendered)
+    yield hasUnderscore ? deleteDelimiters(unlinked, DELIMITERS_BUT_UNDERSCORE, formatChars) : once;
+  const plain =
+    literal.includes("\\") || literal.includes("&") ? decodeCharacterReferences(literal) : literal;
   const decodes = plain !== literal;
   if (decodes) {
     yield plain;

@@ -57,27 +57,6 @@ export function sessionKey(channelType: string, conversationId: string): string 
   return `${channelType}:${conversationId}`;
 }
 
-// A real thread_ts is 10 digits + 6; both runs are bounded so a long digit string cannot backtrack.
-const SLACK_TS_RE = /^[0-9]{1,20}\.[0-9]{1,20}$/;
-
-/** True iff `key` is a bare (pre-namespace) Slack thread_ts. */
-export function isLegacySlackKey(key: string): boolean {
-  return SLACK_TS_RE.test(key);
-}
-
-/** Namespaces a bare Slack thread_ts; every other key passes through untouched. */
-export function canonicalKey(key: string): string {
-  return isLegacySlackKey(key) ? sessionKey(SLACK_NAMESPACE, key) : key;
-}
-
-/** The bare thread_ts behind a `slack:<ts>` key, so a not-yet-migrated row still resolves. */
-export function legacyKey(key: string): string | null {
-  const prefix = `${SLACK_NAMESPACE}:`;
-  if (!key.startsWith(prefix)) return null;
-  const rest = key.slice(prefix.length);
-  return isLegacySlackKey(rest) ? rest : null;
-}
-
 // A live key uses ':'; a persisted file stem has ':' folded to '_'. Both spell the same namespace.
 function inNamespace(key: string, ns: string): boolean {
   return key.startsWith(`${ns}:`) || key.startsWith(`${ns}_`);
@@ -111,7 +90,7 @@ function genOf(segment: string | undefined): number | null {
 
 /**
  * Parse `{surface}:{agent}:{chatType}:{scope…}[:genN]`; null for anything else. Strict on purpose:
- * legacy shapes (bare ts, `slack:<ts>`, `dashboard:` keys) predate the grammar, and a wrong
+ * a shape outside the grammar (a bare id, `dashboard:` keys) is not addressable, and a wrong
  * decomposition would route to the wrong person where null merely means "not addressable".
  */
 export function parseSessionKey(key: string): ParsedSessionKey | null {

@@ -20,7 +20,7 @@ import type { AuditSink } from "../security/audit.js";
 import { redactForDisplay } from "../security/display-safety.js";
 import { oneLine } from "../text/clip.js";
 import type { ChannelLink } from "./keys.js";
-import { canonicalKey, channelNamespaceOf, parseSessionKey, sameLocation } from "./keys.js";
+import { channelNamespaceOf, parseSessionKey, sameLocation } from "./keys.js";
 import type { ResumeExpectation, ResumeExpectations } from "./resume-expectations.js";
 import type { SessionStore } from "./session-store.js";
 import { conversationOf, MirrorOwnershipError } from "./session-store.js";
@@ -122,7 +122,7 @@ export function offerableSessions(
   options: OfferableOptions = {},
 ): SessionChoice[] {
   const namespaces = new Set(options.namespaces ?? DEFAULT_RESUME_NAMESPACES);
-  const excluded = new Set([...(options.exclude ?? [])].map(canonicalKey));
+  const excluded = new Set(options.exclude ?? []);
   const limit = Math.max(0, Math.floor(options.limit ?? 10));
   const redact = options.redact ?? defaultRedact;
   const choices: SessionChoice[] = [];
@@ -381,7 +381,7 @@ export class SessionBinder {
     }
     // Bootstrap: a binding made elsewhere with no record yet is still the user's explicit attachment.
     if (!record) return { kind: "route", sessionKey: owner, resumed: true };
-    if (!record.retired && canonicalKey(record.key) === owner) {
+    if (!record.retired && record.key === owner) {
       return { kind: "route", sessionKey: owner, resumed: true };
     }
     const title = this.titleFor(owner);
@@ -498,7 +498,7 @@ export class SessionBinder {
    */
   async pick(location: ChannelLink, choice: SessionChoice, who: string): Promise<ResumeReply> {
     const conv = this.conversationKeyOf(location);
-    const key = canonicalKey(choice.key);
+    const key = choice.key;
     const fields = { channel: this.channel, conversation: conv, who, key };
     const refuse = (reason: string, text: string, outcome: "refused" | "failed" = "refused"): ResumeReply => {
       this.audit.log(`${AUDIT_OP}.pick`, outcome, { ...fields, reason });

@@ -8,7 +8,7 @@
 import type { Logger } from "../base/logger.js";
 import { silentLogger } from "../base/logger.js";
 import type { ChannelLink, LinkStore } from "./keys.js";
-import { canonicalKey, sameLocation, splitDmSessionKey } from "./keys.js";
+import { sameLocation, splitDmSessionKey } from "./keys.js";
 
 export type TitleKind = "auto" | "manual";
 export type DeliveryLeg = "origin" | "mirror";
@@ -87,8 +87,7 @@ export interface SessionStore extends LinkStore {
  * the bucket: otherwise /new silently re-enables mirroring after /unlink.
  */
 export function conversationOf(key: string): string {
-  const canonical = canonicalKey(key);
-  return splitDmSessionKey(canonical)?.[0] ?? canonical;
+  return splitDmSessionKey(key)?.[0] ?? key;
 }
 
 function copyLink(link: ChannelLink): ChannelLink {
@@ -127,7 +126,7 @@ export class MemorySessionStore implements SessionStore {
 
   constructor(options: MemorySessionStoreOptions = {}) {
     this.log = options.logger ?? silentLogger;
-    for (const row of options.rows ?? []) this.rows.set(canonicalKey(row.sessionKey), copyRow(row));
+    for (const row of options.rows ?? []) this.rows.set(row.sessionKey, copyRow(row));
   }
 
   // ── persistence hooks (no-ops in memory) ──────────────────────────────────────────────────────
@@ -180,18 +179,17 @@ export class MemorySessionStore implements SessionStore {
 
   private row(key: string): SessionRow | undefined {
     this.readable();
-    return this.rows.get(canonicalKey(key));
+    return this.rows.get(key);
   }
 
   /** The row to mutate, created on demand; every caller must finish with `this.changed()`. */
   private writable(key: string): SessionRow {
     if (this.state !== "open") throw new Error(`session store is ${this.state}; write refused`);
-    const k = canonicalKey(key);
-    this.rowTouched(k);
-    let row = this.rows.get(k);
+    this.rowTouched(key);
+    let row = this.rows.get(key);
     if (!row) {
-      row = emptyRow(k);
-      this.rows.set(k, row);
+      row = emptyRow(key);
+      this.rows.set(key, row);
     }
     return row;
   }
@@ -208,7 +206,7 @@ export class MemorySessionStore implements SessionStore {
 
   deleteSession(key: string): boolean {
     this.writable(key);
-    const removed = this.rows.delete(canonicalKey(key));
+    const removed = this.rows.delete(key);
     this.changed();
     return removed;
   }
@@ -236,17 +234,16 @@ export class MemorySessionStore implements SessionStore {
    * sibling generation of the same conversation is not a rival, so its binding moves over.
    */
   setMirrorLink(key: string, link: ChannelLink): void {
-    const k = canonicalKey(key);
-    const mine = conversationOf(k);
+    const mine = conversationOf(key);
     this.readable();
     const siblings: SessionRow[] = [];
     for (const row of this.rows.values()) {
-      if (row.sessionKey === k || !row.mirrorLink || !sameLocation(row.mirrorLink, link)) continue;
+      if (row.sessionKey === key || !row.mirrorLink || !sameLocation(row.mirrorLink, link)) continue;
       if (conversationOf(row.sessionKey) !== mine)
         throw new MirrorOwnershipError(copyLink(link), row.sessionKey);
       siblings.push(row);
     }
-    const target = this.writable(k);
+    const target = this.writable(key);
     for (const row of siblings) delete this.writable(row.sessionKey).mirrorLink;
     target.mirrorLink = copyLink(link);
     this.changed();

@@ -199,6 +199,32 @@ export interface CursorStore {
   advance(name: string, value: number): Promise<number>;
 }
 
+/**
+ * Where a conversation is reached, for a platform that offers no lookup (Teams: the serviceUrl an
+ * activity arrived with). Written only after its sender was authorized; read by proactive sends
+ * and by a restarted gateway; forgotten when the platform refuses the conversation for good.
+ */
+export interface ChannelRoute {
+  channel: string;
+  /** The platform's conversation id. */
+  conversation: string;
+  /** The channel's own form of the address (plain data it alone reads). */
+  address: JsonValue;
+  /** The authorized identity the conversation belongs to. */
+  owner: string;
+  updatedAtMs: number;
+}
+
+export interface RouteStore {
+  /** Insert or replace the route of (channel, conversation). */
+  put(route: Omit<ChannelRoute, "updatedAtMs">): Promise<void>;
+  get(channel: string, conversation: string): Promise<ChannelRoute | undefined>;
+  /** Every route of a channel, most recently written first. */
+  list(channel: string): Promise<ChannelRoute[]>;
+  /** True when a route was removed. */
+  forget(channel: string, conversation: string): Promise<boolean>;
+}
+
 export interface AuditStore {
   append(records: readonly AuditRecord[]): Promise<void>;
   /** The newest `n` records, oldest first. */
@@ -242,6 +268,7 @@ export interface ParleyStore {
   readonly transcripts: TranscriptStore;
   readonly resume: ResumeRecordStore;
   readonly cursors: CursorStore;
+  readonly routes: RouteStore;
   readonly audit: AuditStore;
   /** Runs a full integrity check: seconds on a large database, so for doctor, not for a hot path. */
   health(): Promise<StoreHealth>;

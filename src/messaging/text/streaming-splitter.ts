@@ -115,6 +115,56 @@ export class StreamingSplitter {
     return this.#reopen + this.#body + this.#frag;
   }
 
+  /**
+   * The prefix of `tail` that every later append keeps at the start of the chunk being filled: what a
+   * surface that streams by APPENDING (nothing shown can be taken back) may show of it now. The cut
+   * ladder only ever moves whole lines into the next chunk, and only these: the lines after a
+   * paragraph break at least halfway in, and a table row that is the chunk's last line (it moves with
+   * its header). So the committed text is every placed line up to the first such paragraph break,
+   * less a trailing table row, and never the unfinished line; trailing whitespace waits, because a
+   * seal outside a fence strips it. Conservative: the sealed chunk may hold more, never less.
+   */
+  get committed(): string {
+    if (this.#finished) return "";
+    if (this.#disabled) return this.#held;
+    if (this.#started) return this.#committedNow();
+    // Nothing decided yet: on overflow the same ladder decides over the same text, so a probe fed
+    // what is held (in started mode) decides the first chunk now. Without an overflow the chunk is
+    // the held text whole; only what both futures begin with is certain.
+    const probe = new StreamingSplitter(this.#limit, { reserve: this.#limit - this.#budget });
+    probe.#started = true;
+    probe.#feed(this.#held);
+    const first = probe.#sealed[0] ?? probe.#committedNow();
+    const held = this.#held;
+    let i = 0;
+    while (i < first.length && i < held.length && first.charCodeAt(i) === held.charCodeAt(i)) i++;
+    // Never end between the halves of a surrogate pair.
+    if (i > 0 && isHigh(held.charCodeAt(i - 1))) i--;
+    return rstripPy(held.slice(0, i));
+  }
+
+  #committedNow(): string {
+    const n = this.#partFlags.length;
+    const half = Math.floor(this.#budget / 2);
+    let keep = n;
+    let at = this.#reopenCp;
+    let paragraph = false;
+    // The paragraph cut picks the LATEST qualifying break; everything up to the first one stays.
+    for (let j = 0; j < n - 1; j++) {
+      at += this.#partCp[j]!;
+      if (j >= 1 && (this.#partFlags[j]! & BLANK) !== 0 && at >= half) {
+        keep = j + 1;
+        paragraph = true;
+        break;
+      }
+    }
+    if (!paragraph && n >= 1 && (this.#partFlags[n - 1]! & TABLE) !== 0) keep = n - 1;
+    if (keep === 0) return "";
+    let len = 0;
+    for (let i = 0; i < keep; i++) len += this.#partLen[i]!;
+    return rstripPy(this.#reopen + this.#body.slice(0, len));
+  }
+
   /** Ends the stream; returns the remaining chunks (the tail, when there is one). */
   finish(): string[] {
     if (this.#finished) return [];
@@ -386,7 +436,8 @@ export class StreamingSplitter {
     // a cut (the line goes on in the next chunk) is cut hard too, or every chunk boundary a run lands on
     // would cost two more messages (`~~~…` then `~~~~~…` in one line made 8 chunks where 7 is the bound).
     const continuation = this.#cutOff !== "" && this.#budget >= FLOOD_GUARD_BUDGET;
-    if (end - k < LONG_MARKER_RUN && !continuation) return clean;
+    // Under three markers no fence opens at all (and a cut two before the end would cut nothing).
+    if (end - k < 3 || (end - k < LONG_MARKER_RUN && !continuation)) return clean;
     // Spaces and markers are one unit each, so an index is also a code-point count here.
     if (end > widestIndex) return [widestIndex, widest];
     return [end - 2, end - 2];

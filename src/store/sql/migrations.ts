@@ -136,10 +136,24 @@ async function initial(db: AnyDb, dialect: SqlDialectName): Promise<void> {
     .execute();
 }
 
+/** Where a conversation is reached, per channel (Teams' serviceUrl): see RouteStore. */
+async function channelRoutes(db: AnyDb): Promise<void> {
+  await db.schema
+    .createTable("channel_route")
+    .addColumn("channel", "text", (c) => c.notNull())
+    .addColumn("conversation", "text", (c) => c.notNull())
+    .addColumn("address", "text", (c) => c.notNull())
+    .addColumn("owner", "text", (c) => c.notNull())
+    .addColumn("updated_at_ms", "bigint", (c) => c.notNull())
+    .addPrimaryKeyConstraint("channel_route_pk", ["channel", "conversation"])
+    .execute();
+}
+
 /** Every migration this build knows, by name; the 4-digit prefix is the schema version it yields. */
 function migrations(dialect: SqlDialectName): Record<string, Migration> {
   return {
     "0001_initial": { up: (db) => initial(db, dialect) },
+    "0002_channel_routes": { up: (db) => channelRoutes(db) },
   };
 }
 

@@ -86,6 +86,15 @@ export interface CursorTable {
   updated_at_ms: number;
 }
 
+export interface ChannelRouteTable {
+  channel: string;
+  conversation: string;
+  /** JSON: the channel's own form of the address. */
+  address: string;
+  owner: string;
+  updated_at_ms: number;
+}
+
 export interface AuditTable {
   id: Generated<number>;
   ts: string;
@@ -103,5 +112,6 @@ export interface ParleyDatabase {
   delivery: DeliveryTable;
   transcript: TranscriptTable;
   cursor: CursorTable;
+  channel_route: ChannelRouteTable;
   audit: AuditTable;
 }

@@ -7,7 +7,6 @@
 import type { TimerHandle, Timers } from "../../messaging/base/clock.js";
 import { realClock } from "../../messaging/base/clock.js";
 import type { Logger } from "../../messaging/base/logger.js";
-import { canonicalKey } from "../../messaging/session/keys.js";
 import { MemorySessionStore } from "../../messaging/session/session-store.js";
 import { StoreCorruptError } from "../../messaging/store/errors.js";
 import type { ParleyDb } from "./engine.js";
@@ -53,7 +52,7 @@ export class SqlSessionStore extends MemorySessionStore {
           cause: error,
         });
       }
-      this.rows.set(canonicalKey(row.sessionKey), row);
+      this.rows.set(row.sessionKey, row);
     }
     this.state = "open";
   }

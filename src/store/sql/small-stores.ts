@@ -1,15 +1,17 @@
 /**
- * The small repositories: agent session ids per session, advance-only cursors, audit rows.
- * Layer: store.
+ * The small repositories: agent session ids per session, advance-only cursors, channel routes,
+ * audit rows. Layer: store.
  */
 
 import type { AuditOutcome, AuditRecord } from "../../messaging/security/audit.js";
-import { canonicalKey } from "../../messaging/session/keys.js";
 import type {
   AgentSessionRef,
   AgentSessionStore,
   AuditStore,
+  ChannelRoute,
   CursorStore,
+  JsonValue,
+  RouteStore,
 } from "../../messaging/store/port.js";
 import type { ParleyDb, SqlEngine } from "./engine.js";
 import { toNumber } from "./engine.js";
@@ -24,7 +26,7 @@ export class SqlAgentSessionStore implements AgentSessionStore {
     const row = await this.db
       .selectFrom("agent_session")
       .select(["agent", "agent_session_id"])
-      .where("session_key", "=", canonicalKey(sessionKey))
+      .where("session_key", "=", sessionKey)
       .executeTakeFirst();
     return row ? { agent: row.agent, agentSessionId: row.agent_session_id } : undefined;
   }
@@ -35,7 +37,7 @@ export class SqlAgentSessionStore implements AgentSessionStore {
     const values = { agent: ref.agent, agent_session_id: ref.agentSessionId, updated_at_ms: this.now() };
     await this.db
       .insertInto("agent_session")
-      .values({ session_key: canonicalKey(sessionKey), ...values })
+      .values({ session_key: sessionKey, ...values })
       .onConflict((oc) => oc.column("session_key").doUpdateSet(values))
       .execute();
   }
@@ -43,7 +45,7 @@ export class SqlAgentSessionStore implements AgentSessionStore {
   async clear(sessionKey: string): Promise<boolean> {
     const result = await this.db
       .deleteFrom("agent_session")
-      .where("session_key", "=", canonicalKey(sessionKey))
+      .where("session_key", "=", sessionKey)
       .executeTakeFirst();
     return result.numDeletedRows > 0n;
   }
@@ -85,6 +87,69 @@ export class SqlCursorStore implements CursorStore {
       return toNumber(row.value);
     });
   }
+}
+
+export class SqlRouteStore implements RouteStore {
+  constructor(
+    private readonly db: ParleyDb,
+    private readonly now: () => number,
+  ) {}
+
+  async put(route: Omit<ChannelRoute, "updatedAtMs">): Promise<void> {
+    if (route.channel === "" || route.conversation === "")
+      throw new RangeError("route: empty channel or conversation");
+    const values = { address: JSON.stringify(route.address), owner: route.owner, updated_at_ms: this.now() };
+    await this.db
+      .insertInto("channel_route")
+      .values({ channel: route.channel, conversation: route.conversation, ...values })
+      .onConflict((oc) => oc.columns(["channel", "conversation"]).doUpdateSet(values))
+      .execute();
+  }
+
+  async get(channel: string, conversation: string): Promise<ChannelRoute | undefined> {
+    const row = await this.db
+      .selectFrom("channel_route")
+      .selectAll()
+      .where("channel", "=", channel)
+      .where("conversation", "=", conversation)
+      .executeTakeFirst();
+    return row ? routeOf(row) : undefined;
+  }
+
+  async list(channel: string): Promise<ChannelRoute[]> {
+    const rows = await this.db
+      .selectFrom("channel_route")
+      .selectAll()
+      .where("channel", "=", channel)
+      .orderBy("updated_at_ms", "desc")
+      .execute();
+    return rows.map(routeOf);
+  }
+
+  async forget(channel: string, conversation: string): Promise<boolean> {
+    const result = await this.db
+      .deleteFrom("channel_route")
+      .where("channel", "=", channel)
+      .where("conversation", "=", conversation)
+      .executeTakeFirst();
+    return result.numDeletedRows > 0n;
+  }
+}
+
+function routeOf(row: {
+  channel: string;
+  conversation: string;
+  address: string;
+  owner: string;
+  updated_at_ms: number | bigint | string;
+}): ChannelRoute {
+  return {
+    channel: row.channel,
+    conversation: row.conversation,
+    address: JSON.parse(row.address) as JsonValue,
+    owner: row.owner,
+    updatedAtMs: toNumber(row.updated_at_ms),
+  };
 }
 
 /** Rows per INSERT: far below every engine's bound-parameter limit (4 per row). */

@@ -11,7 +11,7 @@ import { SqlIntakeJournal } from "./intake.js";
 import { appliedMigrations, schemaVersionOf } from "./migrations.js";
 import { SqlResumeRecordStore } from "./resume-records.js";
 import { SqlSessionStore } from "./session-store.js";
-import { SqlAgentSessionStore, SqlAuditStore, SqlCursorStore } from "./small-stores.js";
+import { SqlAgentSessionStore, SqlAuditStore, SqlCursorStore, SqlRouteStore } from "./small-stores.js";
 import { SqlTranscriptStore } from "./transcripts.js";
 
 export interface SqlStoreOptions {
@@ -35,6 +35,7 @@ export class SqlParleyStore implements ParleyStore {
   readonly transcripts: SqlTranscriptStore;
   readonly resume: SqlResumeRecordStore;
   readonly cursors: SqlCursorStore;
+  readonly routes: SqlRouteStore;
   readonly audit: SqlAuditStore;
   private closed = false;
 
@@ -61,6 +62,7 @@ export class SqlParleyStore implements ParleyStore {
       ...(options.legacyResumeProblems ? { legacyProblems: options.legacyResumeProblems } : {}),
     });
     this.cursors = new SqlCursorStore(engine, now);
+    this.routes = new SqlRouteStore(db, now);
     this.audit = new SqlAuditStore(db);
   }
 

@@ -3,7 +3,6 @@
  * makes an append idempotent (unique per session), so a turn resumed after a crash never doubles a
  * line. Purges run the engine's afterPurge so deleted text does not linger in free pages. Layer: store.
  */
-import { canonicalKey } from "../../messaging/session/keys.js";
 import { StoreCorruptError } from "../../messaging/store/errors.js";
 import type {
   TranscriptAppend,
@@ -73,7 +72,7 @@ export class SqlTranscriptStore implements TranscriptStore {
     const inserted = await this.db
       .insertInto("transcript")
       .values({
-        session_key: canonicalKey(line.sessionKey),
+        session_key: line.sessionKey,
         turn_id: line.turnId ?? null,
         entry_key: line.entryKey ?? null,
         at_ms: line.atMs,
@@ -92,7 +91,7 @@ export class SqlTranscriptStore implements TranscriptStore {
     let query = this.db
       .selectFrom("transcript")
       .selectAll()
-      .where("session_key", "=", canonicalKey(sessionKey))
+      .where("session_key", "=", sessionKey)
       .orderBy("id", "desc")
       .limit(n);
     if (kinds) {
@@ -124,7 +123,7 @@ export class SqlTranscriptStore implements TranscriptStore {
 
   async purge(what: TranscriptPurge): Promise<number> {
     let query = this.db.deleteFrom("transcript");
-    if (what.scope === "session") query = query.where("session_key", "=", canonicalKey(what.sessionKey));
+    if (what.scope === "session") query = query.where("session_key", "=", what.sessionKey);
     else if (what.scope === "before") {
       if (!Number.isFinite(what.beforeMs))
         throw new RangeError(`transcript: cutoff must be finite: ${what.beforeMs}`);

@@ -52,6 +52,20 @@ describe("PendingApprovals", () => {
     expect(await t.verdict).toBe("approve");
   });
 
+  it("matches checks a nonce without settling, auditing or approving anything", async () => {
+    const audit = new MemoryAuditSink();
+    const reg = new PendingApprovals({ audit });
+    const t = reg.open("s", "r");
+    expect(reg.matches("s", "r", `${t.nonce}x`)).toBe(false);
+    expect(reg.matches("s", "other", t.nonce)).toBe(false);
+    expect(reg.matches("s", "r", t.nonce)).toBe(true);
+    expect(reg.isOpen("s", "r")).toBe(true);
+    expect(audit.records).toEqual([]);
+    expect(reg.resolve("s", "r", t.nonce, "deny")).toBe("resolved");
+    expect(reg.matches("s", "r", t.nonce)).toBe(false);
+    expect(await t.verdict).toBe("deny");
+  });
+
   it("keys by session AND request id", async () => {
     const reg = new PendingApprovals();
     const a = reg.open("s1", "r");

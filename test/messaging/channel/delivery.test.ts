@@ -159,4 +159,18 @@ describe("TurnParts", () => {
       "test: recording a delivery failed",
     ]);
   });
+
+  it("names what an earlier run landed beyond this run's parts: the leftovers to retire", async () => {
+    const store = await open(home.dir);
+    const platform = new Platform();
+    await run(store.deliveries, platform, ["a long first try", "its second part", "a prompt"]);
+    const second = await run(store.deliveries, platform, ["the shorter answer"]);
+    expect(second.ids).toEqual(["m1"]);
+    expect(second.parts.leftovers()).toEqual(["m2", "m3"]);
+    // A fresh turn has none; nor has a run that took every earlier part.
+    const third = await run(store.deliveries, platform, ["x", "y", "z"]);
+    expect(third.parts.leftovers()).toEqual([]);
+    expect(TurnParts.unrecorded().leftovers()).toEqual([]);
+    await store.close();
+  });
 });

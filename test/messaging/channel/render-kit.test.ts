@@ -1,7 +1,9 @@
 /** The render kit: what every channel shows the same way. */
 import { describe, expect, it } from "vitest";
+import { MemoryLogger } from "../../../src/messaging/base/logger.js";
 import {
   approvalOutcomeLabel,
+  contextUsageAtEnd,
   EditThrottle,
   noAnswerNotice,
   SerialQueue,
@@ -27,6 +29,16 @@ describe("render kit", () => {
     expect(/[\ud800-\udbff](?![\udc00-\udfff])/.test(body)).toBe(false);
     expect(steerChip("  two\nlines  ")).toBe("> ↪️ two lines\n\n");
     expect(steerChip("   ")).toBe("");
+  });
+
+  it("the context figure at turn end: the session's, else the last compaction's, none when the source fails", async () => {
+    const logger = new MemoryLogger();
+    expect(await contextUsageAtEnd(() => 42, 10, logger)).toBe(42);
+    expect(await contextUsageAtEnd(async () => undefined, 10, logger)).toBe(10);
+    expect(await contextUsageAtEnd(undefined, undefined, logger)).toBeUndefined();
+    const failing = async () => Promise.reject(new Error("unbound"));
+    expect(await contextUsageAtEnd(failing, 10, logger)).toBeUndefined();
+    expect(logger.entries.map((e) => e.message)).toEqual(["context usage unavailable"]);
   });
 
   it("the status line says how the turn ended", () => {

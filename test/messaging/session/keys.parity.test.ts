@@ -3,11 +3,8 @@ import { describe, expect, it } from "vitest";
 import {
   buildDmSessionKey,
   CHAT_TYPE_FORUM,
-  canonicalKey,
   channelNamespaceOf,
   type DmKeyOptions,
-  isLegacySlackKey,
-  legacyKey,
   parseSessionKey,
   SessionKeyError,
   sessionKey,
@@ -29,11 +26,14 @@ const all: ParityRecord[] = JSON.parse(
   readFileSync(new URL("../../../fixtures/parity/link.json", import.meta.url), "utf8"),
 );
 /**
- * Deliberate difference: two reference functions are not ported because no parley path runs them.
+ * Deliberate difference: reference functions not ported because no parley path runs them.
  * `telemetry_channel_of` labels metrics parley does not emit; `is_channel_session_key` gated the
- * reference's dashboard listing, which parley's web chat does not have.
+ * reference's dashboard listing, which parley's web chat does not have. The bare-`thread_ts` shim
+ * (`canonical_key`, `legacy_key`, `is_legacy_slack_key`) migrated the reference's pre-namespace
+ * Slack rows; parley never stored one (issue 17), so every key is kept exactly as given.
  */
-const NOT_PORTED = new Set(["telemetry_channel_of", "is_channel_session_key"]);
+const LEGACY_SHIM = ["canonical_key", "legacy_key", "is_legacy_slack_key"];
+const NOT_PORTED = new Set(["telemetry_channel_of", "is_channel_session_key", ...LEGACY_SHIM]);
 const records = all.filter((r) => !NOT_PORTED.has(r.fn));
 
 function str(value: unknown): string {
@@ -62,12 +62,6 @@ function call(record: ParityRecord): unknown {
   switch (record.fn) {
     case "session_key":
       return sessionKey(str(a), str(b));
-    case "canonical_key":
-      return canonicalKey(str(a));
-    case "legacy_key":
-      return legacyKey(str(a));
-    case "is_legacy_slack_key":
-      return isLegacySlackKey(str(a));
     case "channel_namespace_of":
       return channelNamespaceOf(str(a));
     case "split_dm_session_key":
@@ -95,18 +89,22 @@ describe("link.ts parity with the reference (fixtures/parity/link.json)", () => 
   });
 
   it("names the reference functions deliberately not ported, and how many records they hold", () => {
-    expect(
-      all
-        .filter((r) => NOT_PORTED.has(r.fn))
-        .map((r) => r.fn)
-        .sort(),
-    ).toEqual(
-      all
-        .map((r) => r.fn)
-        .filter((fn) => fn === "telemetry_channel_of" || fn === "is_channel_session_key")
-        .sort(),
-    );
-    expect(all.length - records.length).toBeGreaterThan(0);
+    const skipped = new Set(all.filter((r) => NOT_PORTED.has(r.fn)).map((r) => r.fn));
+    expect([...skipped].sort()).toEqual([
+      "canonical_key",
+      "is_channel_session_key",
+      "is_legacy_slack_key",
+      "legacy_key",
+      "telemetry_channel_of",
+    ]);
+    expect(all.length - records.length).toBe(214);
+  });
+
+  it("keeps a bare Slack thread_ts as given: it names no session namespace (no legacy shim)", () => {
+    // The reference would read "1785370133.085469" as slack:1785370133.085469; parley has no such rows.
+    expect(channelNamespaceOf("1785370133.085469")).toBe("");
+    expect(parseSessionKey("1785370133.085469")).toBeNull();
+    expect(splitDmSessionKey("slack:1785370133.085469")).toBeNull();
   });
 
   it.each(records.map((r, i) => [i, r] as const))("record %i", (_i, record) => {
@@ -131,10 +129,7 @@ describe("link.ts parity with the reference (fixtures/parity/link.json)", () => 
     expect([...fns].sort()).toEqual(
       [
         "build_dm_session_key",
-        "canonical_key",
         "channel_namespace_of",
-        "is_legacy_slack_key",
-        "legacy_key",
         "parse_session_key",
         "session_key",
         "split_dm_session_key",
@@ -150,8 +145,7 @@ describe("deliberate differences from the reference", () => {
     expect(() => buildDmSessionKey("telegram", "main", "42", { gen: 1.5 })).toThrow(SessionKeyError);
   });
 
-  it("reads only ASCII digits in a generation suffix or a Slack ts (Python's \\d also takes other scripts)", () => {
-    expect(isLegacySlackKey("١٢.٣")).toBe(false);
+  it("reads only ASCII digits in a generation suffix (Python's \\d also takes other scripts)", () => {
     expect(parseSessionKey("telegram:main:direct:42:gen٣")?.scope).toEqual(["42", "gen٣"]);
   });
 

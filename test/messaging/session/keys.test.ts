@@ -4,10 +4,7 @@ import {
   bindOriginMirror,
   buildDmSessionKey,
   type ChannelLink,
-  canonicalKey,
-  isLegacySlackKey,
   type LinkStore,
-  legacyKey,
   rebindConversationLocation,
   releaseConversationLocation,
   sameLocation,
@@ -258,19 +255,6 @@ describe("DM keys", () => {
     expect(splitDmSessionKey("unified:main")).toEqual(["unified:main", 0]);
     expect(splitDmSessionKey("unified:main:x")).toBeNull();
     expect(splitDmSessionKey("unified::gen1")).toBeNull();
-  });
-});
-
-describe("legacy Slack keys (no positive case in the fixture)", () => {
-  it("namespaces a bare thread_ts and maps it back", () => {
-    expect(isLegacySlackKey("1785370133.085469")).toBe(true);
-    expect(canonicalKey("1785370133.085469")).toBe("slack:1785370133.085469");
-    expect(legacyKey("slack:1785370133.085469")).toBe("1785370133.085469");
-  });
-
-  it("bounds both digit runs", () => {
-    expect(isLegacySlackKey(`${"1".repeat(21)}.1`)).toBe(false);
-    expect(isLegacySlackKey("1.2\n")).toBe(false);
   });
 });
 

@@ -137,11 +137,13 @@ describe("MemorySessionStore", () => {
     expect(store.lastActiveOf(bob)).toBe(0);
   });
 
-  it("resolves a bare legacy Slack key to its namespaced row", () => {
+  it("keeps every key as given: no shim maps a bare Slack thread_ts onto a namespaced row", () => {
+    // parley never stored bare-ts keys (issue 17), so a bare ts is just another key, never aliased.
     const store = new MemorySessionStore();
     store.setCwd("1700000000.123456", "/work");
-    expect(store.cwdOf("slack:1700000000.123456")).toBe("/work");
-    expect(store.keys()).toEqual(["slack:1700000000.123456"]);
+    expect(store.cwdOf("slack:1700000000.123456")).toBeUndefined();
+    expect(store.cwdOf("1700000000.123456")).toBe("/work");
+    expect(store.keys()).toEqual(["1700000000.123456"]);
   });
 
   it("rejects a generation the key grammar cannot read back", () => {

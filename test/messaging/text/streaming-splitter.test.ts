@@ -151,3 +151,71 @@ describe("StreamingSplitter", () => {
     expectMatchesResplit(Array.from(text), 60, 5);
   });
 });
+
+/**
+ * `committed` is what an append-only surface may show: after any append, it must be a prefix of the
+ * chunk being filled (the chunk the final sequence holds at the index of chunks sealed so far), and
+ * within one chunk it only grows. Paragraph-heavy and table-heavy text exercises the two cuts that
+ * move lines into the next chunk.
+ */
+const PROSE_TOKENS = [...TOKENS, "para one. ", "\n\n", "| x | y |\n", "| 1 | 2 |\n", "- item\n", "# H\n"];
+const committedText = fc.oneof(
+  streamText,
+  fc.array(fc.constantFrom(...PROSE_TOKENS), { maxLength: 120 }).map((parts) => parts.join("")),
+);
+
+function expectCommittedIsFinal(pieces: string[], limit: number, reserve: number): void {
+  const splitter = new StreamingSplitter(limit, { reserve });
+  const chunks: string[] = [];
+  const seen: [number, string][] = [];
+  for (const piece of pieces) {
+    chunks.push(...splitter.append(piece));
+    const committed = splitter.committed;
+    expect(splitter.tail.startsWith(committed)).toBe(true);
+    seen.push([chunks.length, committed]);
+  }
+  chunks.push(...splitter.finish());
+  let last: [number, string] = [-1, ""];
+  for (const [index, committed] of seen) {
+    if (committed !== "") expect((chunks[index] ?? "").startsWith(committed)).toBe(true);
+    if (index === last[0]) expect(committed.startsWith(last[1])).toBe(true);
+    last = [index, committed];
+  }
+}
+
+describe("StreamingSplitter.committed", () => {
+  it("is always a prefix of the chunk being filled, and grows within it", () => {
+    fc.assert(
+      fc.property(
+        committedText,
+        fc.array(fc.integer({ min: 1, max: 12 }), { maxLength: 120 }),
+        fc.integer({ min: -1, max: 60 }),
+        fc.integer({ min: 0, max: 8 }),
+        (text, sizes, limit, reserve) => expectCommittedIsFinal(piecesOf(text, sizes), limit, reserve),
+      ),
+      { numRuns: 600 },
+    );
+  });
+
+  it("holds back the unfinished line, a trailing table row and whatever follows a late paragraph break", () => {
+    const splitter = new StreamingSplitter(40);
+    splitter.append("one\ntwo");
+    expect(splitter.committed).toBe("one");
+    splitter.append("\n| a | b |\n");
+    expect(splitter.committed).toBe("one\ntwo");
+    splitter.append("after the row\n");
+    expect(splitter.committed).toBe("one\ntwo\n| a | b |\nafter the row");
+    const late = new StreamingSplitter(40);
+    late.append(`${"x".repeat(24)}\n\nnext\n`);
+    // The break sits past half the budget: the paragraph after it may still move on.
+    expect(late.committed).toBe("x".repeat(24));
+  });
+
+  it("is empty once finished, and everything held when the splitter never splits", () => {
+    const off = new StreamingSplitter(0);
+    off.append("all of it\nstays");
+    expect(off.committed).toBe("all of it\nstays");
+    off.finish();
+    expect(off.committed).toBe("");
+  });
+});

@@ -1,0 +1,68 @@
+/**
+ * A loopback HTTP CONNECT proxy for `whatsapp.proxyUrl` tests: it records every tunnel it is asked
+ * for (the target, and whether credentials came along) and splices it to the target, which must be
+ * on loopback too. Bounded (a cap on tunnels), and it stops itself after `lifetimeMs`.
+ */
+import { createServer, type IncomingMessage } from "node:http";
+import type { AddressInfo, Socket } from "node:net";
+import { connect } from "node:net";
+
+export interface Tunnel {
+  target: string;
+  authorized: boolean;
+}
+
+const MAX_TUNNELS = 100;
+
+export class LoopbackProxy {
+  readonly tunnels: Tunnel[] = [];
+  private readonly sockets = new Set<Socket>();
+  private readonly server = createServer((_req, res) => res.writeHead(405).end());
+  private lifetime: NodeJS.Timeout | null = null;
+  url = "";
+
+  static async start(o: { lifetimeMs?: number } = {}): Promise<LoopbackProxy> {
+    const proxy = new LoopbackProxy();
+    proxy.server.on("connect", (req: IncomingMessage, client: Socket, head: Buffer) =>
+      proxy.tunnel(req, client, head),
+    );
+    await new Promise<void>((resolve) => proxy.server.listen(0, "127.0.0.1", resolve));
+    proxy.url = `http://user:proxy-secret@127.0.0.1:${(proxy.server.address() as AddressInfo).port}`;
+    proxy.lifetime = setTimeout(() => void proxy.stop(), o.lifetimeMs ?? 30_000);
+    proxy.lifetime.unref();
+    return proxy;
+  }
+
+  private tunnel(req: IncomingMessage, client: Socket, head: Buffer): void {
+    const target = req.url ?? "";
+    const [host, port] = target.split(":");
+    this.sockets.add(client);
+    client.on("close", () => this.sockets.delete(client));
+    client.on("error", () => client.destroy());
+    if (this.tunnels.length >= MAX_TUNNELS || host !== "127.0.0.1" || !port) {
+      client.end("HTTP/1.1 403 Forbidden\r\n\r\n");
+      return;
+    }
+    this.tunnels.push({ target, authorized: req.headers["proxy-authorization"] !== undefined });
+    const upstream = connect(Number(port), host, () => {
+      client.write("HTTP/1.1 200 Connection Established\r\n\r\n");
+      if (head.length > 0) upstream.write(head);
+      upstream.pipe(client);
+      client.pipe(upstream);
+    });
+    this.sockets.add(upstream);
+    upstream.on("close", () => {
+      this.sockets.delete(upstream);
+      client.destroy();
+    });
+    upstream.on("error", () => client.destroy());
+  }
+
+  async stop(): Promise<void> {
+    if (this.lifetime) clearTimeout(this.lifetime);
+    this.lifetime = null;
+    for (const s of this.sockets) s.destroy();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}

@@ -1,0 +1,176 @@
+/**
+ * The Teams stack against the loopback fake: the real botbuilder CloudAdapter validating the
+ * fake's JWTs, MSAL fetching the bot's token from the fake's token endpoint, the real Connector
+ * client sending through parley's Connector edge, the real transport/intake/hub/renderer and the
+ * real store, with a ScriptedProvider as the agent. Only the network boundary is fake.
+ */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { vi } from "vitest";
+import type { Clock } from "../../src/messaging/base/clock.js";
+import { MemoryLogger } from "../../src/messaging/base/logger.js";
+import type { GrantControl } from "../../src/messaging/channel/contract.js";
+import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
+import { SessionManager } from "../../src/messaging/session/session-manager.js";
+import type { SessionStore } from "../../src/messaging/session/session-store.js";
+import type { ParleyStore } from "../../src/messaging/store/port.js";
+import type { PipelineProvider } from "../../src/messaging/turn/pipeline.js";
+import type { ScriptedProviderOptions, ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
+import { ScriptedProvider } from "../../src/providers/scripted.js";
+import type { TeamsSettings } from "../../src/teams/index.js";
+import { teamsChannel } from "../../src/teams/index.js";
+import type { RunningTeams, TeamsStartOverrides } from "../../src/teams/start.js";
+import { start as startTeams } from "../../src/teams/start.js";
+import { TeamsDriver } from "../fakes/teams/driver.js";
+import type { FakeTeamsUser, ShownMessage } from "../fakes/teams/server.js";
+import { FakeTeams } from "../fakes/teams/server.js";
+import { openTestStore, testChannelContext } from "../helpers/channel-context.js";
+
+export interface Stack {
+  fake: FakeTeams;
+  driver: TeamsDriver;
+  running: RunningTeams;
+  audit: MemoryAuditSink;
+  logger: MemoryLogger;
+  provider: ScriptedProvider;
+  sessions: SessionManager<PipelineProvider>;
+  startedKeys: string[];
+  home: string;
+  parley: ParleyStore;
+  alice: FakeTeamsUser;
+  /** Allow-listed, not the owner. */
+  bob: FakeTeamsUser;
+  /** Not allow-listed. */
+  mallory: FakeTeamsUser;
+  /** Stop the channel (the fake and the store stay, for a restart). */
+  stop(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface StackOptions {
+  turns?: (ScriptedTurn | ScriptStep[])[];
+  provider?: ScriptedProviderOptions;
+  teams?: Record<string, unknown>;
+  overrides?: TeamsStartOverrides & { clock?: Clock };
+  fake?: FakeTeams;
+  home?: string;
+  grant?: GrantControl;
+  /** Who is on the list: alice alone (the owner by default), or alice and bob. */
+  both?: boolean;
+  /** Session rows instead of the store's own (seeded web chat sessions for /sessions). */
+  store?: SessionStore;
+}
+
+export async function startStack(o: StackOptions = {}): Promise<Stack> {
+  const fake = o.fake ?? (await new FakeTeams().start());
+  const users = [...fake.users.values()];
+  const alice = users.find((u) => u.name === "Alice") ?? fake.addUser("Alice");
+  const bob = users.find((u) => u.name === "Bob") ?? fake.addUser("Bob");
+  const mallory = users.find((u) => u.name === "Mallory") ?? fake.addUser("Mallory");
+  const audit = new MemoryAuditSink();
+  const logger = new MemoryLogger();
+  const provider = new ScriptedProvider(o.turns ?? [], o.provider ?? {});
+  const startedKeys: string[] = [];
+  const sessions = new SessionManager<PipelineProvider>({
+    createProvider: (key) => {
+      startedKeys.push(key);
+      return provider;
+    },
+  });
+  const home = o.home ?? mkdtempSync(join(tmpdir(), "parley-teams-"));
+  const { clock, ...overrides } = o.overrides ?? {};
+  const parley = await openTestStore(home, clock ? { now: () => clock.now() } : {});
+  const ctx = testChannelContext<TeamsSettings>(teamsChannel, {
+    parley,
+    section: {
+      allowedUsers: o.both ? [alice.upn, bob.upn] : [alice.upn],
+      ...(o.both ? { owner: alice.upn } : {}),
+      connectorHosts: [fake.connectorHost],
+      loginUrl: fake.loginUrl,
+      openIdMetadataUrl: fake.openIdMetadataUrl,
+      ...o.teams,
+    },
+    env: { MICROSOFT_APP_ID: fake.appId, MICROSOFT_APP_PASSWORD: fake.password },
+    home,
+    logger,
+    audit,
+    sessions,
+    ...(clock ? { clock } : {}),
+    ...(o.grant ? { grant: o.grant } : {}),
+    ...(o.store ? { store: o.store } : {}),
+  });
+  const running = await startTeams(ctx, { listen: "127.0.0.1:0", throttleMs: 0, ...overrides });
+  const driver = new TeamsDriver(fake, running.url);
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    await running.stop();
+  };
+  return {
+    fake,
+    driver,
+    running,
+    audit,
+    logger,
+    provider,
+    sessions,
+    startedKeys,
+    home,
+    parley,
+    alice,
+    bob,
+    mallory,
+    stop,
+    async close() {
+      await stop();
+      await sessions.closeAll();
+      await parley.close();
+      if (!o.fake) await fake.close();
+    },
+  };
+}
+
+/** What a card shows: its TextBlocks (joined) and its button titles. */
+export function cardTexts(m: ShownMessage): { text: string; buttons: string[] } {
+  const texts: string[] = [];
+  const buttons: string[] = [];
+  for (const a of m.attachments) {
+    const content = a.content as { body?: { text?: string }[]; actions?: { title?: string }[] } | undefined;
+    for (const b of content?.body ?? []) if (typeof b.text === "string") texts.push(b.text);
+    for (const action of content?.actions ?? [])
+      if (typeof action.title === "string") buttons.push(action.title);
+  }
+  return { text: texts.join("\n"), buttons };
+}
+
+/** Everything a user could read in a conversation: message texts, card texts, button titles, image names. */
+export function visible(fake: FakeTeams, conversationId?: string): string[] {
+  const messages = conversationId ? fake.shown(conversationId) : fake.allShown();
+  return messages.flatMap((m) => {
+    const card = cardTexts(m);
+    const names = m.attachments.map((a) => (typeof a.name === "string" ? a.name : "")).filter(Boolean);
+    return [m.text, card.text, ...card.buttons, ...names].filter((s) => s !== "");
+  });
+}
+
+/** Wait (bounded) until some visible entry matches. */
+export async function seen(
+  fake: FakeTeams,
+  pattern: RegExp | string,
+  conversationId?: string,
+): Promise<void> {
+  await vi.waitFor(
+    () => {
+      const all = visible(fake, conversationId);
+      const hit =
+        typeof pattern === "string" ? all.some((v) => v.includes(pattern)) : all.some((v) => pattern.test(v));
+      if (!hit) throw new Error(`not shown yet: ${pattern}\n${all.join("\n---\n")}`);
+    },
+    { timeout: 8000, interval: 10 },
+  );
+}
+
+export const text = (t: string): ScriptStep => ({ type: "text", text: t });
+export const done: ScriptStep = { type: "complete", stopReason: "end_turn" };
