@@ -9,6 +9,7 @@ import { slackChannel } from "../slack/index.js";
 import { teamsChannel } from "../teams/index.js";
 import { telegramChannel } from "../telegram/index.js";
 import { webchatChannel } from "../webchat/index.js";
+import { webexChannel } from "../webex/index.js";
 import { wecomChannel } from "../wecom/index.js";
 import { whatsappChannel } from "../whatsapp/index.js";
 
@@ -20,4 +21,5 @@ export const CHANNELS: readonly ChannelEntry[] = [
   slackChannel,
   teamsChannel,
   wecomChannel,
+  webexChannel,
 ];

@@ -16,6 +16,7 @@ import { slackDispatcher, slackHarness } from "./slack.harness.js";
 import { teamsDispatcher, teamsHarness } from "./teams.harness.js";
 import { telegramDispatcher, telegramHarness } from "./telegram.harness.js";
 import { webchatDispatcher, webchatHarness } from "./webchat.harness.js";
+import { webexDispatcher, webexHarness } from "./webex.harness.js";
 import { wecomDispatcher, wecomHarness } from "./wecom.harness.js";
 import { whatsappDispatcher, whatsappHarness } from "./whatsapp.harness.js";
 
@@ -27,6 +28,7 @@ const HARNESSES: [ChannelHarness, DispatcherHarness][] = [
   [slackHarness, slackDispatcher],
   [teamsHarness, teamsDispatcher],
   [wecomHarness, wecomDispatcher],
+  [webexHarness, webexDispatcher],
 ];
 const CHECKS = [...CONTRACT_CHECKS, ...DISPATCHER_CHECKS, ...LIFECYCLE_CHECKS];
 const results = new Map<string, Map<string, boolean>>();

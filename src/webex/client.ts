@@ -1,0 +1,314 @@
+/**
+ * Webex's network edge, plain REST over fetch and the device websocket over ws (the issue's
+ * decision: the official SDK pulls browser meeting/media plugins and hides the frame acks and the
+ * cluster routing parley depends on; parley needs about eight REST calls). Every token-bearing
+ * request is checked against TokenHosts first; redirects are refused (a 3xx could carry the token's
+ * request elsewhere); a 429 is waited out per its Retry-After (bounded). Inbound: U2C catalog ->
+ * WDM device registration -> websocket authorized with the token; each frame handed up is acked by
+ * the caller once handled; the device is deleted on close.
+ */
+import { randomUUID } from "node:crypto";
+import WebSocket from "ws";
+import type { Clock } from "../messaging/base/clock.js";
+import { realClock, sleep } from "../messaging/base/clock.js";
+import { ParleyError } from "../messaging/base/errors.js";
+import type { Logger } from "../messaging/base/logger.js";
+import type { TokenHosts } from "./hosts.js";
+import type { WebexAction, WebexFrame, WebexMessage } from "./wire.js";
+import {
+  actionSchema,
+  catalogSchema,
+  deviceSchema,
+  frameSchema,
+  messageSchema,
+  personSchema,
+  roomSchema,
+} from "./wire.js";
+
+export type WebexResult<T> = { ok: true; data: T } | { ok: false; status: number; message: string };
+
+export interface WebexClientOptions {
+  token: string;
+  apiUrl: string;
+  u2cUrl: string;
+  /** Empty: discover through the catalog. */
+  wdmUrl: string;
+  hosts: TokenHosts;
+  logger: Logger;
+  clock?: Clock;
+  onFrame: (frame: WebexFrame) => void;
+  /** 429 retries per call before giving up. */
+  maxRetries?: number;
+  /** A connection that lived shorter than this counts as unhealthy: the backoff grows. */
+  minHealthyMs?: number;
+  requestTimeoutMs?: number;
+}
+
+/** Retry-After is seconds; a missing or silly value waits one second, a huge one is capped. */
+const MAX_RETRY_AFTER_MS = 60_000;
+const BACKOFF_START_MS = 1000;
+const BACKOFF_MAX_MS = 60_000;
+
+export class WebexClient {
+  private ws: WebSocket | null = null;
+  private deviceUrl: string | null = null;
+  private closing = false;
+  private backoff = BACKOFF_START_MS;
+  private reconnectTimer: unknown = null;
+  readonly clock: Clock;
+  /** What doctor and the log show: the WDM host used and whether it was pinned. */
+  wdmHost = "";
+  wdmPinned = false;
+  botId = "";
+  botEmails: string[] = [];
+  /** The bot's display name: how its mention starts a message in a space. */
+  botName = "";
+
+  constructor(private readonly o: WebexClientOptions) {
+    this.clock = o.clock ?? realClock;
+  }
+
+  // ── REST ─────────────────────────────────────────────────────────────────────────────────────
+
+  async request<T>(
+    method: string,
+    url: string,
+    parse: (v: unknown) => T,
+    body?: unknown,
+  ): Promise<WebexResult<T>> {
+    if (!this.o.hosts.allows(url)) {
+      // Never sent: the token would leave the allowed hosts.
+      this.o.logger.error("webex: refused to send the token to a host outside the allowed ones", {
+        host: safeHost(url),
+      });
+      return { ok: false, status: 0, message: "host not allowed" };
+    }
+    for (let attempt = 0; ; attempt++) {
+      const res = await fetch(url, {
+        method,
+        redirect: "manual",
+        signal: AbortSignal.timeout(this.o.requestTimeoutMs ?? 30_000),
+        headers: {
+          authorization: `Bearer ${this.o.token}`,
+          // A form sets its own multipart boundary.
+          ...(body === undefined || body instanceof FormData ? {} : { "content-type": "application/json" }),
+        },
+        ...(body === undefined ? {} : { body: body instanceof FormData ? body : JSON.stringify(body) }),
+      }).catch((error: unknown) => ({ error }));
+      if ("error" in res) return { ok: false, status: 0, message: String(res.error) };
+      if (res.status === 429 && attempt < (this.o.maxRetries ?? 3)) {
+        await res.body?.cancel();
+        await sleep(this.clock, retryAfterMs(res.headers.get("retry-after")));
+        continue;
+      }
+      if (!res.ok) {
+        const text = await res.text().catch(() => "");
+        return { ok: false, status: res.status, message: text.slice(0, 200) };
+      }
+      const json = res.status === 204 ? {} : await res.json().catch(() => ({}));
+      try {
+        return { ok: true, data: parse(json) };
+      } catch (error) {
+        return { ok: false, status: res.status, message: `unexpected response: ${String(error)}` };
+      }
+    }
+  }
+
+  private api(path: string): string {
+    return `${this.o.apiUrl}${path}`;
+  }
+
+  me() {
+    return this.request("GET", this.api("/people/me"), (v) => personSchema.parse(v));
+  }
+
+  createMessage(body: { roomId: string; markdown: string; attachments?: unknown[] }) {
+    return this.request("POST", this.api("/messages"), (v) => messageSchema.parse(v), body);
+  }
+
+  /** One file per message (Webex's rule), with an optional caption. */
+  uploadMessage(roomId: string, file: { name: string; mime: string; bytes: Uint8Array }, markdown: string) {
+    const form = new FormData();
+    form.set("roomId", roomId);
+    if (markdown) form.set("markdown", markdown);
+    form.set("files", new Blob([file.bytes], { type: file.mime }), file.name);
+    return this.request("POST", this.api("/messages"), (v) => messageSchema.parse(v), form);
+  }
+
+  editMessage(messageId: string, body: { roomId: string; markdown: string }) {
+    return this.request(
+      "PUT",
+      this.api(`/messages/${encodeURIComponent(messageId)}`),
+      (v) => messageSchema.parse(v),
+      body,
+    );
+  }
+
+  getMessage(messageId: string): Promise<WebexResult<WebexMessage>> {
+    return this.request("GET", this.api(`/messages/${encodeURIComponent(messageId)}`), (v) =>
+      messageSchema.parse(v),
+    );
+  }
+
+  getRoom(roomId: string) {
+    return this.request("GET", this.api(`/rooms/${encodeURIComponent(roomId)}`), (v) => roomSchema.parse(v));
+  }
+
+  getAction(actionId: string): Promise<WebexResult<WebexAction>> {
+    return this.request("GET", this.api(`/attachment/actions/${encodeURIComponent(actionId)}`), (v) =>
+      actionSchema.parse(v),
+    );
+  }
+
+  /** HEAD a file (name, type, size, scan state): the token goes only where TokenHosts allows. */
+  async head(url: string): Promise<{ status: number; headers: Headers | null }> {
+    if (!this.o.hosts.allows(url)) return { status: 0, headers: null };
+    const res = await fetch(url, {
+      method: "HEAD",
+      redirect: "manual",
+      signal: AbortSignal.timeout(this.o.requestTimeoutMs ?? 30_000),
+      headers: { authorization: `Bearer ${this.o.token}` },
+    }).catch(() => null);
+    return res ? { status: res.status, headers: res.headers } : { status: 0, headers: null };
+  }
+
+  /** The token as a download header, for a URL the caller admitted (files.ts). */
+  authHeader(): Record<string, string> {
+    return { authorization: `Bearer ${this.o.token}` };
+  }
+
+  // ── the device websocket ─────────────────────────────────────────────────────────────────────
+
+  /** Who we are, then the catalog, the device and the socket; resolves once the socket is open. */
+  async connect(): Promise<void> {
+    const me = await this.me();
+    if (!me.ok) throw new ParleyError("CONFIG_INVALID", `webex: the token was refused (${me.status})`);
+    this.botId = me.data.id;
+    this.botEmails = me.data.emails.map((e) => e.toLowerCase());
+    this.botName = me.data.displayName ?? "";
+    await this.open();
+  }
+
+  private async wdm(): Promise<string> {
+    if (this.o.wdmUrl) {
+      this.wdmPinned = true;
+      return this.o.wdmUrl;
+    }
+    const catalog = await this.request("GET", `${this.o.u2cUrl}/user/catalog`, (v) => catalogSchema.parse(v));
+    const wdm = catalog.ok ? catalog.data.serviceLinks.wdm : undefined;
+    if (!wdm) throw new ParleyError("CONFIG_INVALID", "webex: the U2C catalog names no WDM service");
+    // The catalog is data from the network: its host passes the same check as any other.
+    if (!this.o.hosts.allows(wdm))
+      throw new ParleyError("CONFIG_INVALID", "webex: the catalog's WDM host is not allowed");
+    return wdm.replace(/\/+$/, "");
+  }
+
+  private async open(): Promise<void> {
+    // A reconnect registers afresh: the previous device is deleted, not left behind per drop.
+    await this.deleteDevice();
+    const wdm = await this.wdm();
+    this.wdmHost = safeHost(wdm);
+    const device = await this.request("POST", `${wdm}/devices`, (v) => deviceSchema.parse(v), {
+      deviceName: "parley",
+      deviceType: "DESKTOP",
+      localizedModel: "nodeJS",
+      model: "nodeJS",
+      name: "parley",
+      systemName: "parley",
+      systemVersion: "1",
+    });
+    if (!device.ok)
+      throw new ParleyError("CONFIG_INVALID", `webex: device registration failed (${device.status})`);
+    this.deviceUrl = device.data.url;
+    const wsUrl = device.data.webSocketUrl;
+    const httpForm = wsUrl.replace(/^ws/, "http");
+    if (!this.o.hosts.allows(httpForm))
+      throw new ParleyError("CONFIG_INVALID", "webex: the socket host is not allowed");
+    const ws = new WebSocket(wsUrl, { followRedirects: false, maxPayload: 1024 * 1024 });
+    this.ws = ws;
+    const openedAt = this.clock.now();
+    await new Promise<void>((resolve, reject) => {
+      ws.once("open", () => {
+        ws.send(
+          JSON.stringify({
+            id: randomUUID(),
+            type: "authorization",
+            data: { token: `Bearer ${this.o.token}` },
+          }),
+        );
+        resolve();
+      });
+      ws.once("error", reject);
+    });
+    ws.on("message", (data) => this.onMessage(String(data)));
+    ws.on("close", () => {
+      if (this.ws === ws) this.ws = null;
+      if (this.closing) return;
+      // A connection that dropped quickly is not healthy: back off further before the next try.
+      const healthy = this.clock.now() - openedAt >= (this.o.minHealthyMs ?? 30_000);
+      this.backoff = healthy ? BACKOFF_START_MS : Math.min(this.backoff * 2, BACKOFF_MAX_MS);
+      this.o.logger.warn("webex: device socket closed; reconnecting", { inMs: this.backoff });
+      this.reconnectTimer = this.clock.setTimeout(() => {
+        this.reconnectTimer = null;
+        void this.open().catch((error: unknown) => {
+          this.o.logger.error("webex: reconnect failed", { error: String(error) });
+        });
+      }, this.backoff);
+    });
+  }
+
+  private onMessage(raw: string): void {
+    let json: unknown;
+    try {
+      json = JSON.parse(raw);
+    } catch {
+      this.o.logger.debug("webex: a frame that is not JSON was dropped");
+      return;
+    }
+    const frame = frameSchema.safeParse(json);
+    if (frame.success) this.o.onFrame(frame.data);
+  }
+
+  /** Tell the socket a frame was handled: unacked frames are delivered again. */
+  ack(frameId: string): void {
+    this.ws?.send(JSON.stringify({ type: "ack", messageId: frameId }));
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    if (this.reconnectTimer !== null) this.clock.clearTimeout(this.reconnectTimer);
+    const ws = this.ws;
+    this.ws = null;
+    if (ws && ws.readyState !== WebSocket.CLOSED) {
+      await new Promise<void>((resolve) => {
+        ws.once("close", () => resolve());
+        ws.close();
+      });
+    }
+    await this.deleteDevice();
+  }
+
+  /** The registration is per connection: left behind, Webex would keep a dead device per restart. */
+  private async deleteDevice(): Promise<void> {
+    const url = this.deviceUrl;
+    if (!url) return;
+    this.deviceUrl = null;
+    const res = await this.request("DELETE", url, () => null);
+    if (!res.ok) this.o.logger.warn("webex: deleting the device failed", { status: res.status });
+  }
+}
+
+export function retryAfterMs(header: string | null): number {
+  const seconds = Number(header);
+  if (!Number.isFinite(seconds) || seconds < 0) return 1000;
+  return Math.min(seconds * 1000, MAX_RETRY_AFTER_MS);
+}
+
+/** A URL's host only: log lines never carry a path (ids) or a query. */
+export function safeHost(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return "(bad url)";
+  }
+}

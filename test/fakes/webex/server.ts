@@ -1,0 +1,502 @@
+/**
+ * A loopback fake of Webex at the wire: the REST API under /v1 (people/me, messages with the 7,439
+ * byte cap and the 10-edit cap, no edit of a message carrying an attachment, rooms, attachment
+ * actions, contents with scan states, 429 injection), the U2C catalog, WDM device registration and
+ * the device websocket (authorization frame, activities with the verbs post/share/update/cardAction,
+ * cluster-specific Hydra ids, ack tracking with redelivery). Every request is recorded with the host
+ * it came to and whether it carried the token, so a test can prove where the token went.
+ *
+ * What a Webex user would see is kept per message: its markdown after every edit, its edit count and
+ * its card. Bounded: calls past `maxCalls` are refused and it stops itself after `lifetimeMs`.
+ */
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { WebSocket } from "ws";
+import { WebSocketServer } from "ws";
+import { hydraId } from "../../../src/webex/wire.js";
+
+export const FAKE_MAX_BYTES = 7439;
+export const FAKE_MAX_EDITS = 10;
+
+export interface FakeWebexMessage {
+  id: string;
+  roomId: string;
+  roomType: string;
+  personId: string;
+  personEmail: string;
+  markdown: string;
+  attachments: unknown[];
+  files: string[];
+  /** Files the bot uploaded with this message (one per message on Webex). */
+  uploads?: FakeUpload[];
+  edits: number;
+  /** Every version a reader saw, first to last. */
+  versions: string[];
+  fromBot: boolean;
+}
+
+export interface FakeUpload {
+  name: string;
+  type: string;
+  bytes: Uint8Array;
+}
+
+export interface RecordedCall {
+  method: string;
+  path: string;
+  host: string;
+  authorized: boolean;
+  status: number;
+  body: unknown;
+}
+
+export interface FakeFile {
+  name: string;
+  type: string;
+  bytes: Uint8Array;
+  /** 423 while scanning (then clean after `scanningFor` HEADs), 410 infected, 428 unscannable. */
+  state: "clean" | "scanning" | "infected" | "unscannable";
+  scanningFor?: number;
+}
+
+interface Frame {
+  id: string;
+  data: unknown;
+  acked: boolean;
+}
+
+export interface FakeWebexOptions {
+  maxCalls?: number;
+  lifetimeMs?: number;
+  maxMessages?: number;
+}
+
+export class FakeWebex {
+  readonly token = `fake-webex-token-${randomUUID()}`;
+  readonly botUuid = randomUUID();
+  readonly botEmail = "parley@webex.bot";
+  private server = createServer((req, res) => void this.route(req, res));
+  private wss = new WebSocketServer({ noServer: true });
+  private sockets = new Set<WebSocket>();
+  private authorized = new WeakSet<WebSocket>();
+  private origin = "";
+  readonly calls: RecordedCall[] = [];
+  readonly messages = new Map<string, FakeWebexMessage>();
+  readonly rooms = new Map<string, string>();
+  readonly actions = new Map<string, Record<string, unknown>>();
+  readonly files = new Map<string, FakeFile & { heads: number }>();
+  readonly devices = new Set<string>();
+  /** Each user message's activity, so a scan's end can be announced for it. */
+  private readonly activities = new Map<string, Record<string, unknown>>();
+  readonly frames: Frame[] = [];
+  private pending: Frame[] = [];
+  private throttle: { count: number; retryAfter: string } = { count: 0, retryAfter: "0" };
+  private lifetime: NodeJS.Timeout | null = null;
+  private readonly o: Required<FakeWebexOptions>;
+
+  constructor(o: FakeWebexOptions = {}) {
+    this.o = { maxCalls: 5000, lifetimeMs: 60_000, maxMessages: 2000, ...o };
+    this.server.on("upgrade", (req, socket, head) => {
+      if (!req.url?.startsWith("/socket/")) return socket.destroy();
+      this.wss.handleUpgrade(req, socket, head, (ws) => this.onSocket(ws));
+    });
+  }
+
+  async start(): Promise<this> {
+    await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
+    const { port } = this.server.address() as AddressInfo;
+    this.origin = `http://127.0.0.1:${port}`;
+    this.lifetime = setTimeout(() => void this.close(), this.o.lifetimeMs);
+    this.lifetime.unref();
+    return this;
+  }
+
+  get apiUrl(): string {
+    return `${this.origin}/v1`;
+  }
+  get u2cUrl(): string {
+    return `${this.origin}/u2c`;
+  }
+  get wdmUrl(): string {
+    return `${this.origin}/wdm`;
+  }
+  get botPersonId(): string {
+    return hydraId("us", "PEOPLE", this.botUuid);
+  }
+
+  addRoom(roomId: string, type: "direct" | "group"): void {
+    this.rooms.set(roomId, type);
+  }
+
+  /** The next `count` REST calls answer 429 with this Retry-After (seconds). */
+  throttleNext(count: number, retryAfterSeconds: number): void {
+    this.throttle = { count, retryAfter: String(retryAfterSeconds) };
+  }
+
+  addFile(file: FakeFile): string {
+    const id = randomUUID();
+    this.files.set(id, { ...file, heads: 0 });
+    return `${this.apiUrl}/contents/${id}`;
+  }
+
+  /** A user posts: the message is stored under its cluster's id and an activity is pushed. */
+  userMessage(m: {
+    email: string;
+    roomId: string;
+    roomType?: "direct" | "group";
+    text: string;
+    cluster?: string;
+    files?: string[];
+    mentions?: string[];
+  }): { frameId: string; messageId: string } {
+    const uuid = randomUUID();
+    const cluster = m.cluster ?? "us";
+    const id = hydraId(cluster, "MESSAGE", uuid);
+    const personUuid = randomUUID();
+    this.store({
+      id,
+      roomId: m.roomId,
+      roomType: m.roomType ?? this.rooms.get(m.roomId) ?? "direct",
+      personId: hydraId(cluster, "PEOPLE", personUuid),
+      personEmail: m.email,
+      markdown: m.text,
+      attachments: [],
+      files: m.files ?? [],
+      edits: 0,
+      versions: [m.text],
+      fromBot: false,
+      ...(m.mentions ? { mentionedPeople: m.mentions } : {}),
+    });
+    const activity = {
+      id: uuid,
+      verb: m.files?.length ? "share" : "post",
+      actor: { id: personUuid, emailAddress: m.email },
+      object: { id: uuid, objectType: m.files?.length ? "content" : "comment" },
+      target: {
+        id: randomUUID(),
+        objectType: "conversation",
+        ...(cluster === "us" ? {} : { clusterId: cluster }),
+      },
+    };
+    this.activities.set(id, activity);
+    const frameId = this.push(activity);
+    return { frameId, messageId: id };
+  }
+
+  /** A user presses a card's submit: the action is stored and a cardAction activity is pushed. */
+  pressCard(p: {
+    email: string;
+    messageId: string;
+    inputs: Record<string, unknown>;
+    cluster?: string;
+  }): string {
+    const uuid = randomUUID();
+    const cluster = p.cluster ?? "us";
+    const message = this.messages.get(p.messageId);
+    this.actions.set(hydraId(cluster, "ATTACHMENT_ACTION", uuid), {
+      id: hydraId(cluster, "ATTACHMENT_ACTION", uuid),
+      type: "submit",
+      messageId: p.messageId,
+      personId: hydraId(cluster, "PEOPLE", randomUUID()),
+      roomId: message?.roomId ?? "",
+      inputs: p.inputs,
+    });
+    return this.push({
+      id: uuid,
+      verb: "cardAction",
+      actor: { id: randomUUID(), emailAddress: p.email },
+      object: { id: uuid, objectType: "submit" },
+      target: { id: randomUUID(), ...(cluster === "us" ? {} : { clusterId: cluster }) },
+    });
+  }
+
+  /** The scan of a message's files ended clean: Webex sends an `update` activity for the message. */
+  finishScan(messageId: string): string {
+    const message = this.messages.get(messageId);
+    for (const url of message?.files ?? []) {
+      const file = this.files.get(url.split("/").pop() ?? "");
+      if (file) file.state = "clean";
+    }
+    return this.push({ ...this.activities.get(messageId), id: randomUUID(), verb: "update" });
+  }
+
+  /** Send an earlier frame again (Webex redelivers what it thinks was not acked). */
+  redeliver(frameId: string): void {
+    const frame = this.frames.find((f) => f.id === frameId);
+    if (frame) this.broadcast(frame);
+  }
+
+  acked(frameId: string): boolean {
+    return this.frames.find((f) => f.id === frameId)?.acked ?? false;
+  }
+
+  /** What users see: every message the bot posted, in order. */
+  botMessages(roomId?: string): FakeWebexMessage[] {
+    return [...this.messages.values()].filter(
+      (m) => m.fromBot && (roomId === undefined || m.roomId === roomId),
+    );
+  }
+
+  callsTo(method: string, pattern: RegExp): RecordedCall[] {
+    return this.calls.filter((c) => c.method === method && pattern.test(c.path));
+  }
+
+  /** Drop the device sockets (a network blip): the client reconnects. */
+  dropSockets(): void {
+    for (const ws of this.sockets) ws.terminate();
+  }
+
+  async close(): Promise<void> {
+    if (this.lifetime) clearTimeout(this.lifetime);
+    for (const ws of this.sockets) ws.terminate();
+    this.wss.close();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.server.closeAllConnections();
+  }
+
+  // ── internals ────────────────────────────────────────────────────────────────────────────────
+
+  private store(m: FakeWebexMessage & { mentionedPeople?: string[] }): void {
+    if (this.messages.size >= this.o.maxMessages) throw new Error("fake webex: message cap reached");
+    this.messages.set(m.id, m);
+  }
+
+  private push(activity: Record<string, unknown>): string {
+    const frame: Frame = {
+      id: randomUUID(),
+      data: { eventType: "conversation.activity", activity },
+      acked: false,
+    };
+    if (this.frames.length < this.o.maxMessages) this.frames.push(frame);
+    this.broadcast(frame);
+    return frame.id;
+  }
+
+  private broadcast(frame: Frame): void {
+    let sent = false;
+    for (const ws of this.sockets)
+      if (this.authorized.has(ws)) {
+        ws.send(JSON.stringify({ id: frame.id, data: frame.data }));
+        sent = true;
+      }
+    // Nobody connected yet (or between reconnects): held, and sent once a socket authorizes.
+    if (!sent && this.pending.length < this.o.maxMessages) this.pending.push(frame);
+  }
+
+  private onSocket(ws: WebSocket): void {
+    this.sockets.add(ws);
+    ws.on("close", () => this.sockets.delete(ws));
+    ws.on("message", (raw) => {
+      let msg: { type?: string; messageId?: string; data?: { token?: string } };
+      try {
+        msg = JSON.parse(String(raw));
+      } catch {
+        return ws.close(4400, "bad frame");
+      }
+      if (msg.type === "authorization") {
+        if (msg.data?.token !== `Bearer ${this.token}`) return ws.close(4401, "unauthorized");
+        this.authorized.add(ws);
+        const held = this.pending;
+        this.pending = [];
+        for (const frame of held) this.broadcast(frame);
+        return;
+      }
+      if (msg.type === "ack") {
+        const frame = this.frames.find((f) => f.id === msg.messageId);
+        if (frame) frame.acked = true;
+      }
+    });
+  }
+
+  private async route(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? "/", this.origin);
+    const path = url.pathname;
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    let body: Record<string, unknown> = {};
+    const type = req.headers["content-type"] ?? "";
+    if (chunks.length && type.startsWith("multipart/form-data")) {
+      // An upload: the fields, and each file's name, type and bytes (as a Webex user would get them).
+      const form = await new Response(Buffer.concat(chunks), {
+        headers: { "content-type": type },
+      }).formData();
+      const uploads: FakeUpload[] = [];
+      for (const value of form.getAll("files"))
+        if (typeof value !== "string")
+          uploads.push({
+            name: value.name,
+            type: value.type,
+            bytes: new Uint8Array(await value.arrayBuffer()),
+          });
+      body = { roomId: form.get("roomId"), markdown: form.get("markdown") ?? "", uploads };
+    } else if (chunks.length) {
+      try {
+        body = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+      } catch {
+        body = {};
+      }
+    }
+    const authorized = req.headers.authorization === `Bearer ${this.token}`;
+    const call: RecordedCall = {
+      method: req.method ?? "GET",
+      path,
+      host: req.headers.host ?? "",
+      authorized,
+      status: 0,
+      body,
+    };
+    if (this.calls.length < this.o.maxCalls) this.calls.push(call);
+    const send = (status: number, json?: unknown, headers: Record<string, string> = {}) => {
+      call.status = status;
+      res.writeHead(status, { "content-type": "application/json", ...headers });
+      res.end(json === undefined ? "" : JSON.stringify(json));
+    };
+    if (this.calls.length >= this.o.maxCalls) return send(503, { message: "fake call cap" });
+    if (!authorized) return send(401, { message: "unauthorized" });
+    if (this.throttle.count > 0) {
+      this.throttle.count -= 1;
+      return send(429, { message: "slow down" }, { "retry-after": this.throttle.retryAfter });
+    }
+    const m = path.match(/^\/v1\/messages\/([^/]+)$/);
+    if (path === "/v1/people/me" && req.method === "GET")
+      return send(200, { id: this.botPersonId, emails: [this.botEmail], displayName: "parley" });
+    if (path === "/u2c/user/catalog") return send(200, { serviceLinks: { wdm: `${this.origin}/wdm` } });
+    if (path === "/wdm/devices" && req.method === "POST") {
+      const id = randomUUID();
+      this.devices.add(id);
+      return send(200, {
+        url: `${this.origin}/wdm/devices/${id}`,
+        webSocketUrl: `ws://127.0.0.1:${(this.server.address() as AddressInfo).port}/socket/${id}`,
+      });
+    }
+    const dev = path.match(/^\/wdm\/devices\/([^/]+)$/);
+    if (dev && req.method === "DELETE") {
+      this.devices.delete(dev[1] ?? "");
+      return send(204);
+    }
+    if (path === "/v1/messages" && req.method === "POST") return this.create(body, send);
+    if (m && req.method === "PUT") return this.edit(decodeURIComponent(m[1] ?? ""), body, send);
+    if (m && req.method === "GET") {
+      const found = this.messages.get(decodeURIComponent(m[1] ?? ""));
+      if (!found) return send(404, { message: "not found" });
+      return send(200, {
+        id: found.id,
+        roomId: found.roomId,
+        roomType: found.roomType,
+        personId: found.personId,
+        personEmail: found.personEmail,
+        text: found.markdown,
+        markdown: found.markdown,
+        ...(found.files.length ? { files: found.files } : {}),
+        ...((found as { mentionedPeople?: string[] }).mentionedPeople
+          ? { mentionedPeople: (found as { mentionedPeople?: string[] }).mentionedPeople }
+          : {}),
+      });
+    }
+    const room = path.match(/^\/v1\/rooms\/([^/]+)$/);
+    if (room) {
+      const type = this.rooms.get(decodeURIComponent(room[1] ?? ""));
+      return type ? send(200, { id: room[1], type }) : send(404, { message: "not found" });
+    }
+    const action = path.match(/^\/v1\/attachment\/actions\/([^/]+)$/);
+    if (action) {
+      const found = this.actions.get(decodeURIComponent(action[1] ?? ""));
+      return found ? send(200, found) : send(404, { message: "not found" });
+    }
+    const content = path.match(/^\/v1\/contents\/([^/]+)$/);
+    if (content) return this.content(content[1] ?? "", req.method ?? "GET", res, call);
+    return send(404, { message: `no route ${req.method} ${path}` });
+  }
+
+  private create(body: Record<string, unknown>, send: (s: number, j?: unknown) => void): void {
+    const markdown = String(body.markdown ?? body.text ?? "");
+    const roomId = String(body.roomId ?? "");
+    if (Buffer.byteLength(markdown, "utf8") > FAKE_MAX_BYTES) {
+      send(400, { message: "message too long" });
+      return;
+    }
+    const uuid = randomUUID();
+    const id = hydraId("us", "MESSAGE", uuid);
+    const attachments = Array.isArray(body.attachments) ? body.attachments : [];
+    const uploads = Array.isArray(body.uploads) ? (body.uploads as FakeUpload[]) : [];
+    if (uploads.length > 1) {
+      send(400, { message: "one file per message" });
+      return;
+    }
+    this.store({
+      id,
+      roomId,
+      roomType: this.rooms.get(roomId) ?? "direct",
+      personId: this.botPersonId,
+      personEmail: this.botEmail,
+      markdown,
+      attachments,
+      files: [],
+      uploads,
+      edits: 0,
+      versions: [markdown],
+      fromBot: true,
+    });
+    // Webex tells the bot about its own messages too: the channel must drop them.
+    this.push({
+      id: uuid,
+      verb: "post",
+      actor: { id: this.botUuid, emailAddress: this.botEmail },
+      object: { id: uuid, objectType: "comment" },
+      target: { id: randomUUID() },
+    });
+    send(200, { id, roomId, personId: this.botPersonId, personEmail: this.botEmail, markdown });
+  }
+
+  private edit(id: string, body: Record<string, unknown>, send: (s: number, j?: unknown) => void): void {
+    const found = this.messages.get(id);
+    if (!found?.fromBot) {
+      send(404, { message: "not found" });
+      return;
+    }
+    if (found.attachments.length > 0 || (found.uploads?.length ?? 0) > 0) {
+      send(400, { message: "a message with attachments cannot be edited" });
+      return;
+    }
+    if (found.edits >= FAKE_MAX_EDITS) {
+      send(400, { message: "edit limit reached" });
+      return;
+    }
+    const markdown = String(body.markdown ?? "");
+    if (Buffer.byteLength(markdown, "utf8") > FAKE_MAX_BYTES) {
+      send(400, { message: "message too long" });
+      return;
+    }
+    found.edits += 1;
+    found.markdown = markdown;
+    found.versions.push(markdown);
+    send(200, { id, roomId: found.roomId, personId: found.personId, markdown });
+  }
+
+  private content(id: string, method: string, res: ServerResponse, call: RecordedCall): void {
+    const file = this.files.get(id);
+    const status = (s: number, headers: Record<string, string> = {}) => {
+      call.status = s;
+      res.writeHead(s, headers);
+    };
+    if (!file) {
+      status(404);
+      return void res.end();
+    }
+    if (method === "HEAD") file.heads += 1;
+    if (file.state === "scanning" && file.heads > (file.scanningFor ?? 1)) file.state = "clean";
+    const code = { clean: 200, scanning: 423, infected: 410, unscannable: 428 }[file.state];
+    if (code !== 200) {
+      status(code, file.state === "scanning" ? { "retry-after": "0" } : {});
+      return void res.end();
+    }
+    status(200, {
+      "content-type": file.type,
+      "content-length": String(file.bytes.length),
+      "content-disposition": `attachment; filename="${file.name}"`,
+    });
+    res.end(method === "HEAD" ? undefined : Buffer.from(file.bytes));
+  }
+}

@@ -1,0 +1,81 @@
+/**
+ * Who Webex admits: deny by default, every refusal audited, spaces opt-in twice, a non-US org's
+ * messages still found, own messages dropped.
+ */
+import { describe, expect, it } from "vitest";
+import type { WebexOptions } from "./harness.js";
+import { ALICE, DM, done, text, until, webexLab } from "./harness.js";
+
+const lab = webexLab();
+const channel = (o?: WebexOptions) => lab.channel(o);
+
+describe("webex gate", () => {
+  it("a stranger, a space not listed, a listed space with the switch off: no reply, an audit row each", async () => {
+    lab.fake.addRoom("space-listed", "group");
+    lab.fake.addRoom("space-other", "group");
+    const c = await channel({
+      webex: { allowGroupRooms: false, allowedRoomIds: ["space-listed"] },
+      turns: [[text("should not happen"), done]],
+    });
+    const stranger = lab.fake.userMessage({
+      email: "mallory@example.com",
+      roomId: "room-mallory",
+      text: "hi",
+    });
+    const listedOff = lab.fake.userMessage({ email: ALICE, roomId: "space-listed", text: "parley hi" });
+    await until(() => lab.fake.acked(stranger.frameId) && lab.fake.acked(listedOff.frameId), "both acked");
+    const d = await channel({ webex: { allowGroupRooms: true, allowedRoomIds: ["space-listed"] } });
+    await c.stop();
+    const unlisted = lab.fake.userMessage({ email: ALICE, roomId: "space-other", text: "parley hi" });
+    await until(() => lab.fake.acked(unlisted.frameId), "acked");
+    expect(lab.fake.botMessages()).toEqual([]);
+    expect(c.providers).toHaveLength(0);
+    expect(d.providers).toHaveLength(0);
+    const denied = c.audit.find("inbound", "denied").map((r) => r.fields.user);
+    expect(denied).toEqual(expect.arrayContaining(["mallory@example.com", ALICE]));
+    expect(c.audit.find("webex.space", "denied")[0]?.fields).toMatchObject({
+      room: "space-listed",
+      reason: "group_rooms_off",
+    });
+    expect(d.audit.find("webex.space", "denied")[0]?.fields).toMatchObject({
+      room: "space-other",
+      reason: "room_not_listed",
+    });
+    expect(d.audit.find("inbound", "denied")).toHaveLength(1);
+  });
+
+  it("a listed space with the switch on is answered as its own conversation, the mention stripped", async () => {
+    lab.fake.addRoom("space-listed", "group");
+    const c = await channel({
+      webex: { allowGroupRooms: true, allowedRoomIds: ["space-listed"] },
+      turns: [[text("hello space"), done]],
+    });
+    lab.fake.userMessage({ email: ALICE, roomId: "space-listed", text: "parley what is up" });
+    await until(
+      () => lab.fake.botMessages("space-listed").some((m) => m.markdown.includes("hello space")),
+      "answer",
+    );
+    expect(c.providers[0]?.prompts[0]).toContain("what is up");
+    expect(c.providers[0]?.prompts[0]).not.toContain("parley what");
+    expect(c.running.hub.keyOf({ roomId: "space-listed", space: true, email: ALICE })).toContain(
+      "space-listed",
+    );
+  });
+
+  it("a message from a non-US cluster is answered (its id is encoded with that cluster)", async () => {
+    await channel({ turns: [[text("hallo Frankfurt"), done]] });
+    lab.fake.userMessage({ email: ALICE, roomId: DM, text: "hi", cluster: "urn:TEAM:eu-central-1_k" });
+    await until(() => lab.fake.botMessages(DM).some((m) => m.markdown.includes("hallo Frankfurt")), "answer");
+    const hydrated = lab.fake.callsTo("GET", /^\/v1\/messages\//);
+    expect(hydrated.every((call) => call.status === 200)).toBe(true);
+  });
+
+  it("the bot's own messages are dropped before any call (actor e-mail)", async () => {
+    await channel({ turns: [[text("one answer"), done]] });
+    lab.fake.userMessage({ email: ALICE, roomId: DM, text: "hi" });
+    await until(() => lab.fake.botMessages(DM).some((m) => m.markdown.includes("one answer")), "answer");
+    // Every bot post also came back as an activity; none was hydrated.
+    const hydrated = lab.fake.callsTo("GET", /^\/v1\/messages\//);
+    expect(hydrated).toHaveLength(1);
+  });
+});
