@@ -6,8 +6,9 @@
  * version, size, a full integrity check, messages accepted but not yet answered).
  */
 import { resolve } from "node:path";
-import type { ChannelEntry } from "../messaging/channel/contract.js";
+import type { ChannelCheck, ChannelEntry, ChannelSettings } from "../messaging/channel/contract.js";
 import { probeChannel } from "../messaging/channel/contract.js";
+import { redactAll } from "../messaging/security/redact.js";
 import { oneLine } from "../messaging/text/clip.js";
 import type { AgentProbeResult } from "../providers/acp-probe.js";
 import { probeAgent } from "../providers/acp-probe.js";
@@ -33,6 +34,8 @@ export interface DoctorOptions {
   handshakeTimeoutMs?: number;
   /** "Now", for the age of unanswered messages in the store report. */
   nowMs?: number;
+  /** A channel's own check (asking its platform) must finish within this (default 15 s). */
+  channelCheckTimeoutMs?: number;
 }
 
 /** At most this many model and command names on a line: a long list says nothing more. */
@@ -90,8 +93,17 @@ export async function doctor(loaded: LoadedConfig, o: DoctorOptions = {}): Promi
       loaded.env,
       loaded.present.has(entry.name),
     );
-    if (probe.status === "configured") lines.push(`✓ ${entry.name}: configured`);
-    else if (probe.status === "disabled")
+    if (probe.status === "configured") {
+      lines.push(`✓ ${entry.name}: configured`);
+      const checked = await checkChannel(
+        entry,
+        loaded.config.channels[entry.name] ?? {},
+        loaded.env,
+        o.channelCheckTimeoutMs ?? 15_000,
+      );
+      lines.push(...checked.lines);
+      healthy &&= checked.healthy;
+    } else if (probe.status === "disabled")
       lines.push(`- ${entry.name}: disabled${probe.note ? ` (${probe.note})` : ""}`);
     else {
       healthy = false;
@@ -101,6 +113,33 @@ export async function doctor(loaded: LoadedConfig, o: DoctorOptions = {}): Promi
     }
   }
   return { lines, healthy };
+}
+
+/**
+ * A configured channel's own check, bounded: a platform that does not answer is reported, never
+ * waited on forever, and a check that throws is a failed line (redacted), not a crashed doctor.
+ */
+async function checkChannel(
+  entry: ChannelEntry,
+  settings: ChannelSettings,
+  env: LoadedConfig["env"],
+  timeoutMs: number,
+): Promise<ChannelCheck> {
+  if (!entry.check) return { healthy: true, lines: [] };
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<ChannelCheck>((resolve) => {
+    timer = setTimeout(
+      () => resolve({ healthy: false, lines: [`✗ ${entry.name}: no answer within ${timeoutMs / 1000}s`] }),
+      timeoutMs,
+    );
+  });
+  try {
+    return await Promise.race([entry.check(settings, env), timeout]);
+  } catch (error) {
+    return { healthy: false, lines: [`✗ ${entry.name}: ${oneLine(redactAll(String(error)), 300)}`] };
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** The handshake's report: who the agent is and what it offers, or where and why it failed. */

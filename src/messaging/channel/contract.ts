@@ -55,6 +55,18 @@ export interface ChannelEntry<S extends ChannelSettings = ChannelSettings> {
   missing(settings: S, env: Env): string[];
   /** Load the module (and with it the SDK) only when the channel is configured. */
   load(): Promise<ChannelModule<S>>;
+  /**
+   * What `parley doctor` learns by asking the platform about a configured channel (where it
+   * connects, the app and bot it answers as): names and ids, never a secret. It loads the SDK
+   * lazily, like `load`. Absent: doctor reports the configuration alone.
+   */
+  check?(settings: S, env: Env): Promise<ChannelCheck>;
+}
+
+/** A channel's own doctor lines (each starting with ✓ or ✗) and whether they are all good. */
+export interface ChannelCheck {
+  healthy: boolean;
+  lines: string[];
 }
 
 /** Every section has `enabled`; unset means "on when its credentials are set". */

@@ -91,6 +91,24 @@ export interface HubOptions<A, P> {
   binder?: SessionBinder | undefined;
   /** A gate after commands, before the agent (e.g. a group Topic answering only when mentioned). */
   admit?(message: IncomingMessage<A, P>): boolean;
+  /**
+   * False: a message that arrives while a turn runs is steered into it, or refused with a notice
+   * asking for it again, never held behind a receipt: a channel whose every reply answers one
+   * inbound message (Feishu, WeCom) could not deliver a held message later. Default true.
+   */
+  holdWhenBusy?: boolean;
+}
+
+/** Why a message that came mid-turn was not passed on, and what to do (`stop` as the channel spells it). */
+export function stillWorkingNotice(stop: string): string {
+  return `⏳ I'm still working on your previous message, so this one was not passed on. Send it again once I have answered, or ${stop} to end the current turn.`;
+}
+
+/** Said when a file reaches a channel that takes none: silence would read as the agent ignoring it. */
+export function filesUnsupportedNotice(withText: boolean): string {
+  return withText
+    ? "📎 Files are not supported here yet: the agent got your words, without the file."
+    : "📎 Files are not supported here yet, so the agent did not get this. Paste the text instead.";
 }
 
 /** Where a message runs: the conversation's own session, or a resumed one. */
@@ -182,9 +200,12 @@ export class ConversationHub<A, P = undefined> {
     this.privacy = o.privacy
       ? new PrivacyModes({ audit: this.audit, store: this.store, logger: this.logger })
       : undefined;
+    const hold = o.holdWhenBusy !== false;
     this.router = new MidTurnRouter<HubPayload<P>>({
       sessions: this.sessions,
-      queueMode: o.queueMode ?? c.defaults.queueMode,
+      // Without a hold, "queue" would refuse every message mid-turn: steering is all there is.
+      queueMode: hold ? (o.queueMode ?? c.defaults.queueMode) : "steer",
+      hold,
       surfaceFor: (key) => this.receipts(key),
       runTurn: (key, text, release, opts) => this.runTurn(key, text, release, opts.items),
       // Dropped by /stop: they will never run. Dropped by a shutdown: they run after the restart.
@@ -338,14 +359,35 @@ export class ConversationHub<A, P = undefined> {
   }
 
   /** Route one authorized message (the work behind `handle`). */
-  private async dispatch(message: IncomingMessage<A, P>): Promise<Dispatched> {
+  private async dispatch(incoming: IncomingMessage<A, P>): Promise<Dispatched> {
+    let message = incoming;
     const nativeKey = this.keyOf(message.address);
-    const files = message.attachments ?? [];
+    let files = message.attachments ?? [];
     // A file's caption is content for the agent, never a command or a typed approval answer.
     const interpret = (message.interpretCommands ?? true) && files.length === 0;
+    if (files.length > 0 && !this.o.surface.attachments) {
+      // A channel that takes no files says so: the words (if any) still go on, the file cannot.
+      this.audit.log("inbound", "dropped", { channel: this.channel, reason: "files_unsupported" });
+      const withText = message.text.trim() !== "";
+      await this.replyTo(
+        message,
+        filesUnsupportedNotice(withText),
+        await this.partsFor(message.tickets, ":files"),
+      );
+      if (!withText) return NOTHING;
+      message = { ...message, attachments: [] };
+      files = [];
+    }
     let text = message.text;
     let override: QueueMode | undefined;
     if (interpret) {
+      if (message.staleVerdict && parseTypedVerdict(text) !== null) {
+        // It answers a prompt that is gone (an earlier process's, or one already decided): it approves
+        // nothing, and is neither sent to the agent nor mistaken for the prompt open now.
+        this.audit.log("tool_permission", "refused", { channel: this.channel, reason: "stale_typed" });
+        await this.replyTo(message, RECEIPT_EXPIRED, await this.partsFor(message.tickets));
+        return NOTHING;
+      }
       if (await this.typedVerdict(message, nativeKey)) return NOTHING;
       const parsed = message.parsed !== undefined ? message.parsed : this.o.commands.parse(text);
       if (parsed?.kind === "foreign") return NOTHING;
@@ -457,9 +499,12 @@ export class ConversationHub<A, P = undefined> {
     return message.replyTo ? message.replyTo(text) : this.o.surface.reply(message.address, text, parts);
   }
 
-  /** The outbound parts of the work answering these tickets (unrecorded where nothing is journaled). */
-  private partsFor(tickets: readonly IntakeTicket[] | undefined): Promise<TurnParts> {
-    return this.journal?.parts(tickets) ?? Promise.resolve(TurnParts.unrecorded());
+  /**
+   * The outbound parts of the work answering these tickets (unrecorded where nothing is journaled);
+   * `suffix` names another piece of work for the same message (a notice beside its turn).
+   */
+  private partsFor(tickets: readonly IntakeTicket[] | undefined, suffix = ""): Promise<TurnParts> {
+    return this.journal?.parts(tickets, suffix) ?? Promise.resolve(TurnParts.unrecorded());
   }
 
   /** Complete journaled messages (a no-op for none). */
@@ -554,6 +599,8 @@ export class ConversationHub<A, P = undefined> {
       await this.journal?.claim(tickets);
       try {
         const reply = handler ? await handler(call) : this.o.commands.usage(parsed.spec);
+        // Any compaction re-arms the soft context notice: the next growth cycle is news again.
+        if (name === "compact") this.context.release(key);
         if (reply) await this.replyTo(message, reply, await this.partsFor(tickets));
         outcome = "answered";
       } finally {
@@ -597,6 +644,18 @@ export class ConversationHub<A, P = undefined> {
       hasAttachments: files.length > 0,
     });
     const outcome = await Promise.race([turn, running]);
+    if (outcome === "refused") {
+      // Neither steered nor held: the user is asked to send it again, and the message is closed.
+      this.audit.log("mid_turn", "refused", { channel: this.channel, reason: "busy" });
+      if (!this.muted(key))
+        await this.replyTo(
+          message,
+          stillWorkingNotice(this.o.commands.spell("stop")),
+          await this.partsFor(tickets, ":busy"),
+        );
+      await this.finish(tickets, "refused");
+      return { turn: Promise.resolve(), took: true };
+    }
     if (outcome === "steered") {
       // Folded into the running turn: answered when that turn ends (at once if it just did).
       const riding = this.turnTickets.get(key);
@@ -633,7 +692,7 @@ export class ConversationHub<A, P = undefined> {
   /** The receipt bubble of a session's conversation; silent while the conversation is muted. */
   private receipts(key: string): ReceiptSurface {
     const address = this.addresses.get(key);
-    const surface = address === undefined ? undefined : this.o.surface.receipts(address);
+    const surface = address === undefined ? undefined : this.o.surface.receipts?.(address);
     return {
       post: async (text) => (surface && !this.muted(key) ? surface.post(text) : ""),
       edit: async (id, text) => {

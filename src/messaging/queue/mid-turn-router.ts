@@ -34,9 +34,15 @@ export interface MidTurnOptions<P = unknown> {
   ) => Promise<void>;
   /** Told what /stop dropped from a session's queue (those messages will never run). */
   onDropped?: (sessionKey: string, items: QueuedItem<P>[]) => void;
+  /**
+   * False: a message that cannot be steered into the live turn is refused, never held. A channel
+   * whose every reply answers one inbound message (Feishu, WeCom) could not deliver a held message
+   * later, so it asks the user to send it again instead. Default true (hold behind a receipt).
+   */
+  hold?: boolean;
 }
 
-export type RouteOutcome = "ran" | "steered" | "queued";
+export type RouteOutcome = "ran" | "steered" | "queued" | "refused";
 
 /** What /stop and /status need of a router, whatever its payload type. */
 export interface QueueControl {
@@ -85,6 +91,10 @@ export class MidTurnRouter<P = unknown> implements QueueControl {
       // prompt is swallowed and leaves an acknowledgement with no answer.
       if (mode === "steer" && !opts.hasAttachments && (await this.o.sessions.steer(sessionKey, item.text))) {
         return "steered";
+      }
+      if (this.o.hold === false) {
+        if (this.o.sessions.isBusy(sessionKey)) return "refused";
+        continue; // the turn ended inside the window: run it fresh
       }
       const q = this.receiptQueue(sessionKey);
       const held = await q.lock.run(() =>
