@@ -88,7 +88,9 @@ describe("the long connection", () => {
 
   it("an acknowledgement lost on the way gets the event delivered again", async () => {
     let calls = 0;
-    await connect({ ackTimeoutMs: 200 }, async () => void (calls += 1));
+    await connect({ ackTimeoutMs: 200 }, async () => {
+      calls += 1;
+    });
     await fake.waitFor(() => fake.ws.ready.size === 1, 5000, "the connection");
     fake.ws.loseAcks(1);
     const { event } = fake.pushMessage(OWNER, "once");
