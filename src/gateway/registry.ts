@@ -4,8 +4,14 @@
  * cannot stop the others.
  */
 import { discordChannel } from "../discord/index.js";
+import { feishuChannel } from "../feishu/index.js";
 import type { ChannelEntry } from "../messaging/channel/contract.js";
 import { telegramChannel } from "../telegram/index.js";
 import { webchatChannel } from "../webchat/index.js";
 
-export const CHANNELS: readonly ChannelEntry[] = [webchatChannel, telegramChannel, discordChannel];
+export const CHANNELS: readonly ChannelEntry[] = [
+  webchatChannel,
+  telegramChannel,
+  discordChannel,
+  feishuChannel,
+];
