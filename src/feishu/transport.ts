@@ -237,7 +237,7 @@ export class FeishuTransport extends MessagingTransport<unknown> {
         continue;
       }
       const id = await parts.post(message.content, {
-        create: (key) => this.send(to, message, key === undefined ? undefined : uuidOf(key)),
+        create: (key) => this.send(to, message, key === undefined ? undefined : uuidOf(key, to)),
         // A resumed turn rewrites the part its first run posted (Feishu edits a bot's own post).
         replace: async (earlier) => {
           await this.requireRest().update(earlier, message);
@@ -261,7 +261,14 @@ export class FeishuTransport extends MessagingTransport<unknown> {
   }
 }
 
-/** A part key as Feishu's request uuid (at most 50 characters): the same part, the same uuid. */
-export function uuidOf(key: string): string {
-  return createHash("sha256").update(key).digest("hex").slice(0, 40);
+/**
+ * A part key as Feishu's request uuid (at most 50 characters): the same part of the same answer, the
+ * same uuid. The message it answers is part of it: part keys restart with a new store (a data home
+ * started empty), and a repeated uuid would make Feishu hand back an hour-old message instead.
+ */
+export function uuidOf(key: string, to: ReplyTarget): string {
+  return createHash("sha256")
+    .update(`${to.replyTo ?? to.chatId}\u0000${key}`)
+    .digest("hex")
+    .slice(0, 40);
 }
