@@ -49,6 +49,8 @@ export interface ChannelOptions {
   overrides?: FeishuStartOverrides;
   grant?: GrantControl;
   env?: Record<string, string>;
+  /** An unfinished message older than this is not run again after a restart (default 15 min). */
+  staleAfterMs?: number;
 }
 
 export async function startChannel(fake: FakeFeishu, o: ChannelOptions = {}): Promise<ChannelUnderTest> {
@@ -83,6 +85,7 @@ export async function startChannel(fake: FakeFeishu, o: ChannelOptions = {}): Pr
     audit,
     sessions,
     ...(o.grant ? { grant: o.grant } : {}),
+    ...(o.staleAfterMs !== undefined ? { staleAfterMs: o.staleAfterMs } : {}),
   });
   const running = await startFeishu(ctx, { connection: { restartFirstMs: 200 }, ...o.overrides });
   let stopped = false;

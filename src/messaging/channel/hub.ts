@@ -355,7 +355,11 @@ export class ConversationHub<A, P = undefined> {
    * conversation's older message still comes first.
    */
   async resume(): Promise<void> {
-    await this.journal?.resume(async (message) => void this.track((await this.handle(message)).turn));
+    // A typed 1/2/3 found unfinished answered a prompt that died with the earlier process: it must
+    // not approve whatever the rerun asks next (the rerun may ask something else).
+    await this.journal?.resume(
+      async (message) => void this.track((await this.handle({ ...message, staleVerdict: true })).turn),
+    );
   }
 
   /** Route one authorized message (the work behind `handle`). */
