@@ -66,6 +66,7 @@ export interface FakeMessage {
 }
 
 export interface Injection {
+  /** 0: the call is carried out, and its answer never sent (a crash between a request and its answer). */
   status: number;
   code: number;
   msg: string;
@@ -118,6 +119,8 @@ export class FakeFeishu {
   private idle: ReturnType<typeof setTimeout> | undefined;
   private stopped = false;
   private next = 1;
+  /** Answers held back by a status-0 injection, until `dropStalled` or stop. */
+  private readonly stalled = new Set<ServerResponse>();
 
   constructor(o: FakeFeishuOptions = {}) {
     this.appId = o.appId ?? "cli_a1b2c3d4e5f60718";
@@ -170,6 +173,12 @@ export class FakeFeishu {
   }
 
   // ── test-side controls ─────────────────────────────────────────────────────────────────────
+
+  /** Cut the connections of calls whose answer was held back (their callers see a network error). */
+  dropStalled(): void {
+    for (const res of this.stalled) res.socket?.destroy();
+    this.stalled.clear();
+  }
 
   /** The next `times` calls to `route` fail with `injection`. */
   inject(route: Route, injection: Injection, times = 1): void {
@@ -317,6 +326,13 @@ export class FakeFeishu {
       const route = this.routeOf(req.method ?? "", url.pathname);
       if (!route) throw new ApiError(404, 404, `no such route ${req.method} ${url.pathname}`);
       const failure = this.takeInjection(route);
+      if (failure?.status === 0) {
+        if (route !== "endpoint" && route !== "token") this.authorize(req);
+        this.serve(route, url, body, raw.length);
+        call.status = 0;
+        this.stalled.add(res);
+        return;
+      }
       if (failure) {
         const headers: Record<string, string> =
           failure.resetSeconds === undefined
