@@ -12,7 +12,7 @@
  */
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { ApiCallFn, RawApi, Transformer } from "grammy";
-import { Bot, InputFile } from "grammy";
+import { Bot, HttpError, InputFile } from "grammy";
 import type { Clock } from "../messaging/base/clock.js";
 import { realClock, sleep } from "../messaging/base/clock.js";
 import type { Logger } from "../messaging/base/logger.js";
@@ -29,6 +29,23 @@ const PACED_METHODS = new Set([
   "setMessageReaction",
   "deleteMessage",
 ]);
+
+/**
+ * Calls that may reach Telegram twice without a second effect (an edit to the same text, a
+ * reaction, a lookup): retried when the network failed under them, e.g. a kept-alive connection
+ * the other side closed just as the call went out. A send is not among them: it may have landed.
+ */
+const IDEMPOTENT_METHODS = new Set([
+  "editMessageText",
+  "editMessageReplyMarkup",
+  "setMessageReaction",
+  "sendChatAction",
+  "getMe",
+  "getMyCommands",
+  "setMyCommands",
+  "getFile",
+]);
+const NETWORK_RETRIES = 2;
 
 export interface PaceOptions {
   /** Minimum gap between two paced calls to one private chat. */
@@ -124,9 +141,25 @@ export function pacingTransformer(
   const transformer = async (prev: Call, method: string, payload: unknown, signal?: AbortSignal) => {
     const chat = PACED_METHODS.has(method) ? chatOf(payload) : undefined;
     const attempt = async () => {
+      let networkRetries = 0;
       for (let retry = 0; ; retry += 1) {
         await onWireOfCall.getStore()?.();
-        const result = await prev(method, payload, signal);
+        let result: Awaited<ReturnType<Call>>;
+        try {
+          result = await prev(method, payload, signal);
+        } catch (error) {
+          if (
+            !(error instanceof HttpError) ||
+            !IDEMPOTENT_METHODS.has(method) ||
+            networkRetries >= NETWORK_RETRIES
+          )
+            throw error;
+          networkRetries += 1;
+          logger.info("telegram: the network failed under an idempotent call; retrying", { method });
+          await sleep(clock, 250 * 4 ** (networkRetries - 1), signal);
+          retry -= 1; // not a 429: the retry_after budget stays as it was
+          continue;
+        }
         if (result.ok || result.error_code !== 429) return result;
         const retryAfter = result.parameters?.retry_after;
         if (retryAfter === undefined || retry >= pace.maxRetries || retryAfter > pace.maxRetryAfterSeconds) {

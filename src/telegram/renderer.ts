@@ -36,6 +36,7 @@ import { renderTables } from "../messaging/text/tables/index.js";
 import type { AgentStatus, PromptOption, ToolChange, TurnEnding } from "../messaging/turn/renderer.js";
 import { Renderer } from "../messaging/turn/renderer.js";
 import { approvalKeyboard, approvalVerdictsOf, optionsKeyboard } from "./buttons.js";
+import { apiErrorOf } from "./errors.js";
 import { escapeHtml, fitTelegramHtml, toTelegramHtml } from "./html.js";
 import { TELEGRAM_MAX_MESSAGE_UTF16, TELEGRAM_SOURCE_CAP } from "./limits.js";
 import type { TelegramTransport } from "./transport.js";
@@ -537,7 +538,15 @@ export class TelegramRenderer extends Renderer {
       await this.transport.editHtml(this.o.chatId, id, html, keyboard);
       return id;
     } catch (error) {
-      this.log.warn("telegram: final edit failed; sending as a new message", { error: String(error) });
+      // Only Telegram's own refusal (the message is gone, or cannot be edited) means a new message
+      // is needed. A network failure (already retried) may have edited it: a second message would
+      // show the answer twice, so the part is reported as not delivered instead.
+      if (apiErrorOf(error) === null) {
+        this.deliveryFailed = true;
+        this.log.error("telegram: final edit failed", { error: String(error) });
+        return null;
+      }
+      this.log.warn("telegram: final edit refused; sending as a new message", { error: String(error) });
       return this.post(html, keyboard);
     }
   }

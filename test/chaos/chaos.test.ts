@@ -14,7 +14,10 @@ describe("chaos", () => {
     expect(r.sent.webchat + r.sent.telegram).toBeGreaterThan(30);
     expect(r.lost).toEqual([]);
     expect(r.duplicated).toEqual([]);
-    expect(r.orphans).toEqual([]);
+    expect(r.orphans.webchat).toEqual([]);
+    // Telegram's one window no ledger settles (no idempotency key, no lookup): each part it made
+    // the gateway create twice was audited as such.
+    expect(r.orphans.telegram.length).toBeLessThanOrEqual(r.ambiguousResends);
     expect(r.unfinished).toBe(0);
   }, 240_000);
 });

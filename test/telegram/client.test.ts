@@ -64,6 +64,36 @@ describe("429 retry_after", () => {
   });
 });
 
+describe("a network failure under a call", () => {
+  /** A fetch whose connection breaks under the first `n` calls of `method` (the request never answered). */
+  function breaking(method: string, n: number): typeof fetch {
+    let left = n;
+    return async (input, init) => {
+      if (String(input).endsWith(`/${method}`) && left > 0) {
+        left -= 1;
+        throw new TypeError("fetch failed: other side closed");
+      }
+      return fetch(input, init);
+    };
+  }
+
+  it("an idempotent call (an edit) is retried, on the clock", async () => {
+    const net = opsFor(fake, { clock, fetch: breaking("editMessageText", 1) });
+    const sent = await net.call<{ message_id: number }>("sendMessage", { chat_id: 42, text: "draft" });
+    const edited = net.call("editMessageText", { chat_id: 42, message_id: sent.message_id, text: "final" });
+    await until(() => clock.pending > 0, "the retry wait");
+    await clock.advance(250);
+    await edited;
+    expect(fake.sentMessages(42).map((m) => m.visible)).toEqual(["final"]);
+  });
+
+  it("a send is not retried (it may have landed): the failure reaches the caller", async () => {
+    const net = opsFor(fake, { clock, fetch: breaking("sendMessage", 1) });
+    await expect(net.call("sendMessage", { chat_id: 42, text: "once" })).rejects.toThrow(/sendMessage/);
+    expect(fake.callsOf("sendMessage")).toHaveLength(0);
+  });
+});
+
 describe("per-chat pace", () => {
   async function burst(chatId: number, n: number, gap: number) {
     const calls = Array.from({ length: n }, (_, i) =>

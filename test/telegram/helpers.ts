@@ -27,13 +27,14 @@ export const NO_PACE: Partial<PaceOptions> = { privateIntervalMs: 0, groupInterv
 /** grammY's real client, paced and 429-aware, pointed at the fake. */
 export function opsFor(
   fake: FakeTelegram,
-  opts: { clock?: Clock; pace?: Partial<PaceOptions> } = {},
+  opts: { clock?: Clock; pace?: Partial<PaceOptions>; fetch?: typeof fetch } = {},
 ): TelegramOps {
   return telegramOps(
     createTelegramBot({
       token: fake.token,
       apiRoot: fake.apiRoot,
       ...(opts.clock ? { clock: opts.clock } : {}),
+      ...(opts.fetch ? { fetch: opts.fetch } : {}),
       pace: opts.pace ?? NO_PACE,
     }),
   );

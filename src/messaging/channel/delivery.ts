@@ -2,7 +2,7 @@
  * Idempotent delivery, once for every channel. Each message a turn creates is a numbered part of
  * that turn, recorded in the delivery ledger before the platform call ("sending") and after it
  * ("landed", with the platform's message id). A turn that answers a journaled message keeps its id
- * across a restart (`intake:<id>`), so when it runs again its part N finds what part N left the
+ * across a restart (`intake:<id>@<received>`), so when it runs again its part N finds what part N left the
  * first time: a landed part is edited in place (or left alone when it already says the same), and
  * only parts that never landed are posted. No duplicate messages.
  *
@@ -106,18 +106,20 @@ export class TurnParts {
         return before.platformMessageId;
       }
       // Deleted, or a kind of message that cannot take this content: posted anew below.
-    } else if (before?.state === "sending") {
-      this.o?.audit.log("delivery", "sent", {
-        channel: this.o.channel,
-        reason: "ambiguous_resend",
-        turn: this.turnId,
-        part: index,
-      });
     }
     let marked = false;
     const sending = async () => {
       if (marked) return;
       marked = true;
+      // Audited as the second creation actually leaves: a run cut short while it still waited its
+      // turn (a platform's pacing) created nothing, and is no ambiguity of its own.
+      if (before?.state === "sending")
+        this.o?.audit.log("delivery", "sent", {
+          channel: this.o.channel,
+          reason: "ambiguous_resend",
+          turn: this.turnId,
+          part: index,
+        });
       await this.write(() => this.ledger?.markSending(part, digest));
     };
     if (!delivery.marksSending) await sending();

@@ -693,14 +693,26 @@ export class ConversationHub<A, P = undefined> {
     });
   }
 
-  /** The receipt bubble of a session's conversation; silent while the conversation is muted. */
+  /**
+   * The receipt bubble of a session's conversation; silent while the conversation is muted. A
+   * receipt is a courtesy: one that cannot be posted or edited (a network error) is logged, and
+   * the queue it describes goes on (a throw here would strand the queue and hold its session).
+   */
   private receipts(key: string): ReceiptSurface {
     const address = this.addresses.get(key);
     const surface = address === undefined ? undefined : this.o.surface.receipts?.(address);
+    const failed = (error: unknown) =>
+      this.logger.warn(`${this.channel}: a queue receipt did not land`, { error: String(error) });
     return {
-      post: async (text) => (surface && !this.muted(key) ? surface.post(text) : ""),
+      post: async (text) => {
+        if (!surface || this.muted(key)) return "";
+        return surface.post(text).catch((error: unknown) => {
+          failed(error);
+          return "";
+        });
+      },
       edit: async (id, text) => {
-        if (surface && id && !this.muted(key)) await surface.edit(id, text);
+        if (surface && id && !this.muted(key)) await surface.edit(id, text).catch(failed);
       },
     };
   }

@@ -72,8 +72,14 @@ interface JournaledMessage {
   group?: string;
 }
 
-export function turnIdOf(intakeId: number): string {
-  return `intake:${intakeId}`;
+/**
+ * The id of the turn that first answers a journaled message. The row id keeps it stable across a
+ * restart; the message's receipt time makes it unique beyond this database: a store moved aside
+ * and started empty numbers its rows from 1 again, and a part key sent as a platform's idempotency
+ * key (Discord's nonce, remembered for minutes) must never match an earlier store's.
+ */
+export function turnIdOf(intakeId: number, receivedAtMs: number): string {
+  return `intake:${intakeId}@${receivedAtMs}`;
 }
 
 export interface ChannelJournalOptions<A, P> {
@@ -97,12 +103,13 @@ export class ChannelJournal<A, P> {
    * (the caller acknowledges the platform again and does nothing else).
    */
   async accept(message: IncomingMessage<A, P>, source: IntakeSource): Promise<IntakeTicket | null> {
+    const receivedAtMs = source.receivedAtMs ?? this.o.now();
     const result = await this.journal.accept({
       channel: this.o.channel,
       platformMessageId: source.platformId,
       conversationKey: `${this.o.channel}:${this.o.surface.conversation(message.address).route}`,
       payload: this.encode(message, source.group) as unknown as JsonValue,
-      receivedAtMs: source.receivedAtMs ?? this.o.now(),
+      receivedAtMs,
     });
     if (result.kind === "duplicate") {
       this.o.audit.log("intake", "dropped", {
@@ -112,7 +119,7 @@ export class ChannelJournal<A, P> {
       });
       return null;
     }
-    return { id: result.id, turnId: turnIdOf(result.id) };
+    return { id: result.id, turnId: turnIdOf(result.id, receivedAtMs) };
   }
 
   /** Mark the messages' work as ended. A failed write is logged: the message then runs once more. */
@@ -138,11 +145,11 @@ export class ChannelJournal<A, P> {
       const message = this.decode(row);
       if (message === null) {
         // Never runnable, so never left unfinished: it would be found again at every start.
-        await this.finish([{ id: row.id, turnId: turnIdOf(row.id) }], "failed");
+        await this.finish([{ id: row.id, turnId: turnIdOf(row.id, row.receivedAtMs) }], "failed");
         continue;
       }
       const attempts = row.attempts;
-      const ticket = { id: row.id, turnId: turnIdOf(row.id) };
+      const ticket = { id: row.id, turnId: turnIdOf(row.id, row.receivedAtMs) };
       const groupKey = (row.payload as { group?: unknown } | null)?.group;
       const key = typeof groupKey === "string" ? `${row.conversationKey}\u0000${groupKey}` : undefined;
       const existing = key === undefined ? undefined : byGroup.get(key);

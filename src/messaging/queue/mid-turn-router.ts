@@ -130,11 +130,18 @@ export class MidTurnRouter<P = unknown> implements QueueControl {
     for (;;) {
       const release = this.o.sessions.tryAcquire(sessionKey);
       if (!release) return; // someone else runs a turn; its end drains
-      const items = await q.lock.run(async () => {
-        const taken = await q.drainLocked();
-        if (taken.length === 0) release();
-        return taken;
-      });
+      let items: QueuedItem<P>[];
+      try {
+        items = await q.lock.run(async () => {
+          const taken = await q.drainLocked();
+          if (taken.length === 0) release();
+          return taken;
+        });
+      } catch (error) {
+        // Never leave the session held: every later message of it would wait forever.
+        release();
+        throw error;
+      }
       if (items.length === 0) return;
       try {
         await this.o.runTurn(sessionKey, combineBurst(items), release, { interpretCommands: false, items });

@@ -21,6 +21,7 @@
 
 import MarkdownIt from "markdown-it";
 import { REDACTION_MARKER, redactAll } from "./index.js";
+import { quietInEveryReading } from "./redaction/display-quiet.js";
 
 /** Maps text to text with every credential it recognises replaced by a marker. Must be idempotent. */
 export type Redactor = (text: string) => string;
@@ -57,20 +58,24 @@ export function dropFormatChars(text: string): string {
 
 /** Links collapsed to their labels: the first step of a rendering pass. */
 function unlink(text: string): string {
+  // The link patterns need `](`/`][` or a `<`; most text has none, and one test is cheaper than replacing.
+  if (!MAY_LINK.test(text)) return text;
   let unlinked = text;
-  // The link patterns need `](`/`][` or a `<…|`; most text has neither, and testing is cheaper than replacing.
   if (unlinked.includes("](") || unlinked.includes("][")) unlinked = unlinked.replace(MD_LINK, "$1");
   if (unlinked.includes("<") && unlinked.includes("|")) unlinked = unlinked.replace(SLACK_LINK, "$1");
   return unlinked;
 }
+const MAY_LINK = /\][([]|</;
 
 /** One rendering pass. Links first (a url's own `_` or `~` must not move label edges), format chars last. */
 function renderOnce(text: string, delimiters: RegExp): string {
   return deleteDelimiters(unlink(text), delimiters);
 }
 
-function deleteDelimiters(unlinked: string, delimiters: RegExp): string {
-  return dropFormatChars(unlinked.replace(delimiters, ""));
+/** `mayHoldFormatChars` false: the caller knows the text has none (deleting characters adds none). */
+function deleteDelimiters(unlinked: string, delimiters: RegExp, mayHoldFormatChars = true): string {
+  const deleted = unlinked.replace(delimiters, "");
+  return mayHoldFormatChars ? dropFormatChars(deleted) : deleted;
 }
 
 /** The original's canonical form: one pass, every delimiter deleted. */
@@ -141,6 +146,13 @@ const READINGS: readonly ((text: string) => string)[] = [
 
 /** Characters a rendering pass consumes (format characters are dropped by every reading anyway). */
 const MARKUP = /[[\]<|*_~`]/;
+/** Markup a rendering deletes by itself; brackets change a rendering only as link syntax (`](`, `][`). */
+const DELETED_MARKUP = /[<|*_~`]/;
+
+/** Whether some rendering of `literal` can differ from it (a redaction marker's brackets alone cannot). */
+function renderingsMayDiffer(literal: string): boolean {
+  return DELETED_MARKUP.test(literal) || literal.includes("](") || literal.includes("][");
+}
 
 /**
  * The distinct forms {@link READINGS} produce for `text`, computed lazily and sharing their
@@ -148,14 +160,15 @@ const MARKUP = /[[\]<|*_~`]/;
  * every rendering is the literal; no `\` or `&`: every decoded form is its undecoded twin).
  */
 function* readingsFor(text: string): Generator<string> {
-  const literal = dropFormatChars(text);
+  const formatChars = NON_ASCII.test(text) && HAS_FORMAT_CHAR.test(text);
+  const literal = formatChars ? text.replace(FORMAT_CHARS, "") : text;
   yield literal;
-  if (MARKUP.test(literal)) {
+  if (MARKUP.test(literal) && renderingsMayDiffer(literal)) {
     const unlinked = unlink(text);
-    const once = deleteDelimiters(unlinked, DELIMITERS);
+    const once = deleteDelimiters(unlinked, DELIMITERS, formatChars);
     yield once;
     // Without `_` keeping it changes nothing; without markup left, one pass is already settled.
-    yield text.includes("_") ? deleteDelimiters(unlinked, DELIMITERS_BUT_UNDERSCORE) : once;
+    yield text.includes("_") ? deleteDelimiters(unlinked, DELIMITERS_BUT_UNDERSCORE, formatChars) : once;
     yield MARKUP.test(once) ? settle(text, once, MAX_PASSES - 1) : once;
   }
   if (!literal.includes("\\") && !literal.includes("&")) return;
@@ -166,6 +179,29 @@ function* readingsFor(text: string): Generator<string> {
     yield renderedKeepingUnderscores(plain);
     yield canonicalizeDisplay(plain);
   }
+}
+
+/**
+ * Whether `redactAll` provably leaves every reading of `text` unchanged, without computing them:
+ * quietInEveryReading (redaction/display-quiet.ts) for text without links; for text with links, the
+ * literal (urls included) is scanned for real and the renderings, which show each link as its label,
+ * are proved quiet on the text with links collapsed (with no `[`, `]` or `<` left, renderings of
+ * the collapsed text settle in a few passes and equal those of the original).
+ */
+const URL_EXTRAS = /[\x1b\\&\u0080-\uffff]/;
+
+function unchangedInEveryReading(text: string): boolean {
+  const unlinked = unlink(text);
+  if (unlinked === text) return quietInEveryReading(text);
+  if (!quietInEveryReading(unlinked)) return false;
+  // What unlinking removed (the urls) may still hold what quietInEveryReading declines: an escape
+  // sequence, a format character, or a `\` or `&` (a query's `&b=2` decodes to itself; only a real
+  // escape or entity adds readings).
+  if (URL_EXTRAS.test(text)) {
+    if (text.includes("\x1b") || (NON_ASCII.test(text) && HAS_FORMAT_CHAR.test(text))) return false;
+    if (decodeCharacterReferences(text) !== text) return false;
+  }
+  return redactAll(text) === text;
 }
 
 /**
@@ -186,6 +222,8 @@ export function redactForDisplay(
   text: string,
   redactor: Redactor = redactAll,
 ): { text: string; changed: boolean } {
+  // Prose in which no reading can hold anything (the common case) skips the readings altogether.
+  if (redactor === redactAll && unchangedInEveryReading(text)) return { text, changed: false };
   const stripped = text.includes("\x1b") ? stripAnsi(text) : text;
   let safe = redactor(stripped);
   let changed = safe !== stripped;

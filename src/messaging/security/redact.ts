@@ -20,14 +20,14 @@
  * Indices are UTF-16 offsets internally; lengths reported in warnings are code points, matching
  * the reference implementation this module was ported from.
  */
-import { planCredentials } from "./redaction/credentials.js";
-import { planExfiltration } from "./redaction/exfiltration.js";
+import { credentialSpans, planCredentials } from "./redaction/credentials.js";
+import { NO_ALLOWED_HOSTS, planExfiltration, planExfiltrationFull } from "./redaction/exfiltration.js";
 import type { ExfiltrationOptions, RedactionResult } from "./redaction/markers.js";
-import { quietCredentialCut, quietExfiltrationCut } from "./redaction/quiet.js";
+import { quietExfiltrationCut } from "./redaction/quiet.js";
 import { spliceSpans } from "./redaction/spans.js";
 
 export { codePointLength } from "./redaction/chars.js";
-export { planCredentials, planCredentialsFull } from "./redaction/credentials.js";
+export { credentialSpans, planCredentials, planCredentialsFull } from "./redaction/credentials.js";
 export {
   allowedHostSet,
   planExfiltration,
@@ -61,9 +61,16 @@ export function scanExfiltrationUrls(text: string, opts: ExfiltrationOptions = {
   return planExfiltration(text, 0, true, opts).warnings;
 }
 
-/** Exfiltration first, then credentials: the contract every outbound path relies on. */
+/**
+ * Exfiltration first, then credentials: the contract every outbound path relies on. Each stage asks
+ * its quiet-text check once (ordinary prose: no span possible) and plans only what it cannot clear.
+ */
 export function redactAll(text: string): string {
-  // Ordinary prose (titles, labels, thinking): neither stage can plan a span.
-  if (quietExfiltrationCut(text, 0, true) >= 0 && quietCredentialCut(text, 0, true) >= 0) return text;
-  return redactCredentials(redactExfiltrationUrls(text).text).text;
+  let afterUrls = text;
+  if (quietExfiltrationCut(text, 0, true) < 0) {
+    const plan = planExfiltrationFull(text, 0, true, NO_ALLOWED_HOSTS);
+    if (plan.spans.length > 0) afterUrls = spliceSpans(text, plan.spans);
+  }
+  const spans = credentialSpans(afterUrls);
+  return spans.length === 0 ? afterUrls : spliceSpans(afterUrls, spans);
 }

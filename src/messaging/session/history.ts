@@ -5,7 +5,7 @@
  * conversation had could not be restored. A temporary or incognito session writes none of it.
  *
  * Every line of a turn carries an entry key derived from the turn id, and an intake-driven turn's
- * id survives a restart (`intake:<id>`): a turn resumed after a crash re-records the same keys, and
+ * id survives a restart (`intake:<id>@<received>`): a turn resumed after a crash re-records the same keys, and
  * the store drops them, so a crash never doubles a line of history.
  */
 import { randomUUID } from "node:crypto";

@@ -99,7 +99,7 @@ export interface IntakeJournal {
 
 /**
  * One outbound part of a turn. `turnId` must be stable across a restart (an intake-driven turn uses
- * `intake:<id>`), so the resumed turn finds what its first run already posted.
+ * `intake:<id>@<received>`), so the resumed turn finds what its first run already posted.
  */
 export interface PartKey {
   turnId: string;
@@ -145,7 +145,7 @@ export interface TranscriptAppend {
   entry: TranscriptEntry;
   turnId?: string;
   /**
-   * Idempotency key within the session (e.g. `intake:<id>:user`): a resumed turn appending the same
+   * Idempotency key within the session (e.g. `intake:<id>@<received>:user`): a resumed turn appending the same
    * entry again is a no-op, so a crash never doubles a line of history.
    */
   entryKey?: string;

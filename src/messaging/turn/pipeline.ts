@@ -103,7 +103,7 @@ export interface TurnRequest {
   release: Release;
   /**
    * Names the turn in the history (and the delivery ledger): stable across a restart for a turn
-   * that answers a journaled message (`intake:<id>`), so its resumed run writes the same lines.
+   * that answers a journaled message (`intake:<id>@<received>`), so its resumed run writes the same lines.
    */
   turnId?: string;
   /** The user messages this turn answers, as the history keeps them (default: `text`, no files). */

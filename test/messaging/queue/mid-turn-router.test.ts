@@ -143,6 +143,34 @@ describe("MidTurnRouter", () => {
     expect(histories[0]?.at(-1)).toMatch(/^▶️ Now answering \(50\): .*\(\+3 deferred\)$/);
   });
 
+  it("a drain whose receipt cannot be edited still lets go of the session", async () => {
+    const sessions = new SessionManager({ createProvider: () => new ScriptedProvider([]) });
+    const surface = new MemorySurface();
+    surface.edit = async () => {
+      throw new Error("Network request for 'editMessageText' failed!");
+    };
+    let gate!: () => void;
+    let turns = 0;
+    const router = new MidTurnRouter({
+      sessions,
+      queueMode: "queue",
+      surfaceFor: () => surface,
+      runTurn: async (_k, _t, release) => {
+        turns += 1;
+        if (turns === 1) await new Promise<void>((r) => (gate = r));
+        release();
+      },
+    });
+    const first = router.submit("k", { text: "one" }, { interpretCommands: true });
+    await tick(5);
+    expect(await router.submit("k", { text: "two" }, { interpretCommands: true })).toBe("queued");
+    gate();
+    await expect(first).rejects.toThrow("editMessageText");
+    // The session is free again: the next message runs instead of waiting forever.
+    expect(sessions.isBusy("k")).toBe(false);
+    expect(await router.submit("k", { text: "three" }, { interpretCommands: true })).toBe("ran");
+  });
+
   it("steers into a live turn when the provider supports it, else queues", async () => {
     const provider = new ScriptedProvider([[{ delayMs: 30 }, { type: "complete", stopReason: "end_turn" }]], {
       supportsSteer: true,

@@ -1,6 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
+  credentialSpans,
   planCredentials,
   planCredentialsFull,
   planExfiltrationFull,
@@ -9,6 +10,7 @@ import {
   quietExfiltrationCut,
   redactAll,
 } from "../../../src/messaging/security/redact.js";
+import { loudClusters } from "../../../src/messaging/security/redaction/quiet.js";
 import { StreamRedactor } from "../../../src/messaging/security/stream-redactor.js";
 
 /**
@@ -122,6 +124,42 @@ const caseArb = textArb.chain((text) =>
 );
 const NO_HOSTS: ReadonlySet<string> = new Set();
 
+/** Long runs of every token shape, and the labels and separators that make a rule read past a run. */
+const LONG_RUN_ATOMS = [
+  "AKIAIOSFODNN7EXAMPLE",
+  "IOSFODNN7EXAMPLE",
+  "ghp_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+  "sk_live_a1B2c3D4e5F6g7H8i9J0",
+  "npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6",
+  "SG.a1B2c3D4e5F6g7H8i9.J0k1L2m3N4o5P6q7R8",
+  "MTIzNDU2Nzg5MDEyMzQ1Njc4.GaBcDe.a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5",
+  "AIzaSyA1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q",
+  "doo_v1_0123456789abcdef0123456789abcdef01234567",
+  "9xT2vQ8mZ4LpR7wK3nB6yH1cF5dJ0sA2gE8uV4iO",
+  Buffer.from("key AKIAIOSFODNN7EXAMPLE and more text here").toString("base64"),
+  "sha512-",
+  "0f8fad5b-d9cb-469f-a165-70867728950e",
+  "3f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a39",
+  "src/messaging/security/redaction/quiet.ts",
+  "aws_access_key_id",
+  "aws_secret_access_key",
+  "AccessKeyId",
+  "123456789",
+  "==",
+  "=",
+  ".",
+  "-",
+  "_",
+  "/",
+  "+",
+  "*",
+  "~",
+  "x",
+];
+const clusterTextArb = fc
+  .array(fc.constantFrom(...ATOMS, ...LONG_RUN_ATOMS), { minLength: 1, maxLength: 12 })
+  .map((parts) => parts.join(""));
+
 describe("quiet-text fast paths", () => {
   it("credential fast path answers exactly what the planner plans", () => {
     fc.assert(
@@ -180,6 +218,36 @@ describe("quiet-text fast paths", () => {
     ])
       expect(quietCredentialCut(loud, 0, false)).toBe(-1);
     for (const loud of ["https://x", "[a](b"]) expect(quietExfiltrationCut(loud, 0, false)).toBe(-1);
+  });
+
+  it("regression (fast-check seed 1764711039): a `secret_key:` value is redacted by the batch path as by the stream", () => {
+    // The batch path skipped the key/value rule when a hand-kept pre-check missed `secret_key`;
+    // a stream cannot skip it, so the two disagreed (and the batch path leaked the value).
+    const text = "secret_key://thethe the";
+    const r = new StreamRedactor();
+    let out = "";
+    for (const ch of text) out += r.push(ch);
+    out += r.flush();
+    expect(redactAll(text)).toBe("secret_key:[REDACTED: credential] the");
+    expect(out).toBe(redactAll(text));
+  });
+
+  it("planning only the loud clusters gives exactly the full plan's spans", () => {
+    fc.assert(
+      fc.property(clusterTextArb, (text) => {
+        expect(credentialSpans(text)).toEqual(planCredentialsFull(text, 0, true).spans);
+      }),
+      { numRuns: 8000 },
+    );
+  });
+
+  it("plans a long run's cluster alone, and the whole text when a label may read past it", () => {
+    expect(loudClusters("commit 3f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a39 fixed it")).toEqual([
+      { start: 7, end: 47 },
+    ]);
+    expect(loudClusters("the quick brown fox")).toEqual([]);
+    expect(loudClusters("aws_access_key_id = AKIAIOSFODNN7EXAMPLE")).toBeNull();
+    expect(loudClusters("password = hunter2hunter2hunter2")).toBeNull();
   });
 
   it("redactAll and the stream agree on quiet and loud text alike", () => {

@@ -175,6 +175,9 @@ describe("credential coverage", () => {
     ["secret: (YAML)", "client_secret: 8f3kL9qP2x", "8f3kL9qP2x"],
     ["api_key (JSON)", '{"api_key": "abc-def-123"}', "abc-def-123"],
     ["token= (env)", "GITHUB_TOKEN=abcdef0123", "abcdef0123"],
+    // The batch pre-check once lacked these two key names, so only a stream redacted them.
+    ["secret_key= (env)", "AWS_SECRET_KEY=abc123xyz9", "abc123xyz9"],
+    ["secretkey: (YAML)", "secretkey: hunter2abc", "hunter2abc"],
   ];
 
   it.each(cases)("%s is redacted", (_name, input, secret) => {
@@ -231,6 +234,26 @@ describe("exfiltration", () => {
     const { text, warnings } = redactExfiltrationUrls(input);
     expect(text).toBe("![chart]([REDACTED: suspicious URL to tracker.example]) ok");
     expect(warnings).toEqual(["Suspicious markdown link target with query data: tracker.example"]);
+  });
+
+  it("lets a link target keep a query of a few navigation parameters with short plain values", () => {
+    for (const input of [
+      "[the dashboard](https://grafana.example.com/d/BXxn4C5hZ/api?orgId=1)",
+      "[page two](https://docs.example.com/guide?page=2&lang=en)",
+      "[last 6h](https://grafana.example.com/d/x?orgId=1&from=now-6h&to=now)",
+    ])
+      expect(redactExfiltrationUrls(input).text).toBe(input);
+  });
+
+  it.each([
+    ["an unknown parameter", "[x](https://evil.example/a?d=1)"],
+    ["a value that looks like data", "[x](https://evil.example/a?page=Zq9xK2mPw7)"],
+    ["an encoded value", "[x](https://evil.example/a?lang=%41%42)"],
+    ["a long value", `[x](https://evil.example/a?ref=${"a".repeat(17)})`],
+    ["too many parameters", "[x](https://evil.example/a?page=1&tab=a&view=b&sort=c&order=d)"],
+    ["a navigation parameter next to another", "[x](https://evil.example/a?page=1&u=hello)"],
+  ])("still withholds a link target's query with %s", (_name, input) => {
+    expect(redactExfiltrationUrls(input).text).toBe("[x]([REDACTED: suspicious URL to evil.example])");
   });
 
   it("redacts a markdown link whose path carries a payload", () => {
@@ -408,6 +431,13 @@ describe("what looks like a secret but is not one passes unchanged (issue 14, fi
   it("still redacts a real key next to a placeholder, and a digest-shaped run of the wrong length", () => {
     expect(redactAll("API_KEY=YOUR_API_KEY_HERE then API_KEY=Zq9x7Kp2Lm4Nb6Vc8Xz1")).toBe(
       `API_KEY=YOUR_API_KEY_HERE then API_KEY=${REDACTION_MARKER}`,
+    );
+    // `YOUR` spelled by a key's own random characters is no placeholder (fast-check seed 2 found it).
+    expect(redactAll("id AKIAAAAAAAAAAAAYOURA")).toBe(`id ${REDACTION_MARKER}`);
+    expect(redactAll("DB_PASSWORD=Yours1ncerely9")).toBe(`DB_PASSWORD=${REDACTION_MARKER}`);
+    // Nor is a `My-` that starts a random secret (seed 11 of the disguise property).
+    expect(redactAll("client_secret: My-f4uGB3o0f4XK87nOfE5fphKowpmBH")).toBe(
+      `client_secret: ${REDACTION_MARKER}`,
     );
     const awsSecret = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzEXAMPLEKEY";
     expect(redactAll(`sha512-${awsSecret}`)).toContain(REDACTION_MARKER);

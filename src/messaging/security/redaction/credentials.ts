@@ -5,7 +5,7 @@ import { codePointLength } from "./chars.js";
 import { ENCODED_REDACTION_MARKER, REDACTION_MARKER } from "./markers.js";
 import { isIntegrityDigest } from "./placeholders.js";
 import { scanPass1 } from "./provider-tokens.js";
-import { quietCredentialCut, quietPlan } from "./quiet.js";
+import { loudClusters, quietCredentialCut, quietPlan } from "./quiet.js";
 import { Src } from "./source.js";
 import {
   byStartThenEnd,
@@ -80,6 +80,22 @@ export function planCredentials(text: string, start = 0, eof = true): StagePlan 
   return quiet >= 0 ? quietPlan(quiet) : planCredentialsFull(text, start, eof);
 }
 
+/**
+ * The credential spans of a complete text: none for quiet text, the spans of each loud cluster
+ * planned alone when long runs are all that is loud (quiet.ts, loudClusters), the full plan
+ * otherwise. The same spans as `planCredentialsFull(text, 0, true)`, without its warnings.
+ */
+export function credentialSpans(text: string): RedactionSpan[] {
+  const clusters = loudClusters(text);
+  if (clusters === null) return planCredentialsFull(text, 0, true).spans;
+  const spans: RedactionSpan[] = [];
+  for (const w of clusters) {
+    for (const sp of planCredentialsFull(text.slice(w.start, w.end), 0, true).spans)
+      spans.push({ start: sp.start + w.start, end: sp.end + w.start, replacement: sp.replacement });
+  }
+  return spans;
+}
+
 /** {@link planCredentials} without the quiet-text fast path (exported for the tests that pin the two equal). */
 export function planCredentialsFull(text: string, start: number, eof: boolean): StagePlan {
   const src = new Src(text, eof);
@@ -102,7 +118,7 @@ export function planCredentialsFull(text: string, start: number, eof: boolean): 
     for (const g of uncovered(ch.start, ch.end, taken))
       pass2.push({ start: g.start, end: g.end, replacement: ENCODED_REDACTION_MARKER });
   }
-  taken = sortSpans(taken.concat(pass2));
+  if (pass2.length > 0) taken = sortSpans(taken.concat(pass2));
 
   const pass3: RedactionSpan[] = [];
   for (const ch of chunks) {
@@ -113,7 +129,7 @@ export function planCredentialsFull(text: string, start: number, eof: boolean): 
     for (const g of gaps) pass3.push({ start: g.start, end: g.end, replacement: REDACTION_MARKER });
     warnings.push(`Redacted bare secret key (${ch.dataEnd - ch.start} chars)`);
   }
-  taken = sortSpans(taken.concat(pass3));
+  if (pass3.length > 0) taken = sortSpans(taken.concat(pass3));
 
   const params: ParamHit[] = [];
   const u4 = scanParams(src, start, params, tokenParamAt);
@@ -128,16 +144,18 @@ export function planCredentialsFull(text: string, start: number, eof: boolean): 
       `Redacted token parameter value (${codePointLength(text, p.valueStart, p.valueEnd)} chars)`,
     );
   }
-  taken = sortSpans(taken.concat(pass4));
+  if (pass4.length > 0) taken = sortSpans(taken.concat(pass4));
 
   const extras: ExtraHit[] = [];
   const u5 = scanExtra(src, start, extras);
-  extras.sort(byStartThenEnd);
-  for (const x of extras) regions?.push({ start: x.start, end: x.end });
-  const merged = mergeExtras(taken, extras);
-  taken = merged.spans;
-  for (const x of merged.accepted)
-    warnings.push(`Redacted ${x.rule} (${codePointLength(text, x.redactStart, x.redactEnd)} chars)`);
+  if (extras.length > 0) {
+    extras.sort(byStartThenEnd);
+    for (const x of extras) regions?.push({ start: x.start, end: x.end });
+    const merged = mergeExtras(taken, extras);
+    taken = merged.spans;
+    for (const x of merged.accepted)
+      warnings.push(`Redacted ${x.rule} (${codePointLength(text, x.redactStart, x.redactEnd)} chars)`);
+  }
 
   if (regions === null) return { spans: taken, warnings, cut: text.length };
   for (const t of taken) regions.push(t);

@@ -93,6 +93,7 @@ export function exfilPatterns(s: string): boolean {
 /** A canonical credential, literally or base64-encoded, anywhere in a URL payload (not the entropy heuristic). */
 export function containsFixedCredential(payload: string): boolean {
   if (containsCredentialPattern(payload)) return true;
+  if (payload.length < 40) return false; // a base64 chunk has 40+ characters
   const chunks: B64Chunk[] = [];
   scanB64Chunks(new Src(payload, true), 0, chunks);
   for (const ch of chunks) if (chunkDecodesToCredential(payload, ch.start, ch.dataEnd, ch.end)) return true;
@@ -173,19 +174,22 @@ export function exfilUrlWarning(
   if (HARD_CREDENTIAL_RE.test(pathAndQuery)) return `Suspicious URL with credential in path/query: ${domain}`;
   const full = `${domain}${port}${pathAndQuery}`;
   if (containsFixedCredential(full)) return `Suspicious URL with credential in path/query: ${domain}`;
-  // Decode until stable (bounded): a double-encoded credential survives one pass.
-  let decoded = full;
-  for (let k = 0; k < MAX_URL_DECODE_PASSES; k++) {
-    const next = unquotePlus(decoded);
-    if (next === decoded) break;
-    decoded = next;
-    if (HARD_CREDENTIAL_RE.test(decoded) || containsFixedCredential(decoded))
+  // Only `%` and `+` decode (most URLs have neither, and then nothing below can fire).
+  if (full.includes("%") || full.includes("+")) {
+    // Decode until stable (bounded): a double-encoded credential survives one pass.
+    let decoded = full;
+    for (let k = 0; k < MAX_URL_DECODE_PASSES; k++) {
+      const next = unquotePlus(decoded);
+      if (next === decoded) break;
+      decoded = next;
+      if (HARD_CREDENTIAL_RE.test(decoded) || containsFixedCredential(decoded))
+        return `Suspicious URL with encoded credential in path/query: ${domain}`;
+    }
+    // Still decodable after the budget: never seen in plaintext, so fail closed.
+    if (unquotePlus(decoded) !== decoded)
       return `Suspicious URL with encoded credential in path/query: ${domain}`;
+    if (hasHeavyPercent(pathAndQuery)) return `Suspicious URL with credential-like query data: ${domain}`;
   }
-  // Still decodable after the budget: never seen in plaintext, so fail closed.
-  if (unquotePlus(decoded) !== decoded)
-    return `Suspicious URL with encoded credential in path/query: ${domain}`;
-  if (hasHeavyPercent(pathAndQuery)) return `Suspicious URL with credential-like query data: ${domain}`;
   if (qmark < 0) return null;
   const heuristicQuery = hostAllowed(domain, allowed) ? "" : query;
   if (heuristicQuery !== "") {
@@ -311,12 +315,31 @@ export function markdownTargetAt(src: Src, i: number, allowed: ReadonlySet<strin
   while (c >= 0 && !pyWs(c) && c !== 41 && c !== 62 && c !== 60 && c !== 34 && c !== 39) c = src.at(++e);
   if (e === t) return null;
   const none: MarkdownTarget = { start: t, end: e, host: "", reason: "" };
-  const c0 = src.s.charCodeAt(t);
-  if (c0 !== 47 && c0 !== 104 && c0 !== 72) return none; // only http(s):// and //host targets are fetched
-  const target = src.s.slice(t, e);
-  const m = /^(?:[hH][tT][tT][pP][sS]?:)?\/\/([^/?#]*)([^?#]*)(?:\?([^#]*))?/.exec(target);
-  if (m === null) return none;
-  const authority = m[1] ?? "";
+  const s = src.s;
+  // Only `http(s)://host` (scheme in any case) and `//host` targets are fetched.
+  let p = t;
+  if ((s.charCodeAt(p) | 0x20) === 104 && /^[hH][tT][tT][pP][sS]?:/.test(s.slice(p, p + 6)))
+    p += s.charCodeAt(p + 4) === 58 ? 5 : 6;
+  if (p + 2 > e || s.charCodeAt(p) !== 47 || s.charCodeAt(p + 1) !== 47) return none;
+  const authorityStart = p + 2;
+  p = authorityStart;
+  while (p < e && !isAuthorityEnd(s.charCodeAt(p))) p++;
+  const pathStart = p;
+  while (p < e && s.charCodeAt(p) !== 63 && s.charCodeAt(p) !== 35) p++;
+  const pathEnd = p;
+  let queryData = false;
+  if (p < e && s.charCodeAt(p) === 63) {
+    let q = p + 1;
+    while (q < e && s.charCodeAt(q) !== 35) q++;
+    queryData = q > p + 1 && !isNavigationQuery(s.slice(p + 1, q));
+  }
+  // The reason first: most targets have none, and then the host does not matter.
+  let reason = "";
+  if (queryData) reason = "query data";
+  else if (pathEnd - pathStart >= EXFIL_QUERY_MIN_LEN || hasPayloadSegment(s, pathStart, pathEnd))
+    reason = "path payload";
+  if (reason === "") return none;
+  const authority = s.slice(authorityStart, pathStart);
   const at = authority.lastIndexOf("@");
   let host = at >= 0 ? authority.slice(at + 1) : authority;
   if (host.startsWith("[")) {
@@ -327,14 +350,71 @@ export function markdownTargetAt(src: Src, i: number, allowed: ReadonlySet<strin
     if (colon >= 0) host = host.slice(0, colon);
   }
   if (host === "" || hostAllowed(host, allowed)) return none;
-  const query = m[3] ?? "";
-  const path = m[2] ?? "";
-  let reason = "";
-  if (query.length > 0) reason = "query data";
-  else if (path.length >= EXFIL_QUERY_MIN_LEN || path.split("/").some(isPayloadSegment))
-    reason = "path payload";
-  if (reason === "") return none;
   return { start: t, end: e, host, reason };
+}
+
+/**
+ * Parameters that choose what a page shows (Grafana's `orgId`, `from`, `to`; `page`, `lang`, `tab`, …).
+ * A target's query made only of these, with short plain values (`?orgId=1`, `?page=2&lang=en`), is
+ * not withheld as data: it carries no more than a short path segment, which passes anyway. Any other
+ * parameter, more than four, a value over 16 characters or encoded (`%`, `+`), or one that looks like
+ * data (8+ characters mixing case and digits) still makes the query data, so an image's `?d=1` and a
+ * link's `?u=<blob>` stay withheld.
+ */
+const NAVIGATION_PARAMS = new Set([
+  "orgid",
+  "from",
+  "to",
+  "refresh",
+  "page",
+  "per_page",
+  "limit",
+  "offset",
+  "lang",
+  "locale",
+  "hl",
+  "tab",
+  "view",
+  "sort",
+  "order",
+  "theme",
+  "mode",
+  "format",
+  "ref",
+  "branch",
+  "version",
+  "plain",
+]);
+const PLAIN_VALUE = /^[A-Za-z0-9._-]{0,16}$/;
+
+function isNavigationQuery(query: string): boolean {
+  if (query.length > 64) return false;
+  const params = query.split("&");
+  if (params.length > 4) return false;
+  for (const param of params) {
+    const eq = param.indexOf("=");
+    const name = eq < 0 ? param : param.slice(0, eq);
+    const value = eq < 0 ? "" : param.slice(eq + 1);
+    if (!NAVIGATION_PARAMS.has(name.toLowerCase()) || !PLAIN_VALUE.test(value)) return false;
+    if (value.length >= 8 && /[0-9]/.test(value) && /[a-z]/.test(value) && /[A-Z]/.test(value)) return false;
+  }
+  return true;
+}
+
+/** `/`, `?` and `#` end a URL's authority. */
+function isAuthorityEnd(c: number): boolean {
+  return c === 47 || c === 63 || c === 35;
+}
+
+/** Whether some `/`-separated segment of `s[a:b]` is a payload (only segments of 32+ characters can be). */
+function hasPayloadSegment(s: string, a: number, b: number): boolean {
+  let segStart = a;
+  for (let k = a; k <= b; k++) {
+    if (k < b && s.charCodeAt(k) !== 47) continue;
+    if (k - segStart >= 32 && isPayloadSegment(s.slice(segStart, k))) return true;
+    segStart = k + 1;
+  }
+  return false;
 }
 
 /**
@@ -387,7 +467,8 @@ export function planExfiltrationFull(
   const src = new Src(text, eof);
   const s = text;
   const flagged: Flagged[] = [];
-  const regions: Range[] = [];
+  // Regions (scanner extents a restart must not split) matter only to a stream.
+  const regions: Range[] | null = eof ? null : [];
   let uUrl = src.n;
   let i = start;
   try {
@@ -405,7 +486,7 @@ export function planExfiltrationFull(
         i++;
         continue;
       }
-      regions.push({ start: m.start, end: m.end });
+      regions?.push({ start: m.start, end: m.end });
       const w = exfilUrlWarning(m.domain, m.pathAndQuery, m.port, allowed);
       if (w !== null)
         flagged.push({
@@ -432,7 +513,7 @@ export function planExfiltrationFull(
         continue;
       }
       // The target consumes its run: a `](` inside it belongs to this destination.
-      regions.push({ start: i, end: t.end });
+      regions?.push({ start: i, end: t.end });
       if (t.host !== "")
         md.push({
           span: { start: t.start, end: t.end, replacement: `${EXFILTRATION_MARKER_PREFIX}${t.host}]` },
@@ -444,9 +525,10 @@ export function planExfiltrationFull(
     if (!isNeedMore(err)) throw err;
     uMd = i;
   }
-  const { spans, warnings } = mergeFlagged(flagged, md);
+  const { spans, warnings } =
+    flagged.length + md.length === 0 ? { spans: [], warnings: [] } : mergeFlagged(flagged, md);
+  if (regions === null) return { spans, warnings, cut: text.length };
   for (const sp of spans) regions.push({ start: sp.start, end: sp.end });
-  if (eof) return { spans, warnings, cut: text.length };
   const cut = notInsidePair(text, settleCut(Math.min(uUrl, uMd), regions));
   return { spans: spansBefore(spans, cut), warnings, cut };
 }

@@ -389,13 +389,50 @@ export function mDigitalOcean(src: Src, i: number): number {
 }
 
 /**
- * Offsets where some pass-1 branch can begin: every branch's first two characters
- * are fixed ASCII (or, for Discord and Telegram, a class), so any other offset is
- * skipped by the regex engine without trying branches. Zero-width, so overlapping
- * candidates (`------BEGIN`) are all visited.
+ * Offsets where some pass-1 branch can begin: every branch's first two characters are fixed ASCII
+ * (or, for Discord and Telegram, a class), so any other offset is skipped without trying branches.
+ * Candidates overlap (`------BEGIN`): every offset is judged on its own two characters.
+ * `CANDIDATE_PAIRS[c0 * 128 + c1]` is 1 when a branch can start with `c0 c1`.
  */
-export const PASS1_CANDIDATE_RE =
-  /(?=A[KScuU]|a[wmuU]|S[eG]|--|xo|[MNO][A-Za-z0-9_-]|g[hil]|sk|r[ke]|np|p[yo]|do|GO|m[yo]|ht|ft|ey|[0-9]{2})/g;
+const CANDIDATE_PAIRS: Uint8Array = (() => {
+  const table = new Uint8Array(128 * 128);
+  const add = (firsts: string, seconds: string): void => {
+    for (const f of firsts) for (const sc of seconds) table[f.charCodeAt(0) * 128 + sc.charCodeAt(0)] = 1;
+  };
+  const digits = "0123456789";
+  const letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+  add("A", "KScuU"); // AKIA/ASIA, AccessKeyId, Authorization (folded)
+  add("a", "wmuU"); // aws_…, amqp(s), authorization
+  add("S", "eG"); // SecretAccessKey/SessionToken, SG.
+  add("-", "-"); // PEM
+  add("x", "o"); // xox…
+  add("MNO", `${letters}${digits}_-`); // Discord
+  add("g", "hil"); // gh…_, github_pat_, glpat-
+  add("s", "k"); // sk_live_, sk-proj-, sk-ant-
+  add("r", "ke"); // rk_live_, redis(s)
+  add("n", "p"); // npm_
+  add("p", "yo"); // pypi-, postgres(ql)
+  add("d", "o"); // do(o|p|r)_v1_
+  add("G", "O"); // GOCSPX-
+  add("m", "yo"); // mysql, mongodb
+  add("h", "t"); // http(s)
+  add("f", "t"); // ftp(s)
+  add("e", "y"); // eyJ
+  add(digits, digits); // Telegram bot id
+  return table;
+})();
+
+/** The first offset in [i, n - 1) where some pass-1 branch can start, or n - 1 when there is none. */
+function nextPass1Candidate(s: string, i: number, n: number): number {
+  let k = i;
+  let c0 = s.charCodeAt(k);
+  for (; k < n - 1; k++) {
+    const c1 = s.charCodeAt(k + 1);
+    if ((c0 | c1) < 128 && CANDIDATE_PAIRS[(c0 << 7) | c1] === 1) return k;
+    c0 = c1;
+  }
+  return k;
+}
 
 /**
  * Scans pass 1 from `start`. Collects hits (unless `hits` is null, which only asks
@@ -413,17 +450,12 @@ export function scanPass1(
   const pemMemo = { from: -1, at: -1, end: -1 };
   const s = src.s;
   const n = src.n;
-  const re = PASS1_CANDIDATE_RE;
   let i = start;
   try {
     while (i < n) {
-      re.lastIndex = i;
-      const m = re.exec(s);
-      if (m === null) {
-        // Only the last character can lack the second character the filter needs.
-        if (src.eof || i > n - 1) break;
-        i = n - 1;
-      } else i = m.index;
+      i = nextPass1Candidate(s, i, n);
+      // The last character lacks the second character the filter needs: a complete text ends here.
+      if (i === n - 1 && src.eof) break;
       let e = pass1At(src, i, memo, pemMemo);
       if (e >= 0 && validateJwt && s.charCodeAt(i) === 101 && s.startsWith("eyJ", i)) {
         let dot = i;

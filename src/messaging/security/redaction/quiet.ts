@@ -1,5 +1,5 @@
 import { F_ALNUM, F_B64, F_DIGIT, F_IDENT, has } from "./chars.js";
-import { notInsidePair, type StagePlan } from "./spans.js";
+import { notInsidePair, type Range, type StagePlan } from "./spans.js";
 
 /*
  * Most streamed chunks are ordinary prose ("the ", "**bold** "), and the full planners'
@@ -29,6 +29,8 @@ export const Q_DASH = 5; // part of runs like an alnum (`well-known`, `-la`); pr
  * then depend on which rule's run class reaches the end, which the simple tail rule below ignores.
  */
 export const Q_RUN_SYMBOL = 6;
+/** Outside ASCII: ends runs; only the four that fold onto ASCII letters are declined. */
+const Q_NON_ASCII = 7;
 
 export const QUIET = new Uint8Array(128);
 (() => {
@@ -68,6 +70,37 @@ export function isAsciiWs(c: number): boolean {
 
 /** The credential plan's cut for a quiet `text[start:]` (no spans), or -1 when not provably quiet. */
 export function quietCredentialCut(s: string, start: number, eof: boolean): number {
+  return scanQuiet(s, start, eof, null);
+}
+
+/*
+ * Most text that is not quiet fails only on a long run (a commit id, a UUID, a path, a key): every
+ * other reason (a key name, a dash prefix, `eyJ`, a colon after digits, `?`/`&`) can start a rule
+ * that reads across words. When runs are the only reason, every rule that can still match is a
+ * fixed token shape made of [A-Za-z0-9_+/=.-] holding a run over 15 (see above), so it lies inside
+ * one CLUSTER of those characters that holds such a run; and every rule's look-behind and
+ * look-ahead classes are subsets of those characters, so a cluster planned as a text of its own
+ * (eof, no context) gets exactly the spans the whole text gets there. The credential stage then
+ * plans those clusters alone instead of the whole text. Pinned by quiet-path.test.ts.
+ */
+
+/**
+ * For a complete `text`: the clusters (see above) the credential planner must read, [] when the text
+ * is quiet, or null when something other than a long run makes it loud (plan the whole text then).
+ */
+export function loudClusters(s: string): Range[] | null {
+  const windows: Range[] = [];
+  if (scanQuiet(s, 0, true, windows) < 0) return null;
+  // The one label whose name no key-name check above sees (`access_key` then `_`): its value may
+  // follow a space, outside the name's cluster. Quiet text cannot hold it (a 17-character run).
+  return windows.length > 0 && s.includes("aws_access_key_id") ? null : windows;
+}
+
+/**
+ * quietCredentialCut's scan. With `windows` (complete texts only), a run over 15 marks its cluster
+ * for planning instead of failing the scan.
+ */
+function scanQuiet(s: string, start: number, eof: boolean, windows: Range[] | null): number {
   const n = s.length;
   // A run straddling `start` would be judged from its middle: only accept a clean boundary.
   if (start > 0 && has(s.charCodeAt(start - 1), F_IDENT | F_B64)) return -1;
@@ -76,31 +109,44 @@ export function quietCredentialCut(s: string, start: number, eof: boolean): numb
   let letters = false;
   let dashes = false;
   let bareColon = false;
+  let clusterStart = start;
+  let clusterLoud = false;
   for (let i = start; i < n; i++) {
     const c = s.charCodeAt(i);
-    if (c >= 128) {
-      // Python folds these onto ASCII letters of `authorization`/`sk`/`key`.
-      if (c === 0x130 || c === 0x131 || c === 0x17f || c === 0x212a) return -1;
-      run = 0;
-      tail = i + 1;
-      continue;
-    }
-    const k = QUIET[c] as number;
-    if (k === Q_RUN_SYMBOL) {
-      if (!eof || ++run > QUIET_MAX_RUN) return -1;
-      continue;
-    }
+    const k = c < 128 ? (QUIET[c] as number) : Q_NON_ASCII;
     if (k === Q_ALNUM || k === Q_DASH) {
       // One counter for the [A-Za-z0-9-] run: it bounds the base64, Discord and prefixed shapes alike.
-      if (++run > QUIET_MAX_RUN) return -1;
+      if (++run > QUIET_MAX_RUN) {
+        if (windows === null) return -1;
+        clusterLoud = true;
+      }
       if (c >= 65) letters = true;
       else if (c === 45) dashes = true;
+      continue;
+    }
+    if (k === Q_RUN_SYMBOL) {
+      if (!eof) return -1;
+      if (++run > QUIET_MAX_RUN) {
+        if (windows === null) return -1;
+        clusterLoud = true;
+      }
       continue;
     }
     run = 0;
     if (k === Q_DOT) continue;
     tail = i + 1;
+    // Past here only `=` belongs to a cluster: anything else ends the current one.
+    if (windows !== null && c !== 61) {
+      if (clusterLoud) windows.push({ start: clusterStart, end: i });
+      clusterStart = i + 1;
+      clusterLoud = false;
+    }
     if (k === Q_INERT) continue;
+    if (k === Q_NON_ASCII) {
+      // Python folds these onto ASCII letters of `authorization`/`sk`/`key`.
+      if (c === 0x130 || c === 0x131 || c === 0x17f || c === 0x212a) return -1;
+      continue;
+    }
     if (k === Q_COLON) {
       if (i + 1 < n && isAsciiWs(s.charCodeAt(i + 1))) {
         const prev = i > 0 ? s.charCodeAt(i - 1) : 32;
@@ -115,6 +161,7 @@ export function quietCredentialCut(s: string, start: number, eof: boolean): numb
     }
     return -1;
   }
+  if (clusterLoud && windows !== null) windows.push({ start: clusterStart, end: n });
   if (bareColon && s.indexOf("@", start) >= 0) return -1;
   // A complete text needs the PEM rule's full five dashes (`|---|` rows and `--flags` are prose);
   // a stream's trailing `--` may still grow into them.

@@ -173,9 +173,8 @@ export function scanParams(
   try {
     for (;;) {
       re.lastIndex = i;
-      const m = re.exec(src.s);
-      if (m === null) return src.n;
-      i = m.index;
+      if (!re.test(src.s)) return src.n;
+      i = re.lastIndex - 1; // just past the one-character match
       const hit = at(src, i);
       if (hit === null) {
         i++;

@@ -372,15 +372,35 @@ export const EXTRA_RULES: readonly ExtraMatcher[] = [
   secretParamHit,
   genericSecretAt,
 ];
-/** Indices in EXTRA_RULES of the rules scanExtra can rule out for a whole complete text. */
-const RULE_ANY_SCHEME_USERINFO = 6;
+/**
+ * What each rule of EXTRA_RULES needs literally at its start (its "ingredient"): a complete text
+ * without it cannot match the rule anywhere, so scanExtra skips the rule instead of trying it at
+ * every word. Same order as EXTRA_RULES. `authorization` may fold `i` onto ı/İ, as litFold does.
+ */
+const RULE_INGREDIENTS: readonly RegExp[] = [
+  /AIza/,
+  /ABIA|ACCA/,
+  /sk-/,
+  /xox[re]-|xapp-/,
+  /[aA][uU][tT][hH][oO][rR][iIıİ][zZ][aA][tT][iIıİ][oO][nN]/,
+  /[bB][eE][aA][rR][eE][rR]/,
+  /:\/\//,
+  /[?&]/,
+];
+/** Any of RULE_INGREDIENTS: prose usually has none, and one test is cheaper than eight. */
+const ANY_INGREDIENT = new RegExp(RULE_INGREDIENTS.map((re) => re.source).join("|"));
+/** Index in EXTRA_RULES of genericSecretAt, whose ingredient is SECRET_NAME_RE. */
 const RULE_GENERIC_SECRET = 8;
 /**
  * genericSecretAt's shape without the value: an identifier ending in a key name (ASCII
  * case-insensitively, as it compares), an optional quote, spaces or tabs, then `:` or `=`.
+ * Built from SECRET_KEY_SUFFIXES itself: a hand-kept copy once lacked `secret_key`, so a
+ * complete text skipped the rule that a stream (which cannot skip it) applied.
  */
-const SECRET_NAME_RE =
-  /(?:pass(?:word|wd|phrase)|secret|api[_-]?key|access_?key|private_?key|token)["']?[ \t]*[:=]/gi;
+const SECRET_NAME_RE = new RegExp(
+  `(?:${SECRET_KEY_SUFFIXES.map((k) => k.replace(/[-_]/g, "\\$&")).join("|")})["']?[ \t]*[:=]`,
+  "gi",
+);
 
 export const EXTRA_BY_CHAR: readonly (readonly number[])[] = (() => {
   const table: number[][] = [];
@@ -423,18 +443,26 @@ export function scanExtra(src: Src, start: number, out: ExtraHit[]): number {
     // A complete text without a rule's fixed ingredient cannot match it anywhere: skip the rule
     // instead of trying it at every word. (A stream keeps trying: the ingredient may still arrive,
     // and the rule's "need more" at the end is what holds the tail.)
-    if (s.indexOf("://", start) < 0) blockedUntil[RULE_ANY_SCHEME_USERINFO] = src.n;
+    const tail = start === 0 ? s : s.slice(start);
+    const any = ANY_INGREDIENT.test(tail);
+    let open = 0;
+    for (let r = 0; r < RULE_INGREDIENTS.length; r++) {
+      if (any && (RULE_INGREDIENTS[r] as RegExp).test(tail)) open++;
+      else blockedUntil[r] = src.n;
+    }
     SECRET_NAME_RE.lastIndex = start;
-    if (!SECRET_NAME_RE.test(s)) blockedUntil[RULE_GENERIC_SECRET] = src.n;
+    if (SECRET_NAME_RE.test(s)) open++;
+    else blockedUntil[RULE_GENERIC_SECRET] = src.n;
+    if (open === 0) return src.n;
   }
   const re = EXTRA_CANDIDATE_RE;
   let i = start;
   try {
     for (;;) {
       re.lastIndex = i;
-      const m = re.exec(s);
-      if (m === null) return src.n;
-      i = m.index;
+      // test() leaves lastIndex just past the one-character match, without building a match array.
+      if (!re.test(s)) return src.n;
+      i = re.lastIndex - 1;
       for (const r of EXTRA_BY_CHAR[s.charCodeAt(i)] as readonly number[]) {
         if (i < (blockedUntil[r] as number)) continue;
         const hit = (EXTRA_RULES[r] as ExtraMatcher)(src, i);
