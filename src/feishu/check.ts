@@ -41,8 +41,9 @@ function problem(error: unknown, where: string): string {
   const api = apiErrorOf(error);
   if (api && isCredentialRejected(api))
     return `${where} rejected the app id or secret (code ${api.code}: ${oneLine(api.msg, 120)}); check feishu.appId and FEISHU_APP_SECRET`;
+  // Not Feishu's envelope (another server at that origin), or one without the bot (no open_id).
   if (api && api.code === -1)
-    return `${where} does not answer like Feishu${api.status ? ` (HTTP ${api.status})` : ""}; check feishu.domain`;
+    return `${where} does not answer like Feishu (${api.status ? `HTTP ${api.status}` : oneLine(api.msg, 120)}); check feishu.domain, and that the app has the bot ability`;
   if (api) return `${where} refused bot/v3/info (code ${api.code}: ${oneLine(api.msg, 120)})`;
   const reason = oneLine(
     redactAll((error as { code?: string; message?: string })?.code ?? String(error)),
