@@ -8,6 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { FEISHU_MAX_CHARS, FEISHU_POST_MAX_BYTES } from "../../src/feishu/format.js";
 import { stillWorkingNotice } from "../../src/messaging/channel/hub.js";
+import { COMPACT_BUSY } from "../../src/messaging/session/agent-controls.js";
 import { iterFenceLines } from "../../src/messaging/text/split.js";
 import type { ScriptStep } from "../../src/providers/scripted.js";
 import { ManualClock } from "../helpers/manual-clock.js";
@@ -236,5 +237,37 @@ describe("a turn", () => {
     expect(shown(lab.fake).every((v) => !(v.includes("one") && v.includes("of the agent's context")))).toBe(
       true,
     );
+  });
+
+  it("/compact waits its turn (refused while one runs, never beside it) and a manual one re-arms the soft notice", async () => {
+    const clock = new ManualClock();
+    const usage = (pct: number): ScriptStep => ({ type: "usage", used: pct * 2_000, size: 200_000 });
+    const c = await lab.connected({
+      provider: { timers: clock, compaction: { outcome: { ok: true, contextUsagePct: 81 } } },
+      turns: () => [
+        [usage(82), { delayMs: 1000 }, text("one"), done],
+        [usage(84), text("two"), done],
+      ],
+    });
+    const notices = () => shown(lab.fake).filter((v) => v.includes("of the agent's context"));
+    lab.fake.pushMessage(OWNER, "a");
+    await lab.fake.waitFor(() => [...c.providers.values()][0]?.hasActiveTurn() === true, 5000, "the turn");
+    lab.fake.pushMessage(OWNER, "/compact");
+    await answered(1, "the busy answer");
+    expect(shown(lab.fake)[0]).toBe(COMPACT_BUSY);
+    expect([...c.providers.values()][0]?.compactions).toBe(0);
+    await clock.advance(1000);
+    await lab.fake.waitFor(() => notices().length === 1, 5000, "the soft notice");
+    await lab.fake.waitFor(() => !c.sessions.isBusy([...c.providers.keys()][0] ?? ""), 5000, "idle");
+    lab.fake.pushMessage(OWNER, "/compact");
+    await lab.fake.waitFor(
+      () => shown(lab.fake).some((v) => v.includes("Context usage is now 81%")),
+      5000,
+      "compacted",
+    );
+    expect([...c.providers.values()][0]?.compactions).toBe(1);
+    // Still above the soft threshold, but the manual compaction released the latch: said again.
+    lab.fake.pushMessage(OWNER, "b");
+    await lab.fake.waitFor(() => notices().length === 2, 5000, "the soft notice again");
   });
 });
