@@ -106,6 +106,22 @@ describe("a turn", () => {
     expect(everything.replace(/[*_`[\]()]/g, "")).not.toContain(SECRET.slice(4));
   });
 
+  it("options become a numbered list; an unfinished [OPTIONS tail stays as the model wrote it", async () => {
+    await lab.connected({
+      turns: () => [
+        [text("Pick one:\n[OPTIONS: red | green]"), done],
+        [text("The syntax is [OPTIONS: a | b"), done],
+      ],
+    });
+    lab.fake.pushMessage(OWNER, "choose");
+    await answered(1);
+    expect(shown(lab.fake)[0]).toMatch(/^Pick one:\n\n1\. red\n2\. green\n\nFinished in \d+s$/);
+    lab.fake.pushMessage(OWNER, "explain");
+    await answered(2);
+    // Nothing was shown early, so an open marker can only be the model's own prose: it is kept.
+    expect(shown(lab.fake)[1]).toMatch(/^The syntax is \[OPTIONS: a \| b\n\nFinished in \d+s$/);
+  });
+
   it('model text with <at user_id="all"> notifies nobody', async () => {
     await lab.connected({
       turns: () => [
