@@ -33,6 +33,7 @@ import type { SessionStore } from "../session/session-store.js";
 import { uploadsRestricted } from "../session/upload-gate.js";
 import type { IntakeOutcome } from "../store/port.js";
 import type { ApprovalMode } from "../turn/driver.js";
+import { COMPACTION_RECEIPT } from "../turn/frames.js";
 import type { PipelineProvider, TurnPipelineDeps, TurnResult } from "../turn/pipeline.js";
 import { deliveryIsMuted, runTurnPipeline } from "../turn/pipeline.js";
 import type { Renderer } from "../turn/renderer.js";
@@ -603,8 +604,9 @@ export class ConversationHub<A, P = undefined> {
       await this.journal?.claim(tickets);
       try {
         const reply = handler ? await handler(call) : this.o.commands.usage(parsed.spec);
-        // Any compaction re-arms the soft context notice: the next growth cycle is news again.
-        if (name === "compact") this.context.release(key);
+        // A compaction that ran re-arms the soft context notice: the next growth cycle is news again.
+        // A refused or failed one (busy, unsupported, no session) compacted nothing: the latch holds.
+        if (name === "compact" && reply.startsWith(COMPACTION_RECEIPT)) this.context.release(key);
         if (reply) await this.replyTo(message, reply, await this.partsFor(tickets));
         outcome = "answered";
       } finally {

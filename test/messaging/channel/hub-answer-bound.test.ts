@@ -195,4 +195,20 @@ describe("a manual /compact", () => {
     await (await l.hub.handle({ address: "u1", userId: "u1", text: "b" })).turn;
     await vi.waitFor(() => expect(notices()).toHaveLength(2));
   });
+
+  it("one that compacted nothing (the agent offers no compaction) leaves the notice latched", async () => {
+    const usage = (pct: number): ScriptStep => ({ type: "usage", used: pct * 2_000, size: 200_000 });
+    const l = lab([
+      [usage(82), text("one"), done],
+      [usage(84), text("two"), done],
+    ]);
+    await (await l.hub.handle({ address: "u1", userId: "u1", text: "a" })).turn;
+    const notices = () => l.surface.replies.filter((r) => r.includes("of the agent's context"));
+    await vi.waitFor(() => expect(notices()).toHaveLength(1));
+    await (await l.hub.handle({ address: "u1", userId: "u1", text: "/compact" })).turn;
+    expect(l.surface.replies.at(-1)).toMatch(/^This agent does not offer compaction/);
+    await (await l.hub.handle({ address: "u1", userId: "u1", text: "b" })).turn;
+    expect(l.surface.renderers).toHaveLength(2);
+    expect(notices()).toHaveLength(1);
+  });
 });
