@@ -224,6 +224,26 @@ describe("a turn", () => {
     expect((landed?.at ?? 0) - (limited?.at ?? 0)).toBeGreaterThanOrEqual(1000);
   });
 
+  it("a per-chat limit (code 230020 as HTTP 400, no reset named) is backed off, doubling, then sent once", async () => {
+    await lab.connected({
+      turns: () => [[text("after the backoff"), done]],
+      overrides: { rest: { backoffMs: 300 } },
+    });
+    lab.fake.inject(
+      "reply",
+      { status: 400, code: 230020, msg: "This operation triggers the frequency limit." },
+      2,
+    );
+    lab.fake.pushMessage(OWNER, "hi");
+    await lab.fake.waitFor(() => shown(lab.fake).length === 1, 8000, "the answer after the backoff");
+    const replies = lab.fake.callsTo(/reply$/);
+    expect(replies.map((c) => c.status)).toEqual([400, 400, 200]);
+    const [a, b, c] = replies.map((r) => r.at);
+    expect((b ?? 0) - (a ?? 0)).toBeGreaterThanOrEqual(300);
+    expect((c ?? 0) - (b ?? 0)).toBeGreaterThanOrEqual(600);
+    expect(lab.fake.botMessages()).toHaveLength(1);
+  });
+
   it("context notices come as their own replies: the soft one once per growth cycle, the hard one compacts", async () => {
     const usage = (pct: number): ScriptStep => ({ type: "usage", used: pct * 2_000, size: 200_000 });
     const c = await lab.connected({
