@@ -144,15 +144,15 @@ export function lifecycleContract(h: DispatcherHarness, results: Map<string, Che
     async () => {
       if (h.buffered) return bufferedToolsStayOffScreen(h);
       const r = await rig(h, {
-      turns: [
-        [
-          { type: "tool_call", toolCallId: "t1", title: "Terminal", kind: "execute" },
-          { type: "tool_call_update", toolCallId: "t1", title: "ls -la", status: "in_progress" },
-          { delayMs: 60_000 },
+        turns: [
+          [
+            { type: "tool_call", toolCallId: "t1", title: "Terminal", kind: "execute" },
+            { type: "tool_call_update", toolCallId: "t1", title: "ls -la", status: "in_progress" },
+            { delayMs: 60_000 },
+          ],
         ],
-      ],
-      provider: { timers: new ManualClock() },
-    });
+        provider: { timers: new ManualClock() },
+      });
       try {
         await r.live.say(r.lab.owner, "list the files");
         await seen(r, "🔧 ls -la…");

@@ -45,7 +45,7 @@ describe("typed approvals: the kit's floor on Feishu, a deliberate step beyond t
     // The 1 was a verdict, never a message to the agent.
     expect(provider?.prompts).toEqual(["clean up"]);
     const order = shown(lab.fake);
-    const outcome = order.findIndex((v) => v === "🔐 rm -rf build: ✅ Approved (this once)");
+    const outcome = order.indexOf("🔐 rm -rf build: ✅ Approved (this once)");
     expect(outcome).toBeGreaterThan(order.findIndex((v) => v.includes("Permission needed")));
     expect(outcome).toBeLessThan(order.findIndex((v) => v.includes("cleanup: done")));
   });
