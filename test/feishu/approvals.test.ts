@@ -33,7 +33,11 @@ describe("typed approvals: the kit's floor on Feishu, a deliberate step beyond t
   });
 
   it("the prompt offers exactly 1 and 2; a typed 1 approves while it is open, and the outcome is replied under it", async () => {
-    const c = await lab.connected({ turns: () => [guarded("r1", "rm -rf build", "cleanup")] });
+    // An agent that accepts steering: the 1 must still be a verdict, intercepted before the steer.
+    const c = await lab.connected({
+      supportsSteer: true,
+      turns: () => [guarded("r1", "rm -rf build", "cleanup")],
+    });
     lab.fake.pushMessage(OWNER, "clean up");
     await seen("Permission needed: rm -rf build");
     expect(promptOf("rm -rf build")?.visible).toContain("Reply 1 to approve or 2 to deny.");
@@ -44,6 +48,7 @@ describe("typed approvals: the kit's floor on Feishu, a deliberate step beyond t
     expect(provider?.answers).toEqual([{ requestId: "r1", verdict: "approve" }]);
     // The 1 was a verdict, never a message to the agent.
     expect(provider?.prompts).toEqual(["clean up"]);
+    expect(provider?.steers).toEqual([]);
     const order = shown(lab.fake);
     const outcome = order.indexOf("🔐 rm -rf build: ✅ Approved (this once)");
     expect(outcome).toBeGreaterThan(order.findIndex((v) => v.includes("Permission needed")));
