@@ -79,6 +79,10 @@ const coreShape = {
   queueMode: z.enum(["steer", "queue"]).default("steer"),
   logLevel: z.enum(["debug", "info", "warn", "error"]).default("info"),
   softStopBudgetSeconds: z.number().min(0.5).max(60).default(10),
+  /** A conversation idle this many minutes starts a fresh session with its next message (0: never). */
+  idleResetMinutes: z.number().min(0).default(0),
+  /** A conversation starts a fresh session with its first message after this local hour (null: never). */
+  dailyResetHour: z.number().int().min(0).max(23).nullable().default(null),
 };
 const coreSchema = z.strictObject(coreShape);
 

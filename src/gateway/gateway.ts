@@ -254,6 +254,7 @@ export class Gateway {
         queueMode: o.config.queueMode,
         agentName: "default",
         contextThresholds: { softPct: agent.contextSoftPct, hardPct: agent.contextHardPct },
+        rotation: { idleMinutes: o.config.idleResetMinutes, dailyResetHour: o.config.dailyResetHour ?? -1 },
       },
       home: o.home,
       logger: o.logger,

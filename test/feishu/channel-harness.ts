@@ -10,9 +10,11 @@ import type { FeishuSettings } from "../../src/feishu/index.js";
 import { feishuChannel } from "../../src/feishu/index.js";
 import type { FeishuStartOverrides, RunningFeishu } from "../../src/feishu/start.js";
 import { start as startFeishu } from "../../src/feishu/start.js";
+import type { Clock } from "../../src/messaging/base/clock.js";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import type { ChannelContext, GrantControl } from "../../src/messaging/channel/contract.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
+import type { RotationPolicy } from "../../src/messaging/session/keys.js";
 import { SessionManager } from "../../src/messaging/session/session-manager.js";
 import type { ParleyStore } from "../../src/messaging/store/port.js";
 import type { PipelineProvider } from "../../src/messaging/turn/pipeline.js";
@@ -51,6 +53,8 @@ export interface ChannelOptions {
   env?: Record<string, string>;
   /** An unfinished message older than this is not run again after a restart (default 15 min). */
   staleAfterMs?: number;
+  clock?: Clock;
+  rotation?: RotationPolicy;
 }
 
 export async function startChannel(fake: FakeFeishu, o: ChannelOptions = {}): Promise<ChannelUnderTest> {
@@ -86,6 +90,8 @@ export async function startChannel(fake: FakeFeishu, o: ChannelOptions = {}): Pr
     sessions,
     ...(o.grant ? { grant: o.grant } : {}),
     ...(o.staleAfterMs !== undefined ? { staleAfterMs: o.staleAfterMs } : {}),
+    ...(o.clock ? { clock: o.clock } : {}),
+    ...(o.rotation ? { rotation: o.rotation } : {}),
   });
   const running = await startFeishu(ctx, { connection: { restartFirstMs: 200 }, ...o.overrides });
   let stopped = false;

@@ -197,7 +197,7 @@ export class ConversationHub<A, P = undefined> {
       logger: this.logger,
       onTimeout: (request) => void this.markApproval(request.sessionKey, request.requestId, "timeout"),
     });
-    this.generations = new ConversationState({ clock: this.clock });
+    this.generations = new ConversationState({ clock: this.clock, ...c.defaults.rotation });
     this.privacy = o.privacy
       ? new PrivacyModes({ audit: this.audit, store: this.store, logger: this.logger })
       : undefined;
