@@ -41,6 +41,9 @@ describe("idle rotation", () => {
     expect(c.providers.get(DM_KEY)?.prompts).toEqual(["first"]);
     expect(c.providers.get(`${DM_KEY}:gen1`)?.prompts).toEqual(["second"]);
     expect(c.providers.get(GROUP_KEY)?.prompts).toEqual(["in the group", "again in the group"]);
+    // Persisted as /new persists it: a restart does not go back to the conversation left behind.
+    expect(c.store.generationOf(DM_KEY)).toBe(1);
+    expect(c.store.generationOf(GROUP_KEY)).toBe(0);
   });
 
   it("checked after the busy check: past the gap mid-turn the message is steered, and rotation waits", async () => {

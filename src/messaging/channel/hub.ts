@@ -262,13 +262,17 @@ export class ConversationHub<A, P = undefined> {
   advance(address: A): string {
     this.keyOf(address);
     const { route } = this.o.surface.conversation(address);
-    const generation = this.generations.advance(route);
+    this.persistGeneration(address, this.generations.advance(route));
+    return this.keyOf(address);
+  }
+
+  /** A new generation outlives a restart: without it the next start would resume the one left behind. */
+  private persistGeneration(address: A, generation: number): void {
     try {
       this.store.setGeneration(this.o.surface.sessionKey(address, 0), generation);
     } catch (error) {
       this.logger.warn(`${this.channel}: persisting the generation failed`, { error: String(error) });
     }
-    return this.keyOf(address);
   }
 
   /** The address a session key renders to, when this hub has seen it. */
@@ -424,8 +428,11 @@ export class ConversationHub<A, P = undefined> {
     if (!routed.resumed) {
       // Rotation belongs to the conversation's own session, checked after the busy check.
       const { route } = this.o.surface.conversation(message.address);
-      if (this.generations.maybeRotate(route, { busy: this.sessions.isBusy(key) }).rotated)
+      const rotation = this.generations.maybeRotate(route, { busy: this.sessions.isBusy(key) });
+      if (rotation.rotated) {
+        this.persistGeneration(message.address, rotation.generation);
         key = this.keyOf(message.address);
+      }
     }
     if (this.privacy) {
       // Modifiers only ever restrict, so one in a caption is honoured too.
