@@ -158,27 +158,33 @@ function renderingsMayDiffer(literal: string): boolean {
  * The distinct forms {@link READINGS} produce for `text`, computed lazily and sharing their
  * intermediate results: a reading that cannot differ from one already given is skipped (no markup:
  * every rendering is the literal; no `\` or `&`: every decoded form is its undecoded twin).
+ *
+ * The forms that keep `_` come first. Grading adopts the first reading that finds a key, and a form
+ * deleting `_` also unmakes every other key's prefix (`ghs_…` reads `ghs…`): adopted while another
+ * key still hid in a `_`-keeping form, it would show that key's body with nothing left to match it.
  */
 function* readingsFor(text: string): Generator<string> {
   const formatChars = NON_ASCII.test(text) && HAS_FORMAT_CHAR.test(text);
   const literal = formatChars ? text.replace(FORMAT_CHARS, "") : text;
   yield literal;
-  if (MARKUP.test(literal) && renderingsMayDiffer(literal)) {
-    const unlinked = unlink(text);
-    const once = deleteDelimiters(unlinked, DELIMITERS, formatChars);
-    yield once;
-    // Without `_` keeping it changes nothing; without markup left, one pass is already settled.
-    yield text.includes("_") ? deleteDelimiters(unlinked, DELIMITERS_BUT_UNDERSCORE, formatChars) : once;
-    yield MARKUP.test(once) ? settle(text, once, MAX_PASSES - 1) : once;
+  const rendered = MARKUP.test(literal) && renderingsMayDiffer(literal);
+  const unlinked = rendered ? unlink(text) : text;
+  // Without `_` the one pass keeps every `_` there is, so it is given with the forms that keep it.
+  const once = rendered ? deleteDelimiters(unlinked, DELIMITERS, formatChars) : literal;
+  const hasUnderscore = text.includes("_");
+  if (rendered) yield hasUnderscore ? deleteDelimiters(unlinked, DELIMITERS_BUT_UNDERSCORE, formatChars) : once;
+  const plain = literal.includes("\\") || literal.includes("&") ? decodeCharacterReferences(literal) : literal;
+  const decodes = plain !== literal;
+  if (decodes) {
+    yield plain;
+    if (MARKUP.test(plain)) yield renderedKeepingUnderscores(plain);
   }
-  if (!literal.includes("\\") && !literal.includes("&")) return;
-  const plain = decodeCharacterReferences(literal);
-  if (plain === literal) return;
-  yield plain;
-  if (MARKUP.test(plain)) {
-    yield renderedKeepingUnderscores(plain);
-    yield canonicalizeDisplay(plain);
+  if (rendered) {
+    if (hasUnderscore) yield once;
+    // Without markup left, one pass is already settled.
+    if (MARKUP.test(once)) yield settle(text, once, MAX_PASSES - 1);
   }
+  if (decodes && MARKUP.test(plain)) yield canonicalizeDisplay(plain);
 }
 
 /**

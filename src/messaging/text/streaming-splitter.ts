@@ -382,7 +382,11 @@ export class StreamingSplitter {
     if (marker !== 0x60 && marker !== 0x7e) return clean;
     let end = k;
     while (end <= widestIndex && frag.charCodeAt(end) === marker) end++;
-    if (end - k < LONG_MARKER_RUN) return clean;
+    // A short run keeps the reference's two short cuts only at the start of a line: a fragment left by
+    // a cut (the line goes on in the next chunk) is cut hard too, or every chunk boundary a run lands on
+    // would cost two more messages (`~~~…` then `~~~~~…` in one line made 8 chunks where 7 is the bound).
+    const continuation = this.#cutOff !== "" && this.#budget >= FLOOD_GUARD_BUDGET;
+    if (end - k < LONG_MARKER_RUN && !continuation) return clean;
     // Spaces and markers are one unit each, so an index is also a code-point count here.
     if (end > widestIndex) return [widestIndex, widest];
     return [end - 2, end - 2];

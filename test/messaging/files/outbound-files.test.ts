@@ -137,12 +137,10 @@ describe("extractLocalRefs: the security floor", () => {
     await writeFile(big, PNG);
     await truncate(big, 2 * 1024 ** 3);
     const memBefore = process.memoryUsage().arrayBuffers;
-    const started = performance.now();
     const result = await expectRefused(big, "too_large", {
       root,
       limits: { maxFileBytes: 10 * 1024 * 1024 },
     });
-    expect(performance.now() - started).toBeLessThan(2000);
     expect(process.memoryUsage().arrayBuffers - memBefore).toBeLessThan(64 * 1024 * 1024);
     expect(result.rejections[0]!.message).toContain("10 MiB");
     // The aggregate bound refuses it too when no per-file ceiling is set.
@@ -309,12 +307,10 @@ describe("the text-only scan", () => {
     );
   });
 
-  it("stays fast on adversarial markup", () => {
-    const started = performance.now();
-    iterLocalRefs("![](".repeat(50_000));
-    iterLocalRefs("![".repeat(50_000));
-    iterLocalRefs(`![a](${"(".repeat(100_000)}`);
-    expect(performance.now() - started).toBeLessThan(3000);
+  it("finds nothing in adversarial markup, without backtracking (bench/linearity times it)", () => {
+    expect(iterLocalRefs("![".repeat(50_000))).toEqual([]);
+    expect(iterLocalRefs(`![a](${"(".repeat(100_000)}`)).toEqual([]);
+    expect(iterLocalRefs("![](".repeat(50_000)).length).toBeLessThanOrEqual(50_000);
   });
 });
 

@@ -3,6 +3,7 @@ import fc from "fast-check";
 import MarkdownIt from "markdown-it";
 import { describe, expect, it } from "vitest";
 import { redactForDisplay } from "../../../src/messaging/security/display-safety.js";
+import { redactAll } from "../../../src/messaging/security/redact.js";
 import { StreamRedactor } from "../../../src/messaging/security/stream-redactor.js";
 import {
   APPLICABLE_PAIRS,
@@ -108,4 +109,42 @@ describe("redactForDisplay against every disguise", () => {
     const leaked = corpus.planted.filter((p) => leaks(p, redactForDisplay(p.chunks.join("")).text));
     expect(leaked.map((p) => `${p.kind}/${p.disguise}`)).toEqual([]);
   });
+});
+
+describe("a key in one paragraph is not unmade by a reading that finds a key in another", () => {
+  // A reading that deletes `_` (every delimiter, one rendering pass) also turns `ghs_…` into `ghs…`.
+  // Adopted for a key only it could see while another key hid in a `_`-keeping reading, it showed the
+  // other key's body with no prefix left to match (found by batching the corpus: each was safe alone).
+  const entityPat =
+    "Found github_pat_X5&#84;SBoEINS6G5VM34D4Qov4e9Mq3iz_5qlT6&#122;syWLPRitob667nF3GvNCt1rRq7zQN9YUiJE_V7AhXz9ea";
+  const cases: Array<[string, string, string]> = [
+    ["ghs_c3fbsi0Pcr9VxPe||7tzHymI||3zNWRqsVAa7tEK", "c3fbsi0Pcr9VxPe7tzHymI3zNWRqsVAa7tEK", entityPat],
+    [
+      "Use ghs_iwBIGSxeOK2MpAMtj41Dt3Em5H*SGS*Yx2h7Mn (rotate it).",
+      "iwBIGSxeOK2MpAMtj41Dt3Em5HSGSYx2h7Mn",
+      entityPat,
+    ],
+    [
+      'Found \\"api\\_key\\"\\: \\"w4A6Q1PioEW1q6WbCn95YOwWWFnAy0kw\\" in the env file.',
+      "w4A6Q1PioEW1q6WbCn95YOwWWFnAy0kw",
+      'The config has [client_secret: k8UI](https://en.example.org/wiki/Key_(crypto) "a title")e1JAOA1-eTnWGZRHmeBo50WqHHlq',
+    ],
+  ];
+  it.each(cases)("%s beside another key", (text, needle, other) => {
+    for (const joined of [`${text}\n\n${other}`, `${other}\n\n${text}`]) {
+      expect(leaks({ needle }, redactForDisplay(joined).text)).toBe(false);
+    }
+  });
+
+  it("holds for the whole corpus in batches of 40", () => {
+    const all = APPLICABLE_PAIRS.map(([kind, disguise], i) => disguisedCredential(kind, disguise, 1000 + i));
+    const leaked: string[] = [];
+    for (let at = 0; at < all.length; at += 40) {
+      const batch = all.slice(at, at + 40);
+      // The real path: the driver's stream redaction, then the sink's display redaction.
+      const shown = redactForDisplay(redactAll(batch.map((s) => s.text).join("\n\n"))).text;
+      for (const s of batch) if (survivesIn(shown, s)) leaked.push(`${s.kind}/${s.disguise}`);
+    }
+    expect(leaked).toEqual([]);
+  }, 60_000);
 });

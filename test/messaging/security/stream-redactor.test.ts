@@ -213,8 +213,8 @@ describe("StreamRedactor", () => {
 
   it("stays linear on a long undecided run streamed in small chunks", () => {
     const text = `${"Zq9".repeat(40_000)} end`;
-    const t = performance.now();
+    // No clock here (bench/linearity measures the ratio): a quadratic re-scan of the undecided run
+    // would take minutes at this size and fail by the suite's test timeout.
     expect(stream(text, [7]).join("")).toBe(redactAll(text));
-    expect(performance.now() - t).toBeLessThan(2000);
   });
 });

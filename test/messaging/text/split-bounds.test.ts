@@ -87,6 +87,11 @@ describe("splitMarkdownSafe never floods", () => {
     expect(splitMarkdownSafe("~".repeat(10_000), 1000)).toHaveLength(10);
   });
 
+  it("cuts a short marker run hard when a cut left it mid-line (fast-check counterexample: 8 chunks, bound 7)", () => {
+    const text = `~~~😀${"~".repeat(120)}\`\`\`python title=x${"~".repeat(120)}`;
+    expect(splitMarkdownSafe(text, 116).length).toBeLessThanOrEqual(Math.ceil((2 * cp(text)) / 116) + 2);
+  });
+
   it("keeps a fence whose opener is too long to repeat from turning its body into one message per character", () => {
     const body = "body line\n".repeat(4000);
     for (const opener of [`\`\`\`${"x".repeat(1800)}`, "`".repeat(1000)]) {
