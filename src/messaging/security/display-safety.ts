@@ -172,8 +172,10 @@ function* readingsFor(text: string): Generator<string> {
   // Without `_` the one pass keeps every `_` there is, so it is given with the forms that keep it.
   const once = rendered ? deleteDelimiters(unlinked, DELIMITERS, formatChars) : literal;
   const hasUnderscore = text.includes("_");
-  if (rendered) yield hasUnderscore ? deleteDelimiters(unlinked, DELIMITERS_BUT_UNDERSCORE, formatChars) : once;
-  const plain = literal.includes("\\") || literal.includes("&") ? decodeCharacterReferences(literal) : literal;
+  if (rendered)
+    yield hasUnderscore ? deleteDelimiters(unlinked, DELIMITERS_BUT_UNDERSCORE, formatChars) : once;
+  const plain =
+    literal.includes("\\") || literal.includes("&") ? decodeCharacterReferences(literal) : literal;
   const decodes = plain !== literal;
   if (decodes) {
     yield plain;
