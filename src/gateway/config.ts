@@ -133,6 +133,10 @@ const coreShape = {
   schedules: schedulesSchema,
   agentTools: agentToolsSchema.prefault({}),
   channelServer: channelServerSchema.prefault({}),
+  /** A conversation idle this many minutes starts a fresh session with its next message (0: never). */
+  idleResetMinutes: z.number().min(0).default(0),
+  /** A conversation starts a fresh session with its first message after this local hour (null: never). */
+  dailyResetHour: z.number().int().min(0).max(23).nullable().default(null),
 };
 const coreSchema = z.strictObject(coreShape);
 

@@ -39,6 +39,8 @@ export interface DoctorOptions {
   handshakeTimeoutMs?: number;
   /** "Now", for the age of unanswered messages in the store report. */
   nowMs?: number;
+  /** A channel's own check (asking its platform) must finish within this (default 15 s). */
+  channelCheckTimeoutMs?: number;
 }
 
 /** At most this many model and command names on a line: a long list says nothing more. */
@@ -103,7 +105,11 @@ export async function doctor(loaded: LoadedConfig, o: DoctorOptions = {}): Promi
     }
     // The channel's own lines (origin, linked account, permissions) once it is meant to run.
     if (probe.status !== "disabled" && entry.doctor) {
-      const own = await channelDoctor(entry, { settings, env: loaded.env, home: loaded.home });
+      const own = await channelDoctor(
+        entry,
+        { settings, env: loaded.env, home: loaded.home },
+        o.channelCheckTimeoutMs ?? 15_000,
+      );
       lines.push(...own.lines.map((line) => `    ${line}`));
       healthy &&= own.healthy;
     }
@@ -115,13 +121,27 @@ export async function doctor(loaded: LoadedConfig, o: DoctorOptions = {}): Promi
 async function channelDoctor(
   entry: ChannelEntry,
   input: ChannelDoctorInput<ChannelSettings>,
+  timeoutMs: number,
 ): Promise<ChannelDoctorReport> {
+  // Bounded: a platform that does not answer is reported, never waited on forever.
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<ChannelDoctorReport>((resolve) => {
+    timer = setTimeout(
+      () => resolve({ healthy: false, lines: [`✗ ${entry.name}: no answer within ${timeoutMs / 1000}s`] }),
+      timeoutMs,
+    );
+  });
   try {
-    return (await entry.doctor?.(input)) ?? { lines: [], healthy: true };
+    return await Promise.race([
+      Promise.resolve(entry.doctor?.(input) ?? { lines: [], healthy: true }),
+      timeout,
+    ]);
   } catch (error) {
     // Redacted like every other line doctor prints from outside: an SDK error may quote a request.
     const reason = redactAll(error instanceof Error ? error.message : String(error));
     return { lines: [`✗ ${entry.name} check failed: ${oneLine(reason, 200)}`], healthy: false };
+  } finally {
+    clearTimeout(timer);
   }
 }
 

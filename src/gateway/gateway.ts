@@ -150,6 +150,7 @@ const defaultsOf = (config: ParleyConfig): SharedContext["defaults"] => ({
   approvalMode: config.approvalMode,
   queueMode: config.queueMode,
   agentName: "default",
+  rotation: { idleMinutes: config.idleResetMinutes, dailyResetHour: config.dailyResetHour ?? -1 },
 });
 
 /** What every channel gets in both modes (gateway and channel server). */

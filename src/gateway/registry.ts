@@ -4,6 +4,7 @@
  * cannot stop the others.
  */
 import { discordChannel } from "../discord/index.js";
+import { feishuChannel } from "../feishu/index.js";
 import type { ChannelEntry } from "../messaging/channel/contract.js";
 import { slackChannel } from "../slack/index.js";
 import { teamsChannel } from "../teams/index.js";
@@ -22,4 +23,5 @@ export const CHANNELS: readonly ChannelEntry[] = [
   teamsChannel,
   wecomChannel,
   webexChannel,
+  feishuChannel,
 ];

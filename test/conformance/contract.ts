@@ -50,6 +50,9 @@ export interface ChannelHarness {
   configured(audit: AuditSink): Promise<ConfiguredHarness>;
 }
 
+/** A check passed, failed, or does not apply to what the channel declares (and says why in its test). */
+export type CheckResult = boolean | "n/a";
+
 export const CONTRACT_CHECKS = [
   "authorize is deny-by-default and audits refusals",
   "bot-authored messages are dropped",
@@ -130,7 +133,7 @@ async function runTurn(
   return { provider, registry, decider, prompted };
 }
 
-export function channelContract(harness: ChannelHarness, results: Map<string, boolean>): void {
+export function channelContract(harness: ChannelHarness, results: Map<string, CheckResult>): void {
   const caps = harness.capabilities;
   const check = (name: (typeof CONTRACT_CHECKS)[number], fn: () => Promise<void>, timeoutMs = 30_000) =>
     it(

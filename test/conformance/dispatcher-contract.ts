@@ -21,6 +21,7 @@ import { ScriptedProvider } from "../../src/providers/scripted.js";
 import { openTestStore } from "../helpers/channel-context.js";
 import { permissionRequest } from "../helpers/events.js";
 import { ManualClock } from "../helpers/manual-clock.js";
+import type { CheckResult } from "./contract.js";
 
 /** What the contract hands a channel to start with: the shared machinery, same store across restarts. */
 export interface DispatchShared {
@@ -66,6 +67,10 @@ export interface DispatcherHarness {
    */
   queueModes?: readonly ("steer" | "queue")[];
   lab(): Promise<DispatchLab>;
+  /** Shows nothing of a running turn but notices: no live status line (Feishu's buffered replies). */
+  buffered?: boolean;
+  /** Never holds a message behind a running turn: it is steered in, or refused with a notice. */
+  steerOnly?: boolean;
 }
 
 export const DISPATCHER_CHECKS = [
@@ -139,7 +144,7 @@ export const seen = (r: Rig, pattern: RegExp | string) =>
     { timeout: 8000, interval: 10 },
   );
 
-export function dispatcherContract(h: DispatcherHarness, results: Map<string, boolean>): void {
+export function dispatcherContract(h: DispatcherHarness, results: Map<string, CheckResult>): void {
   const check = (name: (typeof DISPATCHER_CHECKS)[number], fn: () => Promise<void>) =>
     it(name, async () => {
       results.set(name, false);
@@ -273,9 +278,12 @@ export function dispatcherContract(h: DispatcherHarness, results: Map<string, bo
         await r.live.say(owner, "first");
         await vi.waitFor(() => expect(r.providers[0]?.hasActiveTurn()).toBe(true));
         await r.live.say(owner, "second");
-        if (queueMode === "queue") await vi.waitFor(() => expect(r.live.queued(owner)).toBe(1));
+        if (queueMode === "queue" && h.steerOnly)
+          // Nothing is held here: the message is refused, and the refusal is not said to a muted chat.
+          await vi.waitFor(() => expect(r.shared.audit.find("mid_turn", "refused")).toHaveLength(1));
+        else if (queueMode === "queue") await vi.waitFor(() => expect(r.live.queued(owner)).toBe(1));
         else await vi.waitFor(() => expect(r.providers[0]?.steers).toEqual(["second"]));
-        expect(r.lab.visible().filter((v) => /Queued|Now answering/.test(v))).toEqual([]);
+        expect(r.lab.visible().filter((v) => /Queued|Now answering|still working/.test(v))).toEqual([]);
         expect(r.lab.reactions()).toEqual([]);
       } finally {
         await close(r);

@@ -99,6 +99,7 @@ describe("agent environment", () => {
         GEMINI_API_KEY: "agent-needs-this",
         TELEGRAM_BOT_TOKEN: "123:abc",
         DISCORD_BOT_TOKEN: "x",
+        FEISHU_APP_SECRET: "feishu-secret",
         PARLEY_HOME: "/h",
         UNSET: undefined,
       }),

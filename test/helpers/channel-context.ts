@@ -24,6 +24,7 @@ import type { TurnSink } from "../../src/messaging/channel/turn-sink.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import type { TitleGenerator } from "../../src/messaging/session/auto-title.js";
 import { ConversationHistory } from "../../src/messaging/session/history.js";
+import type { RotationPolicy } from "../../src/messaging/session/keys.js";
 import type { SessionManager } from "../../src/messaging/session/session-manager.js";
 import type { SessionStore } from "../../src/messaging/session/session-store.js";
 import { MemorySessionStore } from "../../src/messaging/session/session-store.js";
@@ -45,6 +46,8 @@ export interface TestContextOptions {
   audit?: MemoryAuditSink;
   logger?: MemoryLogger;
   clock?: Clock;
+  /** Idle or daily session rotation (the gateway's idleResetMinutes / dailyResetHour). */
+  rotation?: RotationPolicy;
   grant?: GrantControl;
   home?: string;
   queueMode?: "steer" | "queue";
@@ -83,6 +86,7 @@ export function testChannelContext<S extends ChannelSettings>(
       approvalMode: o.approvalMode ?? "interactive",
       queueMode: o.queueMode ?? "steer",
       agentName: "default",
+      ...(o.rotation ? { rotation: o.rotation } : {}),
     },
     home: o.home ?? mkdtempSync(join(tmpdir(), `parley-${entry.name}-`)),
     logger,

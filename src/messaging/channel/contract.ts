@@ -13,6 +13,7 @@ import type { ScheduleControl } from "../schedule/scheduler.js";
 import type { AuditSink } from "../security/audit.js";
 import type { TitleGenerator } from "../session/auto-title.js";
 import type { ContextThresholds } from "../session/context-thresholds.js";
+import type { RotationPolicy } from "../session/keys.js";
 import type { SessionManager } from "../session/session-manager.js";
 import type { SessionStore } from "../session/session-store.js";
 import type { DurableState } from "../store/port.js";
@@ -140,6 +141,8 @@ export interface ChannelDefaults {
   agentName: string;
   /** When a conversation is told its context is filling up, and when it is compacted (default 80/90). */
   contextThresholds?: ContextThresholds;
+  /** When a conversation starts afresh on its own: after an idle gap, or at a daily hour (default never). */
+  rotation?: RotationPolicy;
 }
 
 /**

@@ -33,6 +33,7 @@ import type { SessionStore } from "../session/session-store.js";
 import { uploadsRestricted } from "../session/upload-gate.js";
 import type { IntakeOutcome, JsonValue } from "../store/port.js";
 import type { ApprovalMode } from "../turn/driver.js";
+import { COMPACTION_RECEIPT } from "../turn/frames.js";
 import type { PipelineProvider, TurnPipelineDeps, TurnResult } from "../turn/pipeline.js";
 import { deliveryIsMuted, runTurnPipeline } from "../turn/pipeline.js";
 import type { Renderer } from "../turn/renderer.js";
@@ -112,6 +113,13 @@ export interface HubOptions<A, P> {
    * itself, so a message resumed after a restart is held to the same rules.
    */
   guards?(message: IncomingMessage<A, P>): TurnGuards;
+}
+
+/** Said when a file reaches a channel that takes none: silence would read as the agent ignoring it. */
+export function filesUnsupportedNotice(withText: boolean): string {
+  return withText
+    ? "📎 Files are not supported here yet: the agent got your words, without the file."
+    : "📎 Files are not supported here yet, so the agent did not get this. Paste the text instead.";
 }
 
 /** Where a message runs: the conversation's own session, or a resumed one. */
@@ -204,7 +212,7 @@ export class ConversationHub<A, P = undefined> {
       logger: this.logger,
       onTimeout: (request) => void this.markApproval(request.sessionKey, request.requestId, "timeout"),
     });
-    this.generations = new ConversationState({ clock: this.clock });
+    this.generations = new ConversationState({ clock: this.clock, ...c.defaults.rotation });
     this.privacy = o.privacy
       ? new PrivacyModes({ audit: this.audit, store: this.store, logger: this.logger })
       : undefined;
@@ -272,13 +280,17 @@ export class ConversationHub<A, P = undefined> {
   advance(address: A): string {
     this.keyOf(address);
     const { route } = this.o.surface.conversation(address);
-    const generation = this.generations.advance(route);
+    this.persistGeneration(address, this.generations.advance(route));
+    return this.keyOf(address);
+  }
+
+  /** A new generation outlives a restart: without it the next start would resume the one left behind. */
+  private persistGeneration(address: A, generation: number): void {
     try {
       this.store.setGeneration(this.o.surface.sessionKey(address, 0), generation);
     } catch (error) {
       this.logger.warn(`${this.channel}: persisting the generation failed`, { error: String(error) });
     }
-    return this.keyOf(address);
   }
 
   /** The address a session key renders to, when this hub has seen it. */
@@ -366,19 +378,44 @@ export class ConversationHub<A, P = undefined> {
    * conversation's older message still comes first.
    */
   async resume(): Promise<void> {
-    await this.journal?.resume(async (message) => void this.track((await this.handle(message)).turn));
+    // A typed 1/2/3 found unfinished answered a prompt that died with the earlier process: it must
+    // not approve whatever the rerun asks next (the rerun may ask something else).
+    await this.journal?.resume(
+      async (message) => void this.track((await this.handle({ ...message, staleVerdict: true })).turn),
+    );
   }
 
   /** Route one authorized message (the work behind `handle`). */
-  private async dispatch(message: IncomingMessage<A, P>): Promise<Dispatched> {
+  private async dispatch(incoming: IncomingMessage<A, P>): Promise<Dispatched> {
+    let message = incoming;
     const nativeKey = this.keyOf(message.address);
-    const files = message.attachments ?? [];
+    let files = message.attachments ?? [];
     // A file's caption is content for the agent, never a command or a typed approval answer.
     const interpret = (message.interpretCommands ?? true) && files.length === 0;
+    if (files.length > 0 && !this.o.surface.attachments) {
+      // A channel that takes no files says so: the words (if any) still go on, the file cannot.
+      this.audit.log("inbound", "dropped", { channel: this.channel, reason: "files_unsupported" });
+      const withText = message.text.trim() !== "";
+      await this.replyTo(
+        message,
+        filesUnsupportedNotice(withText),
+        await this.partsFor(message.tickets, ":files"),
+      );
+      if (!withText) return NOTHING;
+      message = { ...message, attachments: [] };
+      files = [];
+    }
     const guards = this.o.guards?.(message) ?? {};
     let text = message.text;
     let override: QueueMode | undefined;
     if (interpret) {
+      if (message.staleVerdict && parseTypedVerdict(text) !== null) {
+        // It answers a prompt that is gone (an earlier process's, or one already decided): it approves
+        // nothing, and is neither sent to the agent nor mistaken for the prompt open now.
+        this.audit.log("tool_permission", "refused", { channel: this.channel, reason: "stale_typed" });
+        await this.replyTo(message, RECEIPT_EXPIRED, await this.partsFor(message.tickets));
+        return NOTHING;
+      }
       // Only a sender who may answer prompts answers one; anyone else's "1" is just a message.
       if (guards.answersApprovals !== false && (await this.typedVerdict(message, nativeKey))) return NOTHING;
       const parsed = message.parsed !== undefined ? message.parsed : this.o.commands.parse(text);
@@ -411,8 +448,11 @@ export class ConversationHub<A, P = undefined> {
     if (!routed.resumed) {
       // Rotation belongs to the conversation's own session, checked after the busy check.
       const { route } = this.o.surface.conversation(message.address);
-      if (this.generations.maybeRotate(route, { busy: this.sessions.isBusy(key) }).rotated)
+      const rotation = this.generations.maybeRotate(route, { busy: this.sessions.isBusy(key) });
+      if (rotation.rotated) {
+        this.persistGeneration(message.address, rotation.generation);
         key = this.keyOf(message.address);
+      }
     }
     if (this.privacy) {
       // Modifiers only ever restrict, so one in a caption is honoured too.
@@ -512,9 +552,12 @@ export class ConversationHub<A, P = undefined> {
     return message.replyTo ? message.replyTo(text) : this.o.surface.reply(message.address, text, parts);
   }
 
-  /** The outbound parts of the work answering these tickets (unrecorded where nothing is journaled). */
-  private partsFor(tickets: readonly IntakeTicket[] | undefined): Promise<TurnParts> {
-    return this.journal?.parts(tickets) ?? Promise.resolve(TurnParts.unrecorded());
+  /**
+   * The outbound parts of the work answering these tickets (unrecorded where nothing is journaled);
+   * `suffix` names another piece of work for the same message (a notice beside its turn).
+   */
+  private partsFor(tickets: readonly IntakeTicket[] | undefined, suffix = ""): Promise<TurnParts> {
+    return this.journal?.parts(tickets, suffix) ?? Promise.resolve(TurnParts.unrecorded());
   }
 
   /** Complete journaled messages (a no-op for none). */
@@ -618,6 +661,9 @@ export class ConversationHub<A, P = undefined> {
       await this.journal?.claim(tickets);
       try {
         const reply = handler ? await handler(call) : this.o.commands.usage(parsed.spec);
+        // A compaction that ran re-arms the soft context notice: the next growth cycle is news again.
+        // A refused or failed one (busy, unsupported, no session) compacted nothing: the latch holds.
+        if (name === "compact" && reply.startsWith(COMPACTION_RECEIPT)) this.context.release(key);
         if (reply) await this.replyTo(message, reply, await this.partsFor(tickets));
         outcome = "answered";
       } finally {
@@ -678,6 +724,7 @@ export class ConversationHub<A, P = undefined> {
     }
     if (outcome === "refused") {
       // Never held (holdsMidTurn false) and the live turn could not take it: the sender resends.
+      this.audit.log("mid_turn", "refused", { channel: this.channel, reason: "busy" });
       if (!this.muted(key))
         await this.replyTo(message, resendNotice(files.length > 0), await this.partsFor(tickets));
       await this.finish(tickets, "refused");
@@ -709,7 +756,7 @@ export class ConversationHub<A, P = undefined> {
    */
   private receipts(key: string): ReceiptSurface {
     const address = this.addresses.get(key);
-    const surface = address === undefined ? undefined : this.o.surface.receipts(address);
+    const surface = address === undefined ? undefined : this.o.surface.receipts?.(address);
     const failed = (error: unknown) =>
       this.logger.warn(`${this.channel}: a queue receipt did not land`, { error: String(error) });
     return {

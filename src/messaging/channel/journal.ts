@@ -67,6 +67,7 @@ interface JournaledMessage {
   attachments?: InboundAttachment[];
   isMention?: boolean;
   interpretCommands?: boolean;
+  staleVerdict?: boolean;
   extra?: JsonValue;
   group?: string;
 }
@@ -270,6 +271,7 @@ export class ChannelJournal<A, P> {
       ...(m.attachments?.length ? { attachments: [...m.attachments] } : {}),
       ...(m.isMention !== undefined ? { isMention: m.isMention } : {}),
       ...(m.interpretCommands === false ? { interpretCommands: false } : {}),
+      ...(m.staleVerdict ? { staleVerdict: true } : {}),
       ...(extra !== undefined ? { extra } : {}),
       ...(group !== undefined ? { group } : {}),
     };
@@ -305,6 +307,7 @@ export class ChannelJournal<A, P> {
       ...(p.attachments ? { attachments: p.attachments } : {}),
       ...(p.isMention !== undefined ? { isMention: p.isMention } : {}),
       ...(p.interpretCommands === false ? { interpretCommands: false } : {}),
+      ...(p.staleVerdict === true ? { staleVerdict: true } : {}),
       ...(extra !== undefined ? { extra } : {}),
     };
   }

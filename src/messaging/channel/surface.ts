@@ -109,8 +109,8 @@ export interface ChannelSurface<A, P = undefined> {
    * `parts` (a reply that answers a journaled message) each message goes through `parts.post`.
    */
   reply(address: A, text: string, parts?: TurnParts): Promise<boolean>;
-  /** The one receipt bubble for messages held behind a running turn. */
-  receipts(address: A): ReceiptSurface;
+  /** The one receipt bubble for messages held behind a running turn (absent: a hub that never holds). */
+  receipts?(address: A): ReceiptSurface;
   newRenderer(address: A, turn: TurnStart<P>): Renderer;
   /**
    * Byte sources for a turn's files (every answered message's, in arrival order), read only now, by
@@ -164,6 +164,12 @@ export interface IncomingMessage<A, P = undefined> {
   replyTo?: (text: string) => Promise<boolean>;
   /** The journaled messages this is (one, or an album's items): the hub completes them. */
   tickets?: readonly IntakeTicket[];
+  /**
+   * The channel knows this message answers an approval prompt that is no longer open (it quotes an
+   * earlier process's prompt, or one already decided): a typed 1/2/3 then gets the neutral receipt
+   * and goes nowhere, never to the agent and never to a newer prompt.
+   */
+  staleVerdict?: boolean;
 }
 
 /** The hub resolves once a message is routed, with the end of whatever work it started. */

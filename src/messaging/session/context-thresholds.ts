@@ -77,6 +77,12 @@ export class ContextWatch {
     if (await sink.notify(this.softNotice(pct, canCompact))) this.nudged.add(key);
   }
 
+  /** A compaction ran (a user's own /compact): the next rise past the soft threshold is news again. */
+  release(key: string): void {
+    this.nudged.delete(key);
+    this.failed.delete(key);
+  }
+
   private softNotice(pct: number, canCompact: boolean): string {
     const { compact, new: fresh } = this.o.commands;
     const used = `📈 This conversation has used ${formatPct(pct)} of the agent's context.`;

@@ -1,0 +1,105 @@
+/**
+ * The long connection: the SDK's WSClient (endpoint discovery at `feishu.domain`, then its protobuf
+ * frames over a WebSocket, pings, fragment reassembly, acknowledgements, its own reconnect loop) with
+ * an EventDispatcher for `im.message.receive_v1`. The SDK acknowledges an event when our handler
+ * returns, and answers "failed" (so Feishu delivers it again) when it throws; the handler therefore
+ * returns once the message is journaled and throws only when it could not be.
+ *
+ * Two guards the SDK leaves off by default are turned on: a handshake timeout, and a liveness
+ * watchdog (no frame within `pingTimeoutSeconds` of a ping: the socket is dropped and reconnected).
+ * And where the SDK gives up for good (credentials refused at discovery, or its retry budget spent)
+ * this restarts it after a growing pause, so a passing outage never leaves the channel deaf.
+ */
+import * as lark from "@larksuiteoapi/node-sdk";
+import type { Clock } from "../messaging/base/clock.js";
+import type { Logger } from "../messaging/base/logger.js";
+import { sdkLogger } from "./client.js";
+
+export const MESSAGE_EVENT = "im.message.receive_v1";
+
+export interface FeishuConnectionOptions {
+  appId: string;
+  appSecret: string;
+  origin: string;
+  http: lark.HttpInstance;
+  logger: Logger;
+  clock: Clock;
+  /** Resolves once the message is journaled (the SDK then acknowledges); rejects to have it redelivered. */
+  onMessage(event: unknown): Promise<void>;
+  pingTimeoutSeconds?: number;
+  handshakeTimeoutMs?: number;
+  /** First pause before restarting a client that gave up, doubled each time up to `restartMaxMs`. */
+  restartFirstMs?: number;
+  restartMaxMs?: number;
+}
+
+export type ConnectionState = "idle" | "connecting" | "connected" | "reconnecting" | "failed";
+
+export class FeishuConnection {
+  private readonly ws: lark.WSClient;
+  private readonly dispatcher: lark.EventDispatcher;
+  private restartTimer: unknown = null;
+  private restarts = 0;
+  private closed = false;
+
+  constructor(private readonly o: FeishuConnectionOptions) {
+    const logger = sdkLogger(o.logger);
+    this.dispatcher = new lark.EventDispatcher({ logger, loggerLevel: lark.LoggerLevel.warn }).register({
+      [MESSAGE_EVENT]: async (data: unknown) => {
+        await o.onMessage(data);
+      },
+    });
+    this.ws = new lark.WSClient({
+      appId: o.appId,
+      appSecret: o.appSecret,
+      domain: o.origin,
+      httpInstance: o.http,
+      logger,
+      loggerLevel: lark.LoggerLevel.warn,
+      autoReconnect: true,
+      handshakeTimeoutMs: o.handshakeTimeoutMs ?? 15_000,
+      wsConfig: { pingTimeout: o.pingTimeoutSeconds ?? 30 },
+      onReady: () => {
+        this.restarts = 0;
+        o.logger.info("feishu: long connection ready");
+      },
+      onReconnecting: () => o.logger.warn("feishu: long connection lost; reconnecting"),
+      onReconnected: () => {
+        this.restarts = 0;
+        o.logger.info("feishu: long connection back");
+      },
+      onError: (error) => this.gaveUp(error),
+    });
+  }
+
+  start(): void {
+    this.closed = false;
+    void this.ws.start({ eventDispatcher: this.dispatcher });
+  }
+
+  get state(): ConnectionState {
+    return this.ws.getConnectionStatus().state;
+  }
+
+  /** Stop receiving: no new event is read (what is being journaled still finishes). */
+  close(): void {
+    this.closed = true;
+    this.o.clock.clearTimeout(this.restartTimer);
+    this.restartTimer = null;
+    this.ws.close({ force: true });
+  }
+
+  private gaveUp(error: Error): void {
+    if (this.closed) return;
+    const first = this.o.restartFirstMs ?? 5_000;
+    const wait = Math.min(this.o.restartMaxMs ?? 5 * 60_000, first * 2 ** this.restarts);
+    this.restarts += 1;
+    this.o.logger.error(
+      `feishu: the long connection gave up (${error.message}); starting it again in ${Math.ceil(wait / 1000)}s`,
+    );
+    this.restartTimer = this.o.clock.setTimeout(() => {
+      this.restartTimer = null;
+      if (!this.closed) this.start();
+    }, wait);
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * Feishu's intake: each `im.message.receive_v1` from the long connection through the transport's
+ * audited gates into the hub, which journals it (deduplicated by `message_id`, the last gate) before
+ * the handler returns, so the SDK acknowledges only what the journal holds; the turn runs after. A
+ * journal that cannot take the message makes the handler throw: the SDK answers "failed" and Feishu
+ * delivers it again. An event without a message_id is dispatched and never deduplicated (no id is
+ * no evidence of a repeat).
+ *
+ * A lone 1/2/3 that quotes an approval prompt no longer open (decided, or posted before a restart)
+ * is marked stale: it gets the neutral receipt instead of approving whatever newer prompt is open.
+ */
+
+import { parseTypedVerdict } from "../messaging/approval/approvals.js";
+import type { ChannelContext } from "../messaging/channel/contract.js";
+import type { ConversationHub } from "../messaging/channel/hub.js";
+import type { IncomingMessage } from "../messaging/channel/surface.js";
+import type { FeishuRest } from "./client.js";
+import { PROMPT_MARKER, type PromptLedger } from "./prompts.js";
+import type { FeishuAddress, FeishuExtra } from "./surface.js";
+import type { FeishuTransport } from "./transport.js";
+
+export interface FeishuIntakeOptions {
+  prompts: PromptLedger;
+  /** The app's id: a bot message Feishu reports is sent by it. */
+  appId: string;
+  rest: FeishuRest;
+}
+
+export class FeishuIntake {
+  constructor(
+    private readonly transport: FeishuTransport,
+    private readonly hub: ConversationHub<FeishuAddress, FeishuExtra>,
+    private readonly ctx: Pick<ChannelContext, "logger">,
+    private readonly o: FeishuIntakeOptions,
+  ) {}
+
+  /**
+   * The long connection's handler: resolves once the message is journaled (or needed no journal: a
+   * refusal, a drop), rejects only when the journal could not take it.
+   */
+  async onEvent(raw: unknown): Promise<void> {
+    const outcome = await this.transport.receive(raw);
+    if (outcome.status !== "dispatched") return;
+    const message = outcome.message;
+    const read = this.transport.readOf(message);
+    if (!read) return;
+    const m = read.event.message;
+    const address: FeishuAddress = {
+      chatType: m.chat_type === "group" ? "group" : "p2p",
+      route: message.conversationId,
+      chatId: m.chat_id,
+      ...(m.message_id ? { replyTo: m.message_id } : {}),
+    };
+    if (m.message_id) this.transport.noteAnchor(message.conversationId, m.message_id);
+    const incoming: IncomingMessage<FeishuAddress, FeishuExtra> = {
+      address,
+      userId: message.userId,
+      text: message.text,
+      attachments: message.attachments,
+      isMention: message.isMention,
+      ...(message.messageId ? { messageId: message.messageId } : {}),
+      ...((await this.quotesStalePrompt(message.text, m.parent_id)) ? { staleVerdict: true } : {}),
+    };
+    // The message id is what Feishu redelivers under: the dedupe key.
+    const source = { platformId: m.message_id ? `message:${m.message_id}` : null };
+    await new Promise<void>((resolve, reject) => {
+      let journaled = false;
+      this.hub
+        .receive(incoming, source, {
+          onAccepted: () => {
+            journaled = true;
+            resolve();
+          },
+        })
+        .then(
+          ({ turn }) => void this.hub.track(turn),
+          (error: unknown) => {
+            // Before the journal: Feishu must deliver it again. After it: the hub logs the failure.
+            if (!journaled) reject(error);
+            else this.ctx.logger.error("feishu: routing a message failed", { error: String(error) });
+          },
+        );
+    });
+  }
+
+  /** A lone verdict quoting a prompt that is not open now (see the module note). */
+  private async quotesStalePrompt(text: string, parentId: string | undefined): Promise<boolean> {
+    if (!parentId || parseTypedVerdict(text) === null) return false;
+    const state = this.o.prompts.state(parentId);
+    if (state !== "unknown") return state === "decided";
+    try {
+      // Not posted by this process: a prompt from before a restart is the app's and says what it is.
+      const quoted = await this.o.rest.getMessage(parentId);
+      return (
+        quoted !== null &&
+        quoted.senderType === "app" &&
+        quoted.senderId === this.o.appId &&
+        quoted.content.includes(PROMPT_MARKER)
+      );
+    } catch (error) {
+      this.ctx.logger.warn("feishu: could not read the quoted message", { error: String(error) });
+      return false;
+    }
+  }
+}
