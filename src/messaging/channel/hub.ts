@@ -218,7 +218,8 @@ export class ConversationHub<A, P = undefined> {
       : undefined;
     this.router = new MidTurnRouter<HubPayload<P>>({
       sessions: this.sessions,
-      queueMode: o.queueMode ?? c.defaults.queueMode,
+      // Never holding, "queue" would refuse every message mid-turn: steering is all there is.
+      queueMode: o.holdsMidTurn === false ? "steer" : (o.queueMode ?? c.defaults.queueMode),
       surfaceFor: (key) => this.receipts(key),
       runTurn: (key, text, release, opts) => this.runTurn(key, text, release, opts.items),
       ...(o.holdsMidTurn === false ? { holds: false } : {}),
