@@ -20,20 +20,18 @@ import { ScriptedProvider } from "../../src/providers/scripted.js";
 export const RECORDING_GOLDEN = process.env.PARLEY_RECORD_GOLDEN === "1";
 
 /** Every chat channel records these five, so a new channel is held to the same list as the rest. */
-export const GOLDEN_SCENARIOS = [
-  "plain-answer",
-  "long-answer",
-  "options-and-steer",
-  "tool-approved",
-  "secret-in-emphasis",
-] as const;
-export type GoldenScenario = (typeof GOLDEN_SCENARIOS)[number];
+export type GoldenScenario =
+  | "plain-answer"
+  | "long-answer"
+  | "options-and-steer"
+  | "tool-approved"
+  | "secret-in-emphasis";
 
 /**
  * Compares a transcript with fixtures/golden/<fixture>.json (writing it first when re-recording).
  * A missing file fails: a golden test that compares nothing would pass on any regression.
  */
-export function expectGolden(fixture: string, actual: unknown): void {
+function expectGolden(fixture: string, actual: unknown): void {
   const path = new URL(`../../fixtures/golden/${fixture}.json`, import.meta.url);
   if (RECORDING_GOLDEN) writeFileSync(path, `${JSON.stringify(actual, null, 2)}\n`);
   expect(existsSync(path), `missing fixtures/golden/${fixture}.json; run npm run golden:record`).toBe(true);
@@ -73,8 +71,8 @@ export function firstSeenIds(): (prefix: string) => (id: string) => string {
   };
 }
 
-export const text = (t: string): ScriptStep => ({ type: "text", text: t });
-export const done: ScriptStep = { type: "complete", stopReason: "end_turn" };
+const text = (t: string): ScriptStep => ({ type: "text", text: t });
+const done: ScriptStep = { type: "complete", stopReason: "end_turn" };
 
 /** A tool prompt offering Allow once / Reject (Slack's ids its tool call after the request). */
 export function toolPermission(
