@@ -13,6 +13,7 @@ import type { Clock } from "../messaging/base/clock.js";
 import { realClock, sleep } from "../messaging/base/clock.js";
 import { ParleyError } from "../messaging/base/errors.js";
 import type { Logger } from "../messaging/base/logger.js";
+import { ReconnectGuard } from "../messaging/base/reconnect-guard.js";
 import type { TokenHosts } from "./hosts.js";
 import type { WebexAction, WebexFrame, WebexMessage } from "./wire.js";
 import {
@@ -46,6 +47,7 @@ export interface WebexClientOptions {
 
 /** Retry-After is seconds; a missing or silly value waits one second, a huge one is capped. */
 const MAX_RETRY_AFTER_MS = 60_000;
+/** The reconnect curve: doubling from 1 s, never longer than a minute between attempts. */
 const BACKOFF_START_MS = 1000;
 const BACKOFF_MAX_MS = 60_000;
 
@@ -53,7 +55,7 @@ export class WebexClient {
   private ws: WebSocket | null = null;
   private deviceUrl: string | null = null;
   private closing = false;
-  private backoff = BACKOFF_START_MS;
+  private readonly guard: ReconnectGuard;
   private reconnectTimer: unknown = null;
   readonly clock: Clock;
   /** What doctor and the log show: the WDM host used and whether it was pinned. */
@@ -66,6 +68,12 @@ export class WebexClient {
 
   constructor(private readonly o: WebexClientOptions) {
     this.clock = o.clock ?? realClock;
+    this.guard = new ReconnectGuard({
+      clock: this.clock,
+      minHealthyMs: o.minHealthyMs ?? 30_000,
+      baseMs: BACKOFF_START_MS,
+      maxMs: BACKOFF_MAX_MS,
+    });
   }
 
   // ── REST ─────────────────────────────────────────────────────────────────────────────────────
@@ -224,9 +232,10 @@ export class WebexClient {
     const httpForm = wsUrl.replace(/^ws/, "http");
     if (!this.o.hosts.allows(httpForm))
       throw new ParleyError("CONFIG_INVALID", "webex: the socket host is not allowed");
+    // Closed while registering (a shutdown racing a reconnect): no socket is opened after close().
+    if (this.closing) return this.deleteDevice();
     const ws = new WebSocket(wsUrl, { followRedirects: false, maxPayload: 1024 * 1024 });
     this.ws = ws;
-    const openedAt = this.clock.now();
     await new Promise<void>((resolve, reject) => {
       ws.once("open", () => {
         ws.send(
@@ -240,21 +249,37 @@ export class WebexClient {
       });
       ws.once("error", reject);
     });
+    this.guard.opened();
+    // A socket error is followed by its close, which reconnects; logged so it is never silent.
+    ws.on("error", (error) => this.o.logger.warn("webex: device socket error", { error: String(error) }));
     ws.on("message", (data) => this.onMessage(String(data)));
     ws.on("close", () => {
       if (this.ws === ws) this.ws = null;
       if (this.closing) return;
-      // A connection that dropped quickly is not healthy: back off further before the next try.
-      const healthy = this.clock.now() - openedAt >= (this.o.minHealthyMs ?? 30_000);
-      this.backoff = healthy ? BACKOFF_START_MS : Math.min(this.backoff * 2, BACKOFF_MAX_MS);
-      this.o.logger.warn("webex: device socket closed; reconnecting", { inMs: this.backoff });
-      this.reconnectTimer = this.clock.setTimeout(() => {
-        this.reconnectTimer = null;
-        void this.open().catch((error: unknown) => {
-          this.o.logger.error("webex: reconnect failed", { error: String(error) });
-        });
-      }, this.backoff);
+      this.guard.closed();
+      this.scheduleReconnect();
     });
+  }
+
+  /**
+   * The next attempt after the guard's delay: a connection that closed soon after opening, or an
+   * attempt that failed outright, doubles the wait (capped), so an accept-then-close peer or a WDM
+   * outage is never hammered; a connection that lived past minHealthyMs reconnects at once.
+   */
+  private scheduleReconnect(): void {
+    if (this.closing || this.reconnectTimer !== null) return;
+    const delay = this.guard.delayMs();
+    this.o.logger.warn("webex: device socket closed; reconnecting", { inMs: delay });
+    this.reconnectTimer = this.clock.setTimeout(() => {
+      this.reconnectTimer = null;
+      if (this.closing) return;
+      this.open().catch((error: unknown) => {
+        this.o.logger.error("webex: reconnect failed", { error: String(error) });
+        // A failed attempt counts as an unhealthy connection: the curve grows and another is armed.
+        this.guard.closed();
+        this.scheduleReconnect();
+      });
+    }, delay);
   }
 
   private onMessage(raw: string): void {
@@ -277,6 +302,7 @@ export class WebexClient {
   async close(): Promise<void> {
     this.closing = true;
     if (this.reconnectTimer !== null) this.clock.clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = null;
     const ws = this.ws;
     this.ws = null;
     if (ws && ws.readyState !== WebSocket.CLOSED) {
