@@ -14,6 +14,7 @@ import { realClock, sleep } from "../messaging/base/clock.js";
 import { ParleyError } from "../messaging/base/errors.js";
 import type { Logger } from "../messaging/base/logger.js";
 import { ReconnectGuard } from "../messaging/base/reconnect-guard.js";
+import type { WebexEgress } from "./egress.js";
 import type { TokenHosts } from "./hosts.js";
 import type { WebexAction, WebexFrame, WebexMessage } from "./wire.js";
 import {
@@ -35,6 +36,8 @@ export interface WebexClientOptions {
   /** Empty: discover through the catalog. */
   wdmUrl: string;
   hosts: TokenHosts;
+  /** The route out (HTTPS_PROXY honoured); checked after `hosts`, never instead of it. */
+  egress: WebexEgress;
   logger: Logger;
   clock?: Clock;
   onFrame: (frame: WebexFrame) => void;
@@ -102,7 +105,8 @@ export class WebexClient {
           ...(body === undefined || body instanceof FormData ? {} : { "content-type": "application/json" }),
         },
         ...(body === undefined ? {} : { body: body instanceof FormData ? body : JSON.stringify(body) }),
-      }).catch((error: unknown) => ({ error }));
+        ...this.route(url),
+      } as RequestInit).catch((error: unknown) => ({ error }));
       if ("error" in res) return { ok: false, status: 0, message: String(res.error) };
       if (res.status === 429 && attempt < (this.o.maxRetries ?? 3)) {
         await res.body?.cancel();
@@ -120,6 +124,12 @@ export class WebexClient {
         return { ok: false, status: res.status, message: `unexpected response: ${String(error)}` };
       }
     }
+  }
+
+  /** fetch's dispatcher for this URL when it is not the default (a proxy, a test's CA). */
+  private route(url: string): { dispatcher?: unknown } {
+    const dispatcher = this.o.egress.dispatcher(url);
+    return dispatcher ? { dispatcher } : {};
   }
 
   private api(path: string): string {
@@ -176,7 +186,8 @@ export class WebexClient {
       redirect: "manual",
       signal: AbortSignal.timeout(this.o.requestTimeoutMs ?? 30_000),
       headers: { authorization: `Bearer ${this.o.token}` },
-    }).catch(() => null);
+      ...this.route(url),
+    } as RequestInit).catch(() => null);
     return res ? { status: res.status, headers: res.headers } : { status: 0, headers: null };
   }
 
@@ -234,7 +245,11 @@ export class WebexClient {
       throw new ParleyError("CONFIG_INVALID", "webex: the socket host is not allowed");
     // Closed while registering (a shutdown racing a reconnect): no socket is opened after close().
     if (this.closing) return this.deleteDevice();
-    const ws = new WebSocket(wsUrl, { followRedirects: false, maxPayload: 1024 * 1024 });
+    const ws = new WebSocket(wsUrl, {
+      followRedirects: false,
+      maxPayload: 1024 * 1024,
+      ...this.o.egress.socketOptions(wsUrl),
+    });
     this.ws = ws;
     await new Promise<void>((resolve, reject) => {
       ws.once("open", () => {
