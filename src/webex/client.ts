@@ -9,6 +9,7 @@
  */
 import { randomUUID } from "node:crypto";
 import WebSocket from "ws";
+import { z } from "zod";
 import type { Clock } from "../messaging/base/clock.js";
 import { realClock, sleep } from "../messaging/base/clock.js";
 import { ParleyError } from "../messaging/base/errors.js";
@@ -27,7 +28,36 @@ import {
   roomSchema,
 } from "./wire.js";
 
-export type WebexResult<T> = { ok: true; data: T } | { ok: false; status: number; message: string };
+/**
+ * A call's outcome. A refusal carries Webex's own words and its tracking id (what an administrator
+ * quotes to Cisco); a 403 on a send or an edit is the organization's policy (compliance, DLP)
+ * refusing it, which no retry would change.
+ */
+export type WebexResult<T> =
+  | { ok: true; data: T }
+  | { ok: false; status: number; message: string; trackingId?: string };
+
+/** Webex's error body: `{ message, errors: [{ description }], trackingId }`. */
+const errorBodySchema = z.object({ message: z.string().optional(), trackingId: z.string().optional() });
+
+export function readError(
+  status: number,
+  text: string,
+): { ok: false; status: number; message: string; trackingId?: string } {
+  let parsed: z.infer<typeof errorBodySchema> = {};
+  try {
+    const r = errorBodySchema.safeParse(JSON.parse(text));
+    if (r.success) parsed = r.data;
+  } catch {
+    // Not JSON (a proxy's page, a gateway error): the text itself, bounded, is the message.
+  }
+  return {
+    ok: false,
+    status,
+    message: (parsed.message ?? text).slice(0, 200),
+    ...(parsed.trackingId ? { trackingId: parsed.trackingId.slice(0, 100) } : {}),
+  };
+}
 
 export interface WebexClientOptions {
   token: string;
@@ -113,10 +143,7 @@ export class WebexClient {
         await sleep(this.clock, retryAfterMs(res.headers.get("retry-after")));
         continue;
       }
-      if (!res.ok) {
-        const text = await res.text().catch(() => "");
-        return { ok: false, status: res.status, message: text.slice(0, 200) };
-      }
+      if (!res.ok) return readError(res.status, await res.text().catch(() => ""));
       const json = res.status === 204 ? {} : await res.json().catch(() => ({}));
       try {
         return { ok: true, data: parse(json) };

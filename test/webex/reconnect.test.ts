@@ -54,7 +54,7 @@ describe("webex reconnect guard", () => {
     await nextAttempt(clock, 1000);
     await nextAttempt(clock, 2000);
     await nextAttempt(clock, 4000);
-    await until(() => registrations().length === 4, "the fourth registration");
+    await until(() => registrations().length === 4 && lab.fake.liveSockets === 1, "the fourth connection up");
     // This one stays up past the guard's minimum, then drops: the next attempt is immediate.
     await clock.advance(30_000);
     lab.fake.dropSockets();

@@ -282,6 +282,11 @@ export class FakeWebex {
     return this.calls.filter((c) => c.method === method && pattern.test(c.path));
   }
 
+  /** Open device sockets that have authorized: the connections a frame would reach. */
+  get liveSockets(): number {
+    return [...this.sockets].filter((ws) => this.authorized.has(ws)).length;
+  }
+
   /** Drop the device sockets (a network blip): the client reconnects. */
   dropSockets(): void {
     for (const ws of this.sockets) ws.terminate();
