@@ -26,12 +26,12 @@ import type { OutboundFilePolicy } from "../messaging/channel/surface.js";
 import type { OutboundFile } from "../messaging/files/outbound-files.js";
 import type { AuditSink } from "../messaging/security/audit.js";
 import { applyOptionsCap, splitOptionsTrailer } from "../messaging/text/options.js";
-import { renderTables } from "../messaging/text/tables/index.js";
+import { renderTablesWithMetadata } from "../messaging/text/tables/index.js";
 import type { AgentStatus, PromptOption, ToolChange, TurnEnding } from "../messaging/turn/renderer.js";
 import { Renderer } from "../messaging/turn/renderer.js";
 import type { CardAttachment } from "./cards.js";
 import { APPROVAL_CHOICES, approvalCard, optionsCard } from "./cards.js";
-import { answerTail, lastByteGuard, splitForWebex, webexSafe, withLine } from "./format.js";
+import { answerTail, chunkAnswer, fitsOneChunk, lastByteGuard, webexSafe, withLine } from "./format.js";
 import { TurnRefusals } from "./refusals.js";
 import type { WebexRest } from "./transport.js";
 import { WEBEX_CAPABILITIES } from "./transport.js";
@@ -294,7 +294,13 @@ export class WebexRenderer extends Renderer {
         : { text: capped.body, files: [], notes: [] };
     this.files.push(...extracted.files);
     const withNotes = [extracted.text, ...extracted.notes].filter((t) => t.trim()).join("\n\n");
-    const rendered = renderTables(withNotes, { policy: this.capabilities.tableMode, nativeTables: false });
+    // A grid too big for one message becomes cards; one no card can show stays raw (cut exactly).
+    const tables = renderTablesWithMetadata(withNotes, {
+      policy: this.capabilities.tableMode,
+      nativeTables: false,
+      fits: fitsOneChunk,
+    });
+    const rendered = tables.text;
     const hasText = rendered.trim() !== "";
     const silent = final && !this.answered && !hasText && capped.choices.length === 0;
     let footer = "";
@@ -309,18 +315,20 @@ export class WebexRenderer extends Renderer {
         }),
       )}_`;
     }
-    const source = silent ? noAnswerNotice(stopReason === "error", "`/new`", error) : rendered;
-    if (!source.trim() && !footer && capped.choices.length === 0) return;
-    const chip = this.chip && source.trim() ? this.chip : "";
+    const source = silent ? { text: noAnswerNotice(stopReason === "error", "`/new`", error) } : tables;
+    if (!source.text.trim() && !footer && capped.choices.length === 0) return;
+    const chip = this.chip && source.text.trim() ? this.chip : "";
     if (chip) this.chip = "";
-    const chunks = source.trim() ? splitForWebex(webexSafe(chip + source)) : [];
+    const chunks = source.text.trim() ? chunkAnswer(chip, source) : [];
     if (footer) {
       const last = chunks.pop();
-      chunks.push(last === undefined ? footer : withLine(last, footer));
+      // A raw table's last piece stays exact: the status line then travels on its own.
+      if (last && !last.exact) chunks.push({ text: withLine(last.text, footer), exact: false });
+      else chunks.push(...(last ? [last] : []), { text: footer, exact: false });
     }
     for (const chunk of chunks) {
-      if (chunk.trim() && !silent) this.answered = true;
-      await this.answerInto(chunk);
+      if (chunk.text.trim() && !silent) this.answered = true;
+      await this.answerInto(chunk.text);
     }
     if (final) await this.postFiles();
     if (capped.choices.length > 0) {
