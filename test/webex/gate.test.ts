@@ -78,4 +78,28 @@ describe("webex gate", () => {
     const hydrated = lab.fake.callsTo("GET", /^\/v1\/messages\//);
     expect(hydrated).toHaveLength(1);
   });
+
+  it("a listed space is a shared audience: /sessions and /yolo are refused there, audited", async () => {
+    lab.fake.addRoom("space-listed", "group");
+    const c = await channel({ webex: { allowGroupRooms: true, allowedRoomIds: ["space-listed"] } });
+    lab.fake.userMessage({ email: ALICE, roomId: "space-listed", text: "parley /sessions" });
+    lab.fake.userMessage({ email: ALICE, roomId: "space-listed", text: "parley /yolo on" });
+    await until(
+      () => lab.fake.botMessages("space-listed").some((m) => m.markdown.includes("only shown in a direct")),
+      "the listing refusal",
+    );
+    await until(() => c.audit.find("webex.sessions", "refused").length === 1, "the audit row");
+    expect(c.audit.find("webex.sessions", "refused")[0]?.fields).toMatchObject({ reason: "shared_audience" });
+    // Alice is the owner (the sole allowed address), yet a space is no place to arm auto-approve.
+    await until(() => c.audit.find("auto_approve", "refused").length === 1, "the /yolo refusal");
+    expect(c.audit.find("auto_approve", "refused")[0]?.fields).toMatchObject({ reason: "not_direct" });
+    await until(
+      () =>
+        lab.fake
+          .botMessages("space-listed")
+          .some((m) => m.markdown.includes("only be switched on in a direct")),
+      "the /yolo refusal shown",
+    );
+    expect(c.providers).toHaveLength(0);
+  });
 });

@@ -119,6 +119,8 @@ export class FakeWebex {
   policy: ((m: PolicyInput) => boolean) | null = null;
   readonly policyRefusals: (PolicyInput & WebexErrorBody)[] = [];
   private deviceFailures = 0;
+  /** What the U2C catalog names as the WDM service (default: this fake's own /wdm). */
+  catalogWdmUrl: string | null = null;
   private closesAfterAuth = 0;
   private lifetime: NodeJS.Timeout | null = null;
   private readonly o: Required<Omit<FakeWebexOptions, "tls">> & Pick<FakeWebexOptions, "tls">;
@@ -410,7 +412,8 @@ export class FakeWebex {
     const m = path.match(/^\/v1\/messages\/([^/]+)$/);
     if (path === "/v1/people/me" && req.method === "GET")
       return send(200, { id: this.botPersonId, emails: [this.botEmail], displayName: "parley" });
-    if (path === "/u2c/user/catalog") return send(200, { serviceLinks: { wdm: `${this.origin}/wdm` } });
+    if (path === "/u2c/user/catalog")
+      return send(200, { serviceLinks: { wdm: this.catalogWdmUrl ?? `${this.origin}/wdm` } });
     if (path === "/wdm/devices" && req.method === "POST") {
       if (this.deviceFailures > 0) {
         this.deviceFailures -= 1;
