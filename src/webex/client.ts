@@ -96,6 +96,8 @@ export class WebexClient {
   wdmPinned = false;
   botId = "";
   botEmails: string[] = [];
+  /** Which device-socket connection this is (counted from 1): what a remembered cluster belongs to. */
+  connection = 0;
   /** The bot's display name: how its mention starts a message in a space. */
   botName = "";
 
@@ -292,6 +294,7 @@ export class WebexClient {
       ws.once("error", reject);
     });
     this.guard.opened();
+    this.connection += 1;
     // A socket error is followed by its close, which reconnects; logged so it is never silent.
     ws.on("error", (error) => this.o.logger.warn("webex: device socket error", { error: String(error) }));
     ws.on("message", (data) => this.onMessage(String(data)));

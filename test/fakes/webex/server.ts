@@ -191,6 +191,8 @@ export class FakeWebex {
     cluster?: string;
     files?: string[];
     mentions?: string[];
+    /** False: the activity's target leaves its cluster out (the connection's earlier one applies). */
+    namesCluster?: boolean;
   }): { frameId: string; messageId: string } {
     const uuid = randomUUID();
     const cluster = m.cluster ?? "us";
@@ -218,7 +220,7 @@ export class FakeWebex {
       target: {
         id: randomUUID(),
         objectType: "conversation",
-        ...(cluster === "us" ? {} : { clusterId: cluster }),
+        ...(cluster === "us" || m.namesCluster === false ? {} : { clusterId: cluster }),
       },
     };
     this.activities.set(id, activity);
