@@ -69,7 +69,7 @@ export const webexChannel = defineChannel<WebexSettings>({
           ? `WDM host: ${hostOf(s.wdmUrl)} (pinned)`
           : `WDM host: discovered at start from the U2C catalog (${hostOf(s.u2cUrl)})`,
         // Each activity names its org's cluster; nothing is assumed before one arrives.
-        "cluster: read from each activity's target (US when an activity names none)",
+        "cluster: read from each activity's target (else the connection's last one, else US)",
         proxy.line,
       ],
     };
