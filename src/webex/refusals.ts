@@ -22,6 +22,7 @@ export function isPolicyRefusal(res: { ok: boolean; status?: number }): boolean 
 }
 
 export class TurnRefusals {
+  /** The latest failure, when it was the organization's policy (a later other failure clears it). */
   private policy: Refusal | null = null;
   private readonly told = new Set<string>();
 
@@ -34,8 +35,8 @@ export class TurnRefusals {
       status: res.status,
       ...(res.trackingId ? { trackingId: res.trackingId } : {}),
     });
-    if (!isPolicyRefusal(res)) return false;
-    this.policy = res;
+    this.policy = isPolicyRefusal(res) ? res : null;
+    if (!this.policy) return false;
     this.o.audit?.log("webex.send", "refused", {
       room: this.o.roomId,
       what,
@@ -46,7 +47,7 @@ export class TurnRefusals {
     return true;
   }
 
-  /** The notice for `about`, once per turn and only after a policy refusal (null otherwise). */
+  /** The notice for `about`, once per turn, when the latest failure was a policy refusal (else null). */
   notice(about: "answer" | "prompt"): string | null {
     if (!this.policy || this.told.has(about)) return null;
     this.told.add(about);
