@@ -110,9 +110,10 @@ describe("webex approvals", () => {
     lab.fake.userMessage({ email: ALICE, roomId: DM, text: "where?" });
     await until(() => lab.fake.botMessages(DM).some((m) => m.attachments.length > 0), "the options card");
     const m = lab.fake.botMessages(DM).find((x) => x.attachments.length > 0);
-    const content = (
-      m?.attachments[0] as { content: { actions: { title: string; data: Record<string, unknown> }[] } }
-    ).content;
+    if (!m) throw new Error("no options card");
+    const { content } = m.attachments[0] as {
+      content: { actions: { title: string; data: Record<string, unknown> }[] };
+    };
     // The blank choice is dropped once, for both the buttons and the presses.
     expect(content.actions.map((a) => a.title)).toEqual(["r1", "r2", "r3", "r4", "r5"]);
     const answer = lab.fake
@@ -121,7 +122,7 @@ describe("webex approvals", () => {
       .join("\n");
     expect(answer).toMatch(/6\.\s*r6/);
     expect(answer).toMatch(/7\.\s*r7/);
-    lab.fake.pressCard({ email: ALICE, messageId: m?.id ?? "", inputs: content.actions[3]?.data ?? {} });
+    lab.fake.pressCard({ email: ALICE, messageId: m.id, inputs: content.actions[3]?.data ?? {} });
     await until(() => lab.fake.botMessages(DM).some((x) => x.markdown.includes("noted")), "the second turn");
     expect(lab.fake.botMessages(DM).some((x) => x.markdown === "✔️ r4")).toBe(true);
     expect(c.providers[0]?.prompts.at(-1)).toContain("r4");
