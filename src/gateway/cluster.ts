@@ -8,9 +8,13 @@
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import type { Clock, TimerHandle } from "../messaging/base/clock.js";
+import { realClock } from "../messaging/base/clock.js";
 import type { Logger } from "../messaging/base/logger.js";
 import type { AdoptedIntake, ConversationOwnership } from "../messaging/store/ownership.js";
+import type { ParleyStore } from "../messaging/store/port.js";
 import type { SqlClusterRegistry } from "../store/sql/cluster.js";
+import { SqlParleyStore } from "../store/sql/store.js";
+import type { ParleyConfig } from "./config.js";
 
 /** At most 15 s: a dead gateway's conversations move within lease + one tick (well inside 30 s). */
 export const DEFAULT_LEASE_MS = 15_000;
@@ -29,6 +33,11 @@ export interface ClusterOptions {
   onFenced(reason: string): void;
   /** The random suffix (tests pin it). */
   incarnation?: string;
+  /**
+   * Told after this gateway took a conversation over from one that is gone, before its work runs
+   * here: the gateway re-reads the state it keeps in memory (the session rows).
+   */
+  onTakeover?: () => Promise<void>;
 }
 
 export interface ElectionHandlers {
@@ -188,7 +197,16 @@ export class ClusterMember implements ConversationOwnership {
       this.gatewayId,
       this.o.clock.now(),
     );
+    if (epoch !== undefined && epoch > 1) {
+      this.tookOver(conversationKey, epoch);
+      await this.o.onTakeover?.();
+    }
     return epoch !== undefined;
+  }
+
+  /** A conversation another gateway served before: what that one kept must be read again. */
+  private tookOver(conversationKey: string, epoch: number): void {
+    this.o.logger.info(`cluster: ${this.gatewayId} took over ${conversationKey} (epoch ${epoch})`);
   }
 
   async takeInHand(intakeId: number): Promise<boolean> {
@@ -199,11 +217,16 @@ export class ClusterMember implements ConversationOwnership {
   async pickUp(channel: string): Promise<AdoptedIntake[]> {
     if (this.fenced || this.stopped) return [];
     const now = this.o.clock.now();
+    let tookOver = false;
     for (const key of await this.o.registry.orphanedConversations(channel, now)) {
       const epoch = await this.o.registry.acquire(conversationResource(key), this.gatewayId, now);
-      if (epoch !== undefined && epoch > 1)
-        this.o.logger.info(`cluster: ${this.gatewayId} took over ${key} (epoch ${epoch})`);
+      if (epoch !== undefined && epoch > 1) {
+        this.tookOver(key, epoch);
+        tookOver = true;
+      }
     }
+    // Once for all of them, before any of their work runs here.
+    if (tookOver) await this.o.onTakeover?.();
     return this.o.registry.pickUp(channel, this.gatewayId, now);
   }
 
@@ -228,4 +251,42 @@ export class ClusterMember implements ConversationOwnership {
     }
     await this.o.registry.leave(this.gatewayId);
   }
+}
+
+/**
+ * Platform connections that must be single across gateways, by channel: the platform allows one
+ * (Telegram answers a second getUpdates with a conflict; one Discord gateway session per shard; one
+ * WhatsApp linked-device session). Such a channel starts only on the gateway elected for it. The
+ * others (web chat, webhooks behind a load balancer, Slack Socket Mode which allows several) run on
+ * every gateway.
+ */
+export const SINGLE_CONNECTIONS: Readonly<Record<string, string>> = {
+  telegram: "telegram.getUpdates",
+  discord: "discord.gateway",
+  whatsapp: "whatsapp.linkedDevice",
+};
+
+/**
+ * Join the group when the store is shared (PostgreSQL); undefined on SQLite, where one gateway
+ * owns everything. A fenced gateway shuts down (`stop`): its work is the survivors' now, and a
+ * supervisor restarting it makes it a fresh member.
+ */
+export async function joinCluster(
+  o: { config: ParleyConfig; logger: Logger },
+  store: ParleyStore,
+  stop: () => void,
+): Promise<ClusterMember | undefined> {
+  if (!(store instanceof SqlParleyStore) || !store.shareable) return undefined;
+  const member = await ClusterMember.join({
+    registry: store.cluster,
+    clock: realClock,
+    logger: o.logger,
+    leaseMs: Math.round(o.config.cluster.leaseSeconds * 1000),
+    pickUpEveryMs: o.config.cluster.pickUpMs,
+    ...(o.config.cluster.name ? { name: o.config.cluster.name } : {}),
+    onFenced: () => stop(),
+    onTakeover: async () => void (await store.sessions.refresh()),
+  });
+  o.logger.info(`cluster: joined as ${member.gatewayId} (lease ${member.leaseMs} ms)`);
+  return member;
 }

@@ -37,6 +37,7 @@ async function gateway(url: string, clock: ManualClock, name = "host-1"): Promis
     logger: silentLogger,
     name,
     onFenced: (reason) => fenced.push(reason),
+    onTakeover: async () => void (await store.sessions.refresh()),
   });
   return { store, member, fenced };
 }
@@ -130,6 +131,23 @@ describe("cluster membership and ownership on PostgreSQL", () => {
     expect(await a.member.acquire("telegram:chat-1")).toBe(true);
     await a.member.leave();
     expect(await b.member.acquire("telegram:chat-1")).toBe(true);
+    expect((await b.store.cluster.holder("conversation:telegram:chat-1", clock.now()))?.epoch).toBe(2);
+    await close(a, b);
+  });
+
+  it("the gateway taking a conversation over first reads the session rows its last owner wrote", async () => {
+    const url = await server.createDatabase();
+    const clock = new ManualClock();
+    const a = await gateway(url, clock);
+    const b = await gateway(url, clock);
+    expect(await a.member.acquire("telegram:chat-1")).toBe(true);
+    a.store.sessions.setTitle("telegram:agent:direct:1", "named on A", "manual");
+    await a.store.sessions.flush();
+    // B loaded its rows before A wrote this one.
+    expect(b.store.sessions.titleOf("telegram:agent:direct:1")).toBeNull();
+    await a.member.leave();
+    expect(await b.member.acquire("telegram:chat-1")).toBe(true);
+    expect(b.store.sessions.titleOf("telegram:agent:direct:1")?.title).toBe("named on A");
     await close(a, b);
   });
 });

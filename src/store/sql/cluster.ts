@@ -60,10 +60,13 @@ export class SqlClusterRegistry {
     return result.numUpdatedRows > 0n;
   }
 
-  /** A graceful stop: everything held is released at once (no wait for the lease to run out). */
+  /**
+   * A graceful stop: everything held is released at once (no wait for the lease to run out). The
+   * ownership rows stay, pointing at a member that is gone, so the next holder takes each over
+   * (epoch + 1) and knows to read what its last holder wrote.
+   */
   async leave(gatewayId: string): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
-      await trx.deleteFrom("ownership").where("gateway_id", "=", gatewayId).execute();
       await trx.updateTable("intake").set({ handler: null }).where("handler", "=", gatewayId).execute();
       await trx.deleteFrom("gateway_member").where("gateway_id", "=", gatewayId).execute();
     });
@@ -131,15 +134,6 @@ export class SqlClusterRegistry {
       epoch: toNumber(row.epoch),
       alive: row.expires_at_ms !== null && toNumber(row.expires_at_ms) > nowMs,
     };
-  }
-
-  async release(resource: string, gatewayId: string): Promise<boolean> {
-    const result = await this.db
-      .deleteFrom("ownership")
-      .where("resource", "=", resource)
-      .where("gateway_id", "=", gatewayId)
-      .executeTakeFirst();
-    return result.numDeletedRows > 0n;
   }
 
   /** Take one just-journaled row in hand; false when someone already has it. */
