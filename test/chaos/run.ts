@@ -63,7 +63,7 @@ const TELEGRAM_USERS = [4101, 4102];
 const CONVERSATIONS = ["chaos-a", "chaos-b"];
 
 /** mulberry32: a small seeded PRNG, so a failing run can be replayed with its seed. */
-function rng(seed: number): () => number {
+export function rng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;
@@ -80,7 +80,7 @@ const RECEIPT = /^(⏳|▶️|🛑) /u;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** How often each token is answered in a set of message texts, and the fragments no answer completes. */
-function tally(texts: readonly string[]): { counts: Map<string, number>; orphans: string[] } {
+export function tally(texts: readonly string[]): { counts: Map<string, number>; orphans: string[] } {
   const counts = new Map<string, number>();
   const orphans: string[] = [];
   for (const text of texts) {
