@@ -94,7 +94,7 @@ function databaseFactory(adminUrl: string): (name?: string) => Promise<string> {
 }
 
 /** Start (or reach, via PARLEY_TEST_DATABASE_URL) a PostgreSQL for this test file. */
-export async function startTestPostgres(): Promise<TestPostgres> {
+export async function startTestPostgres(options: { durable?: boolean } = {}): Promise<TestPostgres> {
   const given = process.env.PARLEY_TEST_DATABASE_URL;
   if (given) return { adminUrl: given, createDatabase: databaseFactory(given), stop: async () => {} };
 
@@ -119,10 +119,8 @@ export async function startTestPostgres(): Promise<TestPostgres> {
       dataDir,
       "-c",
       "listen_addresses=127.0.0.1",
-      "-c",
-      "fsync=off",
-      "-c",
-      "full_page_writes=off",
+      // Throwaway data needs no fsync; a benchmark (`durable`) measures the server as shipped.
+      ...(options.durable ? [] : ["-c", "fsync=off", "-c", "full_page_writes=off"]),
       "-c",
       "max_connections=200",
     ],
