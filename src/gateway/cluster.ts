@@ -253,6 +253,9 @@ export class ClusterMember implements ConversationOwnership {
   }
 }
 
+/** The scheduled prompts run on one gateway: each due job must run once, not once per gateway. */
+export const SCHEDULER_LEASE = "scheduler";
+
 /**
  * Platform connections that must be single across gateways, by channel: the platform allows one
  * (Telegram answers a second getUpdates with a conflict; one Discord gateway session per shard; one

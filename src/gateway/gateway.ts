@@ -41,7 +41,7 @@ import { AcpProvider } from "../providers/acp.js";
 import { AGENT_POOL_DEFAULTS, AgentPool } from "../providers/agent-pool.js";
 import { demoAgentCommand } from "../providers/demo-command.js";
 import { openStore } from "../store/index.js";
-import { type ClusterMember, joinCluster, SINGLE_CONNECTIONS } from "./cluster.js";
+import { type ClusterMember, joinCluster, SCHEDULER_LEASE, SINGLE_CONNECTIONS } from "./cluster.js";
 import type { AgentConfig, ParleyConfig } from "./config.js";
 import type { HomeLock } from "./home-lock.js";
 import { acquireHomeLock } from "./home-lock.js";
@@ -499,7 +499,13 @@ export class Gateway {
     this.scheduleRetention();
     for (const entry of channels) await this.startChannel(entry);
     // After the channels: a due job needs its conversation's transport to deliver to.
-    await this.parts.scheduler.start(configured);
+    if (this.parts.cluster) {
+      // Several gateways: the stored and configured schedules run on one of them, elected.
+      await this.parts.cluster.elect(SCHEDULER_LEASE, {
+        elected: () => this.parts.scheduler.start(configured),
+        deposed: async () => this.parts.scheduler.halt(),
+      });
+    } else await this.parts.scheduler.start(configured);
   }
 
   private scheduleRetention(): void {
