@@ -3,27 +3,20 @@
  * cluster` runs 50 kills and prints the figures): nothing lost, nothing answered twice, Telegram
  * never polled by two gateways at once, and polling back on a survivor within 30 s of each kill.
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { TestPostgres } from "../helpers/postgres.js";
-import { startTestPostgres } from "../helpers/postgres.js";
+import { describe, expect, it } from "vitest";
+import { useTestPostgres } from "../helpers/use-postgres.js";
 import { runClusterChaos } from "./cluster-run.js";
 
 const SEED = Number(process.env.PARLEY_CHAOS_SEED ?? "2626");
 
-let server: TestPostgres;
-beforeAll(async () => {
-  server = await startTestPostgres();
-}, 60_000);
-afterAll(async () => {
-  await server?.stop();
-});
+const pg = useTestPostgres();
 
 describe("two gateways on one PostgreSQL", () => {
   it(`6 SIGKILLs (seed ${SEED}): nothing lost or answered twice; one Telegram poller at a time, failing over`, async () => {
     const r = await runClusterChaos({
       kills: 6,
       seed: SEED,
-      databaseUrl: await server.createDatabase(),
+      databaseUrl: await pg.server.createDatabase(),
       leaseSeconds: 3,
     });
     expect(r.sent.webchat + r.sent.telegram).toBeGreaterThan(6);

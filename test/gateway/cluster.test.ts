@@ -4,23 +4,16 @@
  * is a ManualClock; each gateway's heartbeat is driven by calling its tick() (a gateway that is
  * never ticked again is one that was SIGKILLed: its lease simply runs out).
  */
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ClusterMember, DEFAULT_LEASE_MS } from "../../src/gateway/cluster.js";
 import { silentLogger } from "../../src/messaging/base/logger.js";
 import type { InboundMessage } from "../../src/messaging/store/port.js";
 import { openStore } from "../../src/store/index.js";
 import type { SqlParleyStore } from "../../src/store/sql/store.js";
 import { ManualClock } from "../helpers/manual-clock.js";
-import type { TestPostgres } from "../helpers/postgres.js";
-import { startTestPostgres } from "../helpers/postgres.js";
+import { useTestPostgres } from "../helpers/use-postgres.js";
 
-let server: TestPostgres;
-beforeAll(async () => {
-  server = await startTestPostgres();
-}, 60_000);
-afterAll(async () => {
-  await server?.stop();
-});
+const pg = useTestPostgres();
 
 interface Node {
   store: SqlParleyStore;
@@ -58,7 +51,7 @@ async function close(...nodes: Node[]): Promise<void> {
 
 describe("cluster membership and ownership on PostgreSQL", () => {
   it("two gateways on one host have distinct identities, neither the host name alone", async () => {
-    const url = await server.createDatabase();
+    const url = await pg.server.createDatabase();
     const clock = new ManualClock();
     const a = await gateway(url, clock);
     const b = await gateway(url, clock);
@@ -71,7 +64,7 @@ describe("cluster membership and ownership on PostgreSQL", () => {
   });
 
   it("a conversation is never served by both, even when they race for it", async () => {
-    const url = await server.createDatabase();
+    const url = await pg.server.createDatabase();
     const clock = new ManualClock();
     const a = await gateway(url, clock);
     const b = await gateway(url, clock);
@@ -95,7 +88,7 @@ describe("cluster membership and ownership on PostgreSQL", () => {
   });
 
   it("a gateway that stops beating loses its conversations to the survivor after its lease, and fences itself", async () => {
-    const url = await server.createDatabase();
+    const url = await pg.server.createDatabase();
     const clock = new ManualClock();
     const a = await gateway(url, clock);
     const b = await gateway(url, clock);
@@ -124,7 +117,7 @@ describe("cluster membership and ownership on PostgreSQL", () => {
   });
 
   it("a graceful stop hands everything over at once, without waiting for the lease", async () => {
-    const url = await server.createDatabase();
+    const url = await pg.server.createDatabase();
     const clock = new ManualClock();
     const a = await gateway(url, clock);
     const b = await gateway(url, clock);
@@ -136,7 +129,7 @@ describe("cluster membership and ownership on PostgreSQL", () => {
   });
 
   it("the gateway taking a conversation over first reads the session rows its last owner wrote", async () => {
-    const url = await server.createDatabase();
+    const url = await pg.server.createDatabase();
     const clock = new ManualClock();
     const a = await gateway(url, clock);
     const b = await gateway(url, clock);
@@ -154,7 +147,7 @@ describe("cluster membership and ownership on PostgreSQL", () => {
 
 describe("single connections (Telegram polling) on PostgreSQL", () => {
   it("exactly one gateway holds the connection; the survivor takes it within lease + one tick", async () => {
-    const url = await server.createDatabase();
+    const url = await pg.server.createDatabase();
     const clock = new ManualClock();
     const a = await gateway(url, clock);
     const b = await gateway(url, clock);
@@ -187,7 +180,7 @@ describe("single connections (Telegram polling) on PostgreSQL", () => {
 
 describe("the shared intake journal on PostgreSQL", () => {
   it("a message journaled by one gateway runs on the conversation's owner, taken in hand exactly once", async () => {
-    const url = await server.createDatabase();
+    const url = await pg.server.createDatabase();
     const clock = new ManualClock();
     const a = await gateway(url, clock);
     const b = await gateway(url, clock);
@@ -206,7 +199,7 @@ describe("the shared intake journal on PostgreSQL", () => {
   });
 
   it("concurrent pick-ups (SKIP LOCKED) never hand one row out twice", async () => {
-    const url = await server.createDatabase();
+    const url = await pg.server.createDatabase();
     const clock = new ManualClock();
     const a = await gateway(url, clock);
     for (let i = 0; i < 30; i += 1) await a.store.intake.accept(msg(`m${i}`, `chat-${i % 5}`));
@@ -218,7 +211,7 @@ describe("the shared intake journal on PostgreSQL", () => {
   });
 
   it("after the owner dies, the survivor takes over its conversations and resumes its unfinished work", async () => {
-    const url = await server.createDatabase();
+    const url = await pg.server.createDatabase();
     const clock = new ManualClock();
     const a = await gateway(url, clock);
     const b = await gateway(url, clock);

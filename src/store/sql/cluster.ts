@@ -87,15 +87,11 @@ export class SqlClusterRegistry {
    * gateway holds it. A resource whose holder is gone is taken over (epoch + 1).
    */
   async acquire(resource: string, gatewayId: string, nowMs: number): Promise<number | undefined> {
-    const inserted = await this.db
-      .insertInto("ownership")
-      .values({ resource, gateway_id: gatewayId, epoch: 1, since_ms: nowMs })
-      .onConflict((oc) => oc.column("resource").doNothing())
-      .returning("epoch")
-      .executeTakeFirst();
-    if (inserted) return toNumber(inserted.epoch);
+    const inserted = await this.insertFirst(resource, gatewayId, nowMs);
+    if (inserted !== undefined) return inserted;
     const current = await this.holder(resource, nowMs);
-    if (!current) return this.acquireOnce(resource, gatewayId, nowMs);
+    // The row vanished between the two statements: one more insert, no loop.
+    if (!current) return this.insertFirst(resource, gatewayId, nowMs);
     if (current.gatewayId === gatewayId) return current.epoch;
     if (current.alive) return undefined;
     const taken = await this.db
@@ -109,8 +105,8 @@ export class SqlClusterRegistry {
     return taken ? toNumber(taken.epoch) : undefined;
   }
 
-  /** The row vanished between the two statements (its holder left): one more insert, no loop. */
-  private async acquireOnce(resource: string, gatewayId: string, nowMs: number): Promise<number | undefined> {
+  /** The first holder of a resource nobody held: epoch 1; undefined when a row exists. */
+  private async insertFirst(resource: string, gatewayId: string, nowMs: number): Promise<number | undefined> {
     const inserted = await this.db
       .insertInto("ownership")
       .values({ resource, gateway_id: gatewayId, epoch: 1, since_ms: nowMs })
