@@ -574,6 +574,8 @@ export class Gateway {
 
   /** A channel whose single connection moved to another gateway: stopped here (its work stays journaled). */
   private async haltChannel(name: string): Promise<void> {
+    // A shutdown stops every channel itself (leaving the cluster deposes after that).
+    if (this.stopping) return;
     const index = this.running.findIndex((c) => c.name === name);
     if (index < 0) return;
     const [channel] = this.running.splice(index, 1);
