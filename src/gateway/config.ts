@@ -69,6 +69,32 @@ const auditSchema = z.strictObject({
   jsonl: z.boolean().default(true),
 });
 
+/** Where the state lives: absent, SQLite in the data home (zero-config); docs/scale-out.md. */
+const storeSchema = z.strictObject({
+  /** `postgres://…`: the store several gateways share (or PARLEY_DATABASE_URL, which keeps the password out of files). */
+  url: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//i, "a postgres:// or postgresql:// URL")
+    .optional(),
+});
+
+/** Several gateways on one PostgreSQL store (docs/scale-out.md). */
+const clusterSchema = z.strictObject({
+  /**
+   * A gateway that stops renewing its lease this long is taken for dead and its conversations and
+   * single connections move. 15 s by default; at most 20 s, so a takeover (lease + one heartbeat of
+   * a third of it) stays within 30 s; at least 3 s, so a busy database does not look like a death.
+   */
+  leaseSeconds: z.number().min(3).max(20).default(15),
+  /** How often messages journaled by other gateways for conversations served here are picked up. */
+  pickUpMs: z.number().int().min(100).max(10_000).default(1000),
+  /** This gateway's name in the member list (default: the host name; a per-run suffix is added). */
+  name: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, "letters, digits, '.', '_' and '-'")
+    .optional(),
+});
+
 /** A name an agent or a person types: a target, a configured schedule. */
 const configName = z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/i, "a name: letters, digits, - and _");
 
@@ -125,6 +151,8 @@ const coreShape = {
   transcripts: transcriptsSchema.prefault({}),
   intake: intakeSchema.prefault({}),
   audit: auditSchema.prefault({}),
+  store: storeSchema.prefault({}),
+  cluster: clusterSchema.prefault({}),
   approvalMode: z.enum(["interactive", "auto", "trust", "trust-reads"]).default("interactive"),
   queueMode: z.enum(["steer", "queue"]).default("steer"),
   logLevel: z.enum(["debug", "info", "warn", "error"]).default("info"),
@@ -153,6 +181,9 @@ export const CORE_SECURITY_KEYS: readonly string[] = [
   "approvalMode",
   "audit",
   "transcripts",
+  // Where all state is kept and shared (a database URL may carry a password).
+  "store",
+  "cluster",
   // Where messages may be sent, what runs unattended, what the agent is offered, what a host gets.
   "targets",
   "schedules",

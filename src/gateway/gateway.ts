@@ -14,6 +14,7 @@ import type { Logger } from "../messaging/base/logger.js";
 import type {
   ChannelContext,
   ChannelEntry,
+  ChannelSettings,
   Env,
   GrantControl,
   RunningChannel,
@@ -40,6 +41,7 @@ import { AcpProvider } from "../providers/acp.js";
 import { AGENT_POOL_DEFAULTS, AgentPool } from "../providers/agent-pool.js";
 import { demoAgentCommand } from "../providers/demo-command.js";
 import { openStore } from "../store/index.js";
+import { type ClusterMember, joinCluster, SCHEDULER_LEASE, SINGLE_CONNECTIONS } from "./cluster.js";
 import type { AgentConfig, ParleyConfig } from "./config.js";
 import type { HomeLock } from "./home-lock.js";
 import { acquireHomeLock } from "./home-lock.js";
@@ -209,6 +211,8 @@ export class Gateway {
       scheduler: Scheduler;
       agentTools: AgentTools | undefined;
       host: HostMode | undefined;
+      /** Several gateways share the store (PostgreSQL): this one's membership. */
+      cluster: ClusterMember | undefined;
     },
   ) {}
 
@@ -237,8 +241,11 @@ export class Gateway {
   private static async startLocked(o: GatewayOptions, lock: HomeLock): Promise<Gateway> {
     // A corrupt store refuses to start (StoreCorruptError names the file and the repair) rather
     // than silently resetting state; an older install's JSON files are imported once.
+    // A database URL: the store several gateways share (docs/scale-out.md); else SQLite in the home.
+    const url = o.config.store.url ?? o.env.PARLEY_DATABASE_URL;
     const store = await openStore(o.home, {
       logger: o.logger,
+      ...(url ? { url, applicationName: "parley" } : {}),
       onImport: (r) =>
         o.logger.info("imported the state of an older install", {
           sessions: r.sessions,
@@ -405,13 +412,18 @@ export class Gateway {
       },
       titles: agentTitleGenerator(sessions, { audit: audit.sink, logger: o.logger }),
     };
+    let gatewayRef: Gateway | undefined;
+    const cluster = await joinCluster(o, store, () => void gatewayRef?.shutdown());
+    if (cluster && shared.durable) shared.durable = { ...shared.durable, ownership: cluster };
     const gateway = new Gateway(shared, o, audit, store, lock, {
       pool,
       egress,
       scheduler,
       agentTools,
       host: undefined,
+      cluster,
     });
+    gatewayRef = gateway;
     stopping = () => gateway.stopping !== null;
     await gateway.boot(channels);
     return gateway;
@@ -472,6 +484,7 @@ export class Gateway {
       scheduler,
       agentTools: undefined,
       host: m.host,
+      cluster: undefined,
     });
     await gateway.boot(m.channels);
     await m.host.started?.();
@@ -486,7 +499,13 @@ export class Gateway {
     this.scheduleRetention();
     for (const entry of channels) await this.startChannel(entry);
     // After the channels: a due job needs its conversation's transport to deliver to.
-    await this.parts.scheduler.start(configured);
+    if (this.parts.cluster) {
+      // Several gateways: the stored and configured schedules run on one of them, elected.
+      await this.parts.cluster.elect(SCHEDULER_LEASE, {
+        elected: () => this.parts.scheduler.start(configured),
+        deposed: async () => this.parts.scheduler.halt(),
+      });
+    } else await this.parts.scheduler.start(configured);
   }
 
   private scheduleRetention(): void {
@@ -525,6 +544,21 @@ export class Gateway {
       logger.warn(`${entry.name}: ${error}`);
       return;
     }
+    const single = SINGLE_CONNECTIONS[entry.name];
+    if (this.parts.cluster && single) {
+      // Only the gateway elected for the connection runs the channel; it moves when that one dies.
+      await this.parts.cluster.elect(single, {
+        elected: () => this.launchChannel(entry, settings),
+        deposed: () => this.haltChannel(entry.name),
+      });
+      return;
+    }
+    await this.launchChannel(entry, settings);
+  }
+
+  private async launchChannel(entry: ChannelEntry, settings: ChannelSettings): Promise<void> {
+    const logger = this.shared.logger;
+    if (this.stopping) return;
     try {
       const mod = await entry.load();
       const running = await mod.start({ ...this.shared, name: entry.name, settings });
@@ -535,6 +569,21 @@ export class Gateway {
       const message = error instanceof Error ? error.message : String(error);
       this.failures.push({ name: entry.name, error: message });
       logger.error(`${entry.name}: failed to start: ${message} (see ${entry.docs})`);
+    }
+  }
+
+  /** A channel whose single connection moved to another gateway: stopped here (its work stays journaled). */
+  private async haltChannel(name: string): Promise<void> {
+    // A shutdown stops every channel itself (leaving the cluster deposes after that).
+    if (this.stopping) return;
+    const index = this.running.findIndex((c) => c.name === name);
+    if (index < 0) return;
+    const [channel] = this.running.splice(index, 1);
+    try {
+      await channel?.stop();
+      this.shared.logger.info(`${name}: stopped (its connection moved to another gateway)`);
+    } catch (error) {
+      this.shared.logger.error(`${name}: stop failed`, { error: String(error) });
     }
   }
 
@@ -552,6 +601,14 @@ export class Gateway {
         }
       }
       realClock.clearTimeout(this.retentionTimer);
+      // Before the agents close: what this gateway held is released for the others at once.
+      try {
+        await this.parts.cluster?.leave();
+      } catch (error) {
+        logger.error("leaving the cluster failed; the others take over when the lease runs out", {
+          error: String(error),
+        });
+      }
       await this.parts.agentTools?.close();
       await this.shared.sessions.closeAll();
       // Runs the close cut short stay claimed: the next start resumes them.

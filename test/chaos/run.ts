@@ -24,6 +24,7 @@ import { FakeTelegram } from "../fakes/telegram/server.js";
 import { PageClient } from "../helpers/page-client.js";
 import type { RunningParley } from "../helpers/spawn-parley.js";
 import { startParley } from "../helpers/spawn-parley.js";
+import { ChaosTraffic, rng, tally } from "./traffic.js";
 
 export interface ChaosOptions {
   kills: number;
@@ -62,39 +63,7 @@ const AGENT = fileURLToPath(new URL("../fakes/acp/chaos-agent.mjs", import.meta.
 const TELEGRAM_USERS = [4101, 4102];
 const CONVERSATIONS = ["chaos-a", "chaos-b"];
 
-/** mulberry32: a small seeded PRNG, so a failing run can be replayed with its seed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-/** The queue receipt's states (formatReceipt): "⏳ Queued", "▶️ Now answering", "🛑 Cancelled". */
-const RECEIPT = /^(⏳|▶️|🛑) /u;
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** How often each token is answered in a set of message texts, and the fragments no answer completes. */
-function tally(texts: readonly string[]): { counts: Map<string, number>; orphans: string[] } {
-  const counts = new Map<string, number>();
-  const orphans: string[] = [];
-  for (const text of texts) {
-    const whole = text.match(/answer:m\d+\b/g) ?? [];
-    for (const a of whole) {
-      const token = a.slice("answer:".length);
-      counts.set(token, (counts.get(token) ?? 0) + 1);
-    }
-    // The agent's first piece alone ("answ…"): a part that landed and was never completed. (A queue
-    // receipt quotes the messages it holds: it is not an answer.)
-    if (whole.length === 0 && /\bans/.test(text) && !RECEIPT.test(text)) orphans.push(text);
-  }
-  return { counts, orphans };
-}
 
 export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
   const log = o.log ?? (() => {});
@@ -118,11 +87,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     CHAOS_AGENT_DELAY_MS: String(o.agentDelayMs ?? 30),
   };
   const pages = CONVERSATIONS.map((c) => new PageClient(c));
-  const sentTo = {
-    webchat: [] as { page: PageClient; token: string }[],
-    telegram: [] as { user: number; token: string }[],
-  };
-  let next = 1;
+  const traffic = new ChaosTraffic(random, pages, fake, TELEGRAM_USERS);
   let parley: RunningParley | undefined;
   let boots = 0;
 
@@ -144,47 +109,17 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
   try {
     await boot();
     for (let k = 1; k <= o.kills; k += 1) {
-      const burst = 1 + Math.floor(random() * 3);
-      for (let i = 0; i < burst; i += 1) {
-        const token = `m${next++}`;
-        if (random() < 0.5) {
-          const page = pages[Math.floor(random() * pages.length)] as PageClient;
-          page.say(token);
-          sentTo.webchat.push({ page, token });
-        } else {
-          const user = TELEGRAM_USERS[Math.floor(random() * TELEGRAM_USERS.length)] as number;
-          fake.pushMessage({ id: user }, token);
-          sentTo.telegram.push({ user, token });
-        }
-        await sleep(Math.floor(random() * 120));
-      }
+      await traffic.burst();
       // The kill lands anywhere: before, during or after the journal, the turn, a part's creation.
       // Now and then the gateway is left alone longer, so paced turns (Telegram: a call a second per
       // chat) finish between kills too, as they would between real crashes.
       await sleep(random() < 0.2 ? 1500 + Math.floor(random() * 2500) : Math.floor(random() * 900));
       await kill(parley as RunningParley);
-      log(`kill ${k}/${o.kills} after m${next - 1}`);
+      log(`kill ${k}/${o.kills} after ${traffic.last}`);
       await boot();
     }
     // Settle: the last start answers everything still owed, for as long as it makes progress.
-    const owed = () => {
-      const web = pages.flatMap(
-        (p) => tally([...p.bubbles.values()].filter((b) => b.role === "assistant").map((b) => b.text)).counts,
-      );
-      const tg = TELEGRAM_USERS.map((u) => tally(fake.sentMessages(u).map((m) => m.visible)).counts);
-      const webMissing = sentTo.webchat.filter(({ token }) => !web.some((c) => c.has(token)));
-      const tgMissing = sentTo.telegram.filter(({ token }) => !tg.some((c) => c.has(token)));
-      return webMissing.length + tgMissing.length;
-    };
-    let left = owed();
-    let progressAt = Date.now();
-    while (left > 0 && Date.now() - progressAt < (o.stallMs ?? 45_000)) {
-      await sleep(200);
-      const now = owed();
-      if (now < left) progressAt = Date.now();
-      left = now;
-    }
-    await sleep(500); // anything late (a duplicate in flight) lands before the count
+    await traffic.settle(o.stallMs ?? 45_000);
 
     // What a freshly loaded page is shown (the history after every restart), and each Telegram chat.
     const fresh = CONVERSATIONS.map((c) => new PageClient(c));
@@ -197,7 +132,9 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
       const answers = tally(bubbles.filter((b) => b.role === "assistant").map((b) => b.text));
       orphans.webchat.push(...answers.orphans);
       const users = bubbles.filter((b) => b.role === "user").map((b) => b.text);
-      for (const { token } of sentTo.webchat.filter((s) => s.page.conversation === page.conversation)) {
+      for (const { token } of traffic.sentTo.webchat.filter(
+        (s) => s.page.conversation === page.conversation,
+      )) {
         const n = answers.counts.get(token) ?? 0;
         if (n === 0) lost.push(`webchat:${token}`);
         if (n > 1) duplicated.push(`webchat:${token}`);
@@ -211,7 +148,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     for (const user of TELEGRAM_USERS) {
       const answers = tally(fake.sentMessages(user).map((m) => m.visible));
       orphans.telegram.push(...answers.orphans);
-      for (const { token } of sentTo.telegram.filter((s) => s.user === user)) {
+      for (const { token } of traffic.sentTo.telegram.filter((s) => s.user === user)) {
         const n = answers.counts.get(token) ?? 0;
         if (n === 0) lost.push(`telegram:${token}`);
         if (n > 1) duplicated.push(`telegram:${token}`);
@@ -248,7 +185,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
         : {}),
       home,
       kills: o.kills,
-      sent: { webchat: sentTo.webchat.length, telegram: sentTo.telegram.length },
+      sent: { webchat: traffic.sentTo.webchat.length, telegram: traffic.sentTo.telegram.length },
       lost,
       duplicated,
       orphans,

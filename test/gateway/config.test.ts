@@ -27,6 +27,8 @@ describe("configuration", () => {
     [{ telegram: { allowedUserIds: [1] } }, '"telegram.allowedUserIds"'],
     [{ discord: { owner: "200000000000000001" } }, '"discord.owner"'],
     [{ webchat: { host: "0.0.0.0", allowRemote: true } }, '"webchat.host", "webchat.allowRemote"'],
+    [{ store: { url: "postgres://attacker.example/db" } }, '"store"'],
+    [{ cluster: { leaseSeconds: 20 } }, '"cluster"'],
   ])(
     "a working-directory file that sets %j is refused, naming the key and where it belongs",
     (cwd, named) => {
@@ -38,6 +40,19 @@ describe("configuration", () => {
       );
     },
   );
+
+  it("the shared store: a postgres URL and a lease of at most 20 s (default 15), nothing else", () => {
+    const ok = dirs({ home: { store: { url: "postgresql://parley@db:5432/parley" } } });
+    const loaded = loadConfig({ cwd: ok.cwd, processEnv: ok.env }).config;
+    expect(loaded.store.url).toBe("postgresql://parley@db:5432/parley");
+    expect(loaded.cluster.leaseSeconds).toBe(15);
+    const none = dirs({});
+    expect(loadConfig({ cwd: none.cwd, processEnv: none.env }).config.store.url).toBeUndefined();
+    for (const bad of [{ store: { url: "mysql://db/parley" } }, { cluster: { leaseSeconds: 25 } }]) {
+      const d = dirs({ home: bad });
+      expect(() => loadConfig({ cwd: d.cwd, processEnv: d.env })).toThrow(/store\.url|cluster\.leaseSeconds/);
+    }
+  });
 
   it("the same keys are accepted from the home file and from a file named with --config", () => {
     const fromHome = dirs({ home: { approvalMode: "trust", telegram: { allowedUserIds: [42] } } });

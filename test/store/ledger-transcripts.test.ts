@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { describe, expect, it } from "vitest";
 import { contentDigest } from "../../src/messaging/store/digest.js";
 import { storePath } from "../../src/store/index.js";
-import { open, useTempHome } from "./helpers.js";
+import { itOnSqliteFile, open, useTempHome } from "./helpers.js";
 
 const home = useTempHome();
 
@@ -136,7 +136,7 @@ describe("transcripts", () => {
     await store.close();
   });
 
-  it("purged text is gone from the database file and its WAL, not just unlinked", async () => {
+  itOnSqliteFile("purged text is gone from the database file and its WAL, not just unlinked", async () => {
     const store = await open(home.dir);
     const secret = "purge-me-7f3a9c-the-users-private-words";
     const kept = "kept-b81d20-still-here";

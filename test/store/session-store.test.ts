@@ -8,7 +8,7 @@ import { MemorySessionStore, MirrorOwnershipError } from "../../src/messaging/se
 import { StoreCorruptError } from "../../src/messaging/store/errors.js";
 import { storePath } from "../../src/store/index.js";
 import { ManualClock } from "../helpers/manual-clock.js";
-import { open, useTempHome } from "./helpers.js";
+import { itOnSqliteFile, open, useTempHome } from "./helpers.js";
 
 const home = useTempHome();
 
@@ -154,42 +154,48 @@ describe("SQL session store", () => {
     await reopened.close();
   });
 
-  it("coalesces unbatched changes until the timer fires; a batch writes at once on exit, even when it throws", async () => {
-    const clock = new ManualClock();
-    const store = await open(home.dir, { timers: clock });
-    store.sessions.setTitle(alice, "one", "manual");
-    store.sessions.setTitle(bob, "two", "manual");
-    expect(titlesOnDisk(home.dir)).toEqual({});
-    await clock.advance(0);
-    await store.sessions.flush();
-    expect(titlesOnDisk(home.dir)).toEqual({ [alice]: "one", [bob]: "two" });
+  itOnSqliteFile(
+    "coalesces unbatched changes until the timer fires; a batch writes at once on exit, even when it throws",
+    async () => {
+      const clock = new ManualClock();
+      const store = await open(home.dir, { timers: clock });
+      store.sessions.setTitle(alice, "one", "manual");
+      store.sessions.setTitle(bob, "two", "manual");
+      expect(titlesOnDisk(home.dir)).toEqual({});
+      await clock.advance(0);
+      await store.sessions.flush();
+      expect(titlesOnDisk(home.dir)).toEqual({ [alice]: "one", [bob]: "two" });
 
-    await expect(
-      store.sessions.batch(async () => {
-        store.sessions.setTitle(alice, "renamed", "manual");
-        throw new Error("refused after the rename");
-      }),
-    ).rejects.toThrow("refused after the rename");
-    expect(titlesOnDisk(home.dir)[alice]).toBe("renamed");
-    await store.close();
-  });
+      await expect(
+        store.sessions.batch(async () => {
+          store.sessions.setTitle(alice, "renamed", "manual");
+          throw new Error("refused after the rename");
+        }),
+      ).rejects.toThrow("refused after the rename");
+      expect(titlesOnDisk(home.dir)[alice]).toBe("renamed");
+      await store.close();
+    },
+  );
 
-  it("a row that does not decode refuses the open with the path and a repair hint, and is left as it is", async () => {
-    const store = await open(home.dir);
-    store.sessions.setTitle(alice, "kept", "manual");
-    await store.close();
-    const raw = new Database(storePath(home.dir));
-    raw.prepare("update session set flags = ? where session_key = ?").run("{not json", alice);
-    raw.close();
-    const error = await open(home.dir).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(StoreCorruptError);
-    expect((error as Error).message).toContain(storePath(home.dir));
-    expect((error as Error).message).toContain("flags are not JSON");
-    expect((error as Error).message).toMatch(/Nothing was reset.*\.recover/);
-    const check = new Database(storePath(home.dir), { readonly: true });
-    expect(check.prepare("select flags from session").get()).toEqual({ flags: "{not json" });
-    check.close();
-  });
+  itOnSqliteFile(
+    "a row that does not decode refuses the open with the path and a repair hint, and is left as it is",
+    async () => {
+      const store = await open(home.dir);
+      store.sessions.setTitle(alice, "kept", "manual");
+      await store.close();
+      const raw = new Database(storePath(home.dir));
+      raw.prepare("update session set flags = ? where session_key = ?").run("{not json", alice);
+      raw.close();
+      const error = await open(home.dir).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(StoreCorruptError);
+      expect((error as Error).message).toContain(storePath(home.dir));
+      expect((error as Error).message).toContain("flags are not JSON");
+      expect((error as Error).message).toMatch(/Nothing was reset.*\.recover/);
+      const check = new Database(storePath(home.dir), { readonly: true });
+      expect(check.prepare("select flags from session").get()).toEqual({ flags: "{not json" });
+      check.close();
+    },
+  );
 
   it("refuses a write after close", async () => {
     const store = await open(home.dir);

@@ -6,7 +6,7 @@ import type { AuditStore } from "../../src/messaging/store/port.js";
 import { applyRetention, DEFAULT_RETENTION } from "../../src/messaging/store/retention.js";
 import { storePath } from "../../src/store/index.js";
 import { SqliteEngine } from "../../src/store/sqlite/engine.js";
-import { open, useTempHome } from "./helpers.js";
+import { itOnSqliteFile, open, useTempHome } from "./helpers.js";
 
 const home = useTempHome();
 const DAY = 86_400_000;
@@ -28,17 +28,20 @@ describe("cursors", () => {
     await reopened.close();
   });
 
-  it("a durable write runs with synchronous=FULL and leaves the connection at NORMAL after", async () => {
-    const engine = await SqliteEngine.open(storePath(home.dir));
-    const level = async (db = engine.db) =>
-      (await sql<{ synchronous: number }>`pragma synchronous`.execute(db)).rows[0]?.synchronous;
-    expect(await level()).toBe(1);
-    expect(await engine.durably((db) => level(db))).toBe(2);
-    expect(await level()).toBe(1);
-    await expect(engine.durably(async () => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
-    expect(await level()).toBe(1);
-    await engine.close();
-  });
+  itOnSqliteFile(
+    "a durable write runs with synchronous=FULL and leaves the connection at NORMAL after",
+    async () => {
+      const engine = await SqliteEngine.open(storePath(home.dir));
+      const level = async (db = engine.db) =>
+        (await sql<{ synchronous: number }>`pragma synchronous`.execute(db)).rows[0]?.synchronous;
+      expect(await level()).toBe(1);
+      expect(await engine.durably((db) => level(db))).toBe(2);
+      expect(await level()).toBe(1);
+      await expect(engine.durably(async () => Promise.reject(new Error("boom")))).rejects.toThrow("boom");
+      expect(await level()).toBe(1);
+      await engine.close();
+    },
+  );
 });
 
 describe("channel routes", () => {

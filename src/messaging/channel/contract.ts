@@ -16,6 +16,7 @@ import type { ContextThresholds } from "../session/context-thresholds.js";
 import type { RotationPolicy } from "../session/keys.js";
 import type { SessionManager } from "../session/session-manager.js";
 import type { SessionStore } from "../session/session-store.js";
+import type { ConversationOwnership } from "../store/ownership.js";
 import type { DurableState } from "../store/port.js";
 import type { ApprovalMode } from "../turn/driver.js";
 import type { PipelineProvider, TurnPipelineDeps } from "../turn/pipeline.js";
@@ -152,6 +153,8 @@ export interface ChannelDefaults {
  */
 export interface ChannelDurability extends JournalPolicy {
   state: DurableState;
+  /** Several gateways share the store: which conversations this one serves (docs/scale-out.md). */
+  ownership?: ConversationOwnership;
 }
 
 /** Everything a started channel gets from the gateway: one typed store, one complete pipeline. */

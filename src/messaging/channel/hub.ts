@@ -31,6 +31,7 @@ import type { SessionBinder } from "../session/resume.js";
 import type { SessionManager } from "../session/session-manager.js";
 import type { SessionStore } from "../session/session-store.js";
 import { uploadsRestricted } from "../session/upload-gate.js";
+import type { ConversationOwnership } from "../store/ownership.js";
 import type { IntakeOutcome, JsonValue } from "../store/port.js";
 import type { ApprovalMode } from "../turn/driver.js";
 import { COMPACTION_RECEIPT } from "../turn/frames.js";
@@ -158,6 +159,10 @@ export class ConversationHub<A, P = undefined> {
   private readonly turnTickets = new Map<string, IntakeTicket[]>();
   /** Shutting down: work cut short now stays unfinished in the journal, to run after the restart. */
   private closing = false;
+  /** A pick-up from the shared journal is running (several gateways): the next tick waits its turn. */
+  private adopting = false;
+  /** Stops the pick-up ticks (several gateways); set once the channel resumed. */
+  private untick: (() => void) | undefined;
   /** Per conversation: the routing of its received messages, one after another in arrival order. */
   private readonly routing = new Map<string, Promise<unknown>>();
   /** Channel-server mode: where authorized messages go instead of an agent turn. */
@@ -326,11 +331,63 @@ export class ConversationHub<A, P = undefined> {
   }
 
   /**
+   * Several gateways on one store: run a journaled message here only when this gateway serves its
+   * conversation and has taken the message in hand; otherwise it stays journaled for the owner's
+   * pick-up (`adopt`). A store that cannot say leaves it journaled too: a pick-up runs it later.
+   */
+  private async servesHere(
+    message: IncomingMessage<A, P>,
+    ownership: ConversationOwnership,
+  ): Promise<boolean> {
+    const key = `${this.channel}:${this.o.surface.conversation(message.address).route}`;
+    try {
+      if (!(await ownership.acquire(key))) return false;
+      for (const t of message.tickets ?? []) if (!(await ownership.takeInHand(t.id))) return false;
+      return true;
+    } catch (error) {
+      this.logger.warn(`${this.channel}: ownership check failed; the message waits for a pick-up`, {
+        error: String(error),
+      });
+      return false;
+    }
+  }
+
+  /**
+   * Several gateways on one store: run what this gateway must now serve from the shared journal
+   * (messages another gateway received for a conversation owned here, and the unfinished work of a
+   * gateway that is gone), with the same stale / cut-short rules as a restart. One pick-up at a time.
+   */
+  async adopt(): Promise<void> {
+    const ownership = this.o.ctx.durable?.ownership;
+    if (!this.journal || !ownership || this.closing || this.adopting) return;
+    this.adopting = true;
+    try {
+      const rows = await ownership.pickUp(this.channel);
+      if (rows.length === 0) return;
+      await this.journal.resume(
+        async (message) =>
+          void this.track((await this.routeInOrder({ ...message, staleVerdict: true })).turn),
+        rows,
+      );
+    } finally {
+      this.adopting = false;
+    }
+  }
+
+  /**
    * `handle`, after every message of the same conversation handed here earlier has been routed:
    * routing can wait (a receipt behind a paced platform), and the next message must neither wait
    * for that at intake nor overtake it.
    */
-  handleInOrder(message: IncomingMessage<A, P>): Promise<Handled> {
+  async handleInOrder(message: IncomingMessage<A, P>): Promise<Handled> {
+    const ownership = this.o.ctx.durable?.ownership;
+    if (ownership && (message.tickets?.length ?? 0) > 0 && !(await this.servesHere(message, ownership)))
+      return NOTHING;
+    return this.routeInOrder(message);
+  }
+
+  /** `handleInOrder` for a message known to be served here. */
+  private routeInOrder(message: IncomingMessage<A, P>): Promise<Handled> {
     const route = this.o.surface.conversation(message.address).route;
     const mine = (this.routing.get(route) ?? Promise.resolve()).then(() => this.handle(message));
     const tail = mine.then(
@@ -379,6 +436,13 @@ export class ConversationHub<A, P = undefined> {
    * conversation's older message still comes first.
    */
   async resume(): Promise<void> {
+    // Several gateways: only what this one owns and nobody live has in hand (the rest is theirs),
+    // then at every tick, since other gateways journal for conversations served here.
+    const ownership = this.o.ctx.durable?.ownership;
+    if (ownership) {
+      this.untick ??= ownership.onTick(() => this.adopt());
+      return this.adopt();
+    }
     // A typed 1/2/3 found unfinished answered a prompt that died with the earlier process: it must
     // not approve whatever the rerun asks next (the rerun may ask something else).
     await this.journal?.resume(
@@ -534,6 +598,7 @@ export class ConversationHub<A, P = undefined> {
    */
   async shutdown(): Promise<void> {
     this.closing = true;
+    this.untick?.();
     for (const id of [...this.sinkPrompts.keys()])
       this.approvals.registry.denyAll(id.slice(0, id.lastIndexOf(":")));
     for (const key of [...this.active.keys()]) {

@@ -145,7 +145,11 @@ export class ChannelJournal<A, P> {
 
   /** This channel's unfinished messages, decoded and grouped, oldest first. */
   async unfinished(): Promise<UnfinishedGroup<A, P>[]> {
-    const rows = (await this.journal.unfinished()).filter((r) => r.channel === this.o.channel);
+    return this.grouped((await this.journal.unfinished()).filter((r) => r.channel === this.o.channel));
+  }
+
+  /** Rows decoded and grouped (an album's items together), in the order given. */
+  private async grouped(rows: readonly UnfinishedIntake[]): Promise<UnfinishedGroup<A, P>[]> {
     const groups: UnfinishedGroup<A, P>[] = [];
     const byGroup = new Map<string, UnfinishedGroup<A, P>>();
     for (const row of rows) {
@@ -194,9 +198,14 @@ export class ChannelJournal<A, P> {
    * conversation's messages go in the order they came, the conversations side by side (one busy
    * chat must not hold up the others); resolves once all are routed.
    */
-  async resume(run: (message: IncomingMessage<A, P>) => Promise<void>): Promise<void> {
+  async resume(
+    run: (message: IncomingMessage<A, P>) => Promise<void>,
+    rows?: readonly UnfinishedIntake[],
+  ): Promise<void> {
+    // `rows`: what this gateway took in hand from a journal shared by several (docs/scale-out.md).
+    const groups = rows ? await this.grouped(rows) : await this.unfinished();
     const byConversation = new Map<string, UnfinishedGroup<A, P>[]>();
-    for (const group of await this.unfinished()) {
+    for (const group of groups) {
       const route = this.o.surface.conversation((group.messages[0] as IncomingMessage<A, P>).address).route;
       byConversation.set(route, [...(byConversation.get(route) ?? []), group]);
     }

@@ -4,6 +4,7 @@
  * two racing redeliveries can never both be accepted. Layer: store.
  */
 
+import type { Selectable } from "kysely";
 import { contentDigest } from "../../messaging/store/digest.js";
 import { StoreCorruptError } from "../../messaging/store/errors.js";
 import type {
@@ -18,6 +19,7 @@ import type {
 } from "../../messaging/store/port.js";
 import type { ParleyDb } from "./engine.js";
 import { toNumber } from "./engine.js";
+import type { IntakeTable } from "./schema.js";
 
 const OUTCOMES: ReadonlySet<string> = new Set<IntakeOutcome>(["answered", "refused", "failed", "stale"]);
 
@@ -32,6 +34,34 @@ function checkMessage(m: InboundMessage): void {
 
 function checkId(id: number): void {
   if (!Number.isSafeInteger(id) || id <= 0) throw new RangeError(`intake: invalid id ${id}`);
+}
+
+/** An unfinished row as the port gives it (a row whose payload does not parse is corruption). */
+export function unfinishedOf(r: Selectable<IntakeTable>, nowMs: number, location: string): UnfinishedIntake {
+  let payload: JsonValue;
+  try {
+    payload = JSON.parse(r.payload) as JsonValue;
+  } catch (error) {
+    throw new StoreCorruptError(
+      location,
+      `holds an unreadable payload in intake row ${r.id}`,
+      "Run `parley doctor` for an integrity check; restore a backup if it fails.",
+      { cause: error },
+    );
+  }
+  const acceptedAtMs = toNumber(r.accepted_at_ms);
+  return {
+    id: toNumber(r.id),
+    channel: r.channel,
+    platformMessageId: r.platform_message_id,
+    conversationKey: r.conversation_key,
+    payload,
+    receivedAtMs: toNumber(r.received_at_ms),
+    acceptedAtMs,
+    state: r.state as "accepted" | "claimed",
+    attempts: toNumber(r.attempts),
+    ageMs: Math.max(0, nowMs - acceptedAtMs),
+  };
 }
 
 export class SqlIntakeJournal implements IntakeJournal {
@@ -131,32 +161,7 @@ export class SqlIntakeJournal implements IntakeJournal {
       .orderBy("id")
       .execute();
     const now = this.now();
-    return rows.map((r) => {
-      let payload: JsonValue;
-      try {
-        payload = JSON.parse(r.payload) as JsonValue;
-      } catch (error) {
-        throw new StoreCorruptError(
-          this.location,
-          `holds an unreadable payload in intake row ${r.id}`,
-          "Run `parley doctor` for an integrity check; restore a backup if it fails.",
-          { cause: error },
-        );
-      }
-      const acceptedAtMs = toNumber(r.accepted_at_ms);
-      return {
-        id: toNumber(r.id),
-        channel: r.channel,
-        platformMessageId: r.platform_message_id,
-        conversationKey: r.conversation_key,
-        payload,
-        receivedAtMs: toNumber(r.received_at_ms),
-        acceptedAtMs,
-        state: r.state as "accepted" | "claimed",
-        attempts: toNumber(r.attempts),
-        ageMs: Math.max(0, now - acceptedAtMs),
-      };
-    });
+    return rows.map((r) => unfinishedOf(r, now, this.location));
   }
 
   async countUnfinished(): Promise<number> {

@@ -88,7 +88,12 @@ export class SqlJobStore implements JobStore {
   }
 
   async list(): Promise<ScheduledJob[]> {
-    const rows = await this.db.selectFrom("scheduled_job").selectAll().orderBy("created_ms").execute();
+    const rows = await this.db
+      .selectFrom("scheduled_job")
+      .selectAll()
+      .orderBy("created_ms")
+      .orderBy("id")
+      .execute();
     return rows.map(jobOf);
   }
 

@@ -192,12 +192,41 @@ async function jobsAndInbox(db: AnyDb, dialect: SqlDialectName): Promise<void> {
   await db.schema.createIndex("inbox_at").on("inbox").column("at_ms").execute();
 }
 
+/**
+ * Several gateways on one database (docs/scale-out.md): who is alive (`gateway_member`, one row per
+ * running gateway, its lease renewed by its heartbeat), who owns what (`ownership`: a conversation,
+ * or a connection that must be single such as Telegram's getUpdates; valid while its holder's lease
+ * is), and which gateway has an intake row in hand (`intake.handler`). Harmless on SQLite, where one
+ * gateway never fills them.
+ */
+async function cluster(db: AnyDb): Promise<void> {
+  await db.schema
+    .createTable("gateway_member")
+    .addColumn("gateway_id", "text", (c) => c.primaryKey())
+    .addColumn("host", "text", (c) => c.notNull())
+    .addColumn("pid", "integer", (c) => c.notNull())
+    .addColumn("started_at_ms", "bigint", (c) => c.notNull())
+    .addColumn("expires_at_ms", "bigint", (c) => c.notNull())
+    .execute();
+  await db.schema
+    .createTable("ownership")
+    .addColumn("resource", "text", (c) => c.primaryKey())
+    .addColumn("gateway_id", "text", (c) => c.notNull())
+    // Raised at every change of holder: a fencing token, and what makes a takeover race-free.
+    .addColumn("epoch", "integer", (c) => c.notNull())
+    .addColumn("since_ms", "bigint", (c) => c.notNull())
+    .execute();
+  await db.schema.createIndex("ownership_gateway").on("ownership").column("gateway_id").execute();
+  await db.schema.alterTable("intake").addColumn("handler", "text").execute();
+}
+
 /** Every migration this build knows, by name; the 4-digit prefix is the schema version it yields. */
 function migrations(dialect: SqlDialectName): Record<string, Migration> {
   return {
     "0001_initial": { up: (db) => initial(db, dialect) },
     "0002_channel_routes": { up: (db) => channelRoutes(db) },
     "0003_jobs_inbox": { up: (db) => jobsAndInbox(db, dialect) },
+    "0004_cluster": { up: (db) => cluster(db) },
   };
 }
 

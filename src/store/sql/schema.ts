@@ -57,6 +57,23 @@ export interface IntakeTable {
   claimed_at_ms: number | null;
   completed_at_ms: number | null;
   outcome: string | null;
+  /** The gateway that has the row in hand (several gateways on one database); null: none yet. */
+  handler: Generated<string | null>;
+}
+
+export interface GatewayMemberTable {
+  gateway_id: string;
+  host: string;
+  pid: number;
+  started_at_ms: number;
+  expires_at_ms: number;
+}
+
+export interface OwnershipTable {
+  resource: string;
+  gateway_id: string;
+  epoch: number;
+  since_ms: number;
 }
 
 export interface DeliveryTable {
@@ -153,4 +170,6 @@ export interface ParleyDatabase {
   audit: AuditTable;
   scheduled_job: ScheduledJobTable;
   inbox: InboxTable;
+  gateway_member: GatewayMemberTable;
+  ownership: OwnershipTable;
 }

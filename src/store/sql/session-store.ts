@@ -57,6 +57,34 @@ export class SqlSessionStore extends MemorySessionStore {
     this.state = "open";
   }
 
+  /**
+   * Read every row again, keeping only the ones changed here and not yet written. Several gateways
+   * share the table, each serving its own conversations from memory: one taking conversations over
+   * from a gateway that died must see the rows that one wrote (docs/scale-out.md).
+   */
+  async refresh(): Promise<number> {
+    if (this.state !== "open") return 0;
+    const rows = await this.db.selectFrom("session").selectAll().orderBy("session_key").execute();
+    let replaced = 0;
+    for (const columns of rows) {
+      if (this.dirty.has(columns.session_key)) continue;
+      let row: ReturnType<typeof sessionFromColumns>;
+      try {
+        row = sessionFromColumns(columns);
+      } catch (error) {
+        // A row another gateway wrote that does not decode: the one in memory stays, said loudly.
+        this.log.error("session store: a shared row does not decode; kept the one in memory", {
+          session: columns.session_key,
+          error: String(error),
+        });
+        continue;
+      }
+      this.rows.set(row.sessionKey, row);
+      replaced += 1;
+    }
+    return replaced;
+  }
+
   protected override rowTouched(key: string): void {
     this.dirty.add(key);
   }

@@ -122,6 +122,8 @@ export class SqlRouteStore implements RouteStore {
       .selectAll()
       .where("channel", "=", channel)
       .orderBy("updated_at_ms", "desc")
+      // Ties in a stable order on every engine (PostgreSQL promises none without it).
+      .orderBy("conversation")
       .execute();
     return rows.map(routeOf);
   }

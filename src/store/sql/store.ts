@@ -5,6 +5,7 @@
 import type { Timers } from "../../messaging/base/clock.js";
 import type { Logger } from "../../messaging/base/logger.js";
 import type { ParleyStore, StoreHealth } from "../../messaging/store/port.js";
+import { SqlClusterRegistry } from "./cluster.js";
 import { SqlDeliveryLedger } from "./deliveries.js";
 import type { SqlEngine } from "./engine.js";
 import { SqlIntakeJournal } from "./intake.js";
@@ -40,6 +41,8 @@ export class SqlParleyStore implements ParleyStore {
   readonly audit: SqlAuditStore;
   readonly jobs: SqlJobStore;
   readonly inbox: SqlInboxStore;
+  /** Membership and ownership for several gateways on one database (docs/scale-out.md). */
+  readonly cluster: SqlClusterRegistry;
   private closed = false;
 
   private constructor(
@@ -69,6 +72,12 @@ export class SqlParleyStore implements ParleyStore {
     this.audit = new SqlAuditStore(db);
     this.jobs = new SqlJobStore(db);
     this.inbox = new SqlInboxStore(db);
+    this.cluster = new SqlClusterRegistry(db, engine.dialect, engine.location);
+  }
+
+  /** Several gateways can share it only on PostgreSQL (SQLite is one file of one gateway). */
+  get shareable(): boolean {
+    return this.engine.dialect === "postgres";
   }
 
   /** Build the repositories and load the session rows (the one part read synchronously later). */

@@ -147,6 +147,11 @@ export class FakeTelegram {
   private nextUpdateId = 100;
   private nextMessageId = 1;
   private pollWaiters = new Set<() => void>();
+  /** getUpdates calls open right now, and the most ever open at once (Telegram allows one poller). */
+  private openPolls = 0;
+  maxConcurrentPolls = 0;
+  /** When each getUpdates began (epoch ms), newest last; capped so a long run stays bounded. */
+  readonly pollStarts: number[] = [];
   private callWaiters = new Set<() => void>();
   private readonly injected = new Map<string, (InjectedError & { times: number })[]>();
   private commands: unknown[] = [];
@@ -442,6 +447,17 @@ export class FakeTelegram {
   }
 
   private async getUpdates(p: Json): Promise<Json[]> {
+    if (this.pollStarts.length < 200_000) this.pollStarts.push(Date.now());
+    this.openPolls += 1;
+    this.maxConcurrentPolls = Math.max(this.maxConcurrentPolls, this.openPolls);
+    try {
+      return await this.pollOnce(p);
+    } finally {
+      this.openPolls -= 1;
+    }
+  }
+
+  private async pollOnce(p: Json): Promise<Json[]> {
     const offset = Number(p.offset ?? 0);
     // getUpdates(offset=N) confirms everything below N: Telegram forgets it for good.
     if (offset > 0) this.pending = this.pending.filter((u) => (u.update_id as number) >= offset);
