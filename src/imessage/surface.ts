@@ -4,7 +4,7 @@
  * path (`postTo`): flattened to plain text, screened on that flat form, split at 4,000 code points,
  * each part sent in order to the handle and, when it answers a journaled message, through the
  * delivery ledger. iMessage cannot edit, so the receipt for held messages is one message per burst
- * that is never updated, and a resumed turn's part that already landed stands as it is.
+ * that is never updated, and a resumed turn's part that landed saying the same is not sent again.
  */
 import type { ChannelContext } from "../messaging/channel/contract.js";
 import type { TurnParts } from "../messaging/channel/delivery.js";
@@ -87,8 +87,8 @@ export class IMessageSurface implements ChannelSurface<IMessageAddress, IMessage
       const id = await parts.post(piece, {
         // imsg's ids are best-effort: a landed part without one is named by its stable key.
         create: async (key) => (await this.o.transport.sendText(handle, piece)) || key || "sent",
-        // No edit exists: what an earlier run landed stands (a second copy is the duplicate a user sees).
-        replace: async () => true,
+        // No edit exists: a part whose earlier run said something else is sent anew (never lost).
+        replace: async () => false,
       });
       if (!id) throw new Error("imessage: a part did not land");
     }

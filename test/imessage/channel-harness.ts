@@ -149,3 +149,9 @@ export function imsgLab(scenario: FakeScenario = {}): {
 export function sentTo(folder: FakeImsgFolder, handle: string): string[] {
   return folder.sent(handle);
 }
+
+/** Until the channel's watch has settled every row the fake's database holds. */
+export async function caughtUp(c: ChannelUnderTest, folder: FakeImsgFolder): Promise<void> {
+  await waitFor(() => (c.running.feed.cursor ?? 0) >= folder.lastRowid(), "the watch caught up");
+  await c.running.feed.idle();
+}

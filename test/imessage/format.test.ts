@@ -9,7 +9,8 @@ import { toPlainText } from "../../src/imessage/plaintext.js";
 import { codePointLength } from "../../src/messaging/security/redact.js";
 
 const KEY = "AKIAQ7ZR3M5TXW2KP9VB";
-const graphemes = (s: string) => [...new Intl.Segmenter(undefined, { granularity: "grapheme" }).segment(s)].map((g) => g.segment);
+const graphemes = (s: string) =>
+  [...new Intl.Segmenter(undefined, { granularity: "grapheme" }).segment(s)].map((g) => g.segment);
 
 describe("flat text", () => {
   it("drops the markup a bubble would show as litter, and keeps fenced code byte for byte", () => {
@@ -31,7 +32,11 @@ describe("flat text", () => {
   });
 
   it("a key that flattening would join is redacted on the flat form", () => {
-    for (const md of [`AKIA**Q7ZR**3M5TXW2KP9VB`, `AKIA<!-- x -->Q7ZR3M5TXW2KP9VB`, `AKIA\`Q7ZR3M5TXW2KP9VB\``]) {
+    for (const md of [
+      `AKIA**Q7ZR**3M5TXW2KP9VB`,
+      `AKIA<!-- x -->Q7ZR3M5TXW2KP9VB`,
+      `AKIA\`Q7ZR3M5TXW2KP9VB\``,
+    ]) {
       const flat = toPlainText(md);
       expect(flat.replace(/[\s*`]/g, ""), md).not.toContain(KEY);
     }

@@ -20,13 +20,20 @@ describe("who is answered", () => {
     await settle();
     expect(folder.sent()).toEqual([]);
     expect(c.audit.find("inbound", "denied").map((r) => r.fields?.user)).toEqual([STRANGER, OWNER]);
-    expect(c.audit.find("imessage.chat_gate", "denied").map((r) => r.fields?.reason)).toEqual(["denied_group_chat"]);
+    expect(c.audit.find("imessage.chat_gate", "denied").map((r) => r.fields?.reason)).toEqual([
+      "denied_group_chat",
+    ]);
     expect(c.providers.size).toBe(0);
   });
 
   it("+61 400 000 000 in the allow-list matches +61400000000 and its formatted form; emails fold case", async () => {
     const folder = lab.folder();
-    const c = await lab.channel({ turns: () => [[text("one"), done], [text("two"), done]] });
+    const c = await lab.channel({
+      turns: () => [
+        [text("one"), done],
+        [text("two"), done],
+      ],
+    });
     await folder.incoming("+61400000000", "first");
     await waitFor(() => folder.sent(OWNER).length === 1, "the first answer");
     await folder.incoming("+61 400 000 000", "second");
@@ -41,7 +48,9 @@ describe("own messages", () => {
   it("a self-chat whose echo arrives unattributed is answered once and never loops", async () => {
     const folder = lab.folder({ selfHandle: OWNER, selfChatRace: true, correctAfterMs: 80 });
     // Every turn answers: a loop would show as more sends and more prompts.
-    const c = await lab.channel({ turns: () => Array.from({ length: 5 }, (_, i) => [text(`reply ${i}`), done]) });
+    const c = await lab.channel({
+      turns: () => Array.from({ length: 5 }, (_, i) => [text(`reply ${i}`), done]),
+    });
     await folder.incoming(OWNER, "hello me");
     await waitFor(() => folder.sent(OWNER).length >= 1, "the answer");
     await settle();
@@ -55,7 +64,12 @@ describe("own messages", () => {
 
   it("an allowed user repeating the agent's text is suppressed once, and only once", async () => {
     const folder = lab.folder();
-    const c = await lab.channel({ turns: () => [[text("same words"), done], [text("heard you"), done]] });
+    const c = await lab.channel({
+      turns: () => [
+        [text("same words"), done],
+        [text("heard you"), done],
+      ],
+    });
     await folder.incoming(GUEST, "say something");
     await waitFor(() => folder.sent(GUEST).length === 1, "the answer");
     const answer = folder.sent(GUEST)[0] ?? "";

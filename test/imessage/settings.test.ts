@@ -20,12 +20,16 @@ describe("iMessage settings", () => {
     expect(s.allowedHandles).toEqual(["+61400000000", "me@icloud.com"]);
     expect(s.cliPath).toBe("imsg");
     expect(s.service).toBe("auto");
-    expect(() => imessageSettingsSchema.parse({ allowedHandles: ["not a handle"] })).toThrow(/iMessage handle/);
+    expect(() => imessageSettingsSchema.parse({ allowedHandles: ["not a handle"] })).toThrow(
+      /iMessage handle/,
+    );
   });
 
   it("refuses a line break or NUL in cliPath or dbPath, and declares both security keys", () => {
     for (const key of ["cliPath", "dbPath"]) {
-      expect(() => imessageSettingsSchema.parse({ [key]: "/usr/local/bin/imsg\n--evil" })).toThrow(/line breaks/);
+      expect(() => imessageSettingsSchema.parse({ [key]: "/usr/local/bin/imsg\n--evil" })).toThrow(
+        /line breaks/,
+      );
       expect(() => imessageSettingsSchema.parse({ [key]: "/usr/local/bin/imsg\0x" })).toThrow(/line breaks/);
       expect(imessageChannel.securityKeys).toContain(key);
     }
@@ -41,11 +45,12 @@ describe("iMessage settings", () => {
       status: "incomplete",
       missing: ["imessage.allowedHandles"],
     });
-    expect(probeChannel(imessageChannel, settings({ allowedHandles: ["+15550001111"] }), {}, true).status).toBe(
-      "configured",
-    );
-    expect(probeChannel(imessageChannel, settings({ enabled: false, allowedHandles: ["+15550001111"] }), {}, true).status).toBe(
-      "disabled",
-    );
+    expect(
+      probeChannel(imessageChannel, settings({ allowedHandles: ["+15550001111"] }), {}, true).status,
+    ).toBe("configured");
+    expect(
+      probeChannel(imessageChannel, settings({ enabled: false, allowedHandles: ["+15550001111"] }), {}, true)
+        .status,
+    ).toBe("disabled");
   });
 });

@@ -3,7 +3,7 @@
  * request log, the `cliPath`/`dbPath` a channel is configured with, and the control socket the
  * running fake listens on. Bounded: every wait has a deadline; the folder is the fake's only state.
  */
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -89,6 +89,35 @@ export class FakeImsgFolder {
   ): Promise<{ rowid: number; guid: string }> {
     const r = await this.command({ op: "incoming", from, text, ...opts });
     return { rowid: Number(r.rowid), guid: String(r.guid) };
+  }
+
+  /**
+   * A row written while no fake runs (a message that arrived while imsg was down): the next fake
+   * reads it from the database and a subscription from an older cursor delivers it.
+   */
+  appendRow(from: string, text: string): { rowid: number; guid: string } {
+    const path = join(this.dir, "rows.jsonl");
+    const rows = existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean) : [];
+    const last = rows.length ? (JSON.parse(rows[rows.length - 1] as string) as { id: number }).id : 99;
+    const row = {
+      id: last + 1,
+      guid: `OFFLINE-${last + 1}`,
+      chat_id: 1,
+      chat_identifier: from,
+      sender: from,
+      is_from_me: false,
+      text,
+      is_group: false,
+    };
+    appendFileSync(path, `${JSON.stringify(row)}\n`);
+    return { rowid: row.id, guid: row.guid };
+  }
+
+  /** The newest row in the fake's database (0 when empty). */
+  lastRowid(): number {
+    const path = join(this.dir, "rows.jsonl");
+    const rows = existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean) : [];
+    return rows.length ? (JSON.parse(rows[rows.length - 1] as string) as { id: number }).id : 0;
   }
 
   scenario(patch: FakeScenario): Promise<Record<string, unknown>> {
