@@ -162,9 +162,13 @@ export class FakeImsgFolder {
 }
 
 /** Poll `check` until true, or fail naming `what`. */
-export async function waitFor(check: () => boolean, what: string, timeoutMs = 8_000): Promise<void> {
+export async function waitFor(
+  check: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 8_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));
   }
