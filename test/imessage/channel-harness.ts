@@ -155,3 +155,10 @@ export async function caughtUp(c: ChannelUnderTest, folder: FakeImsgFolder): Pro
   await waitFor(() => (c.running.feed.cursor ?? 0) >= folder.lastRowid(), "the watch caught up");
   await c.running.feed.idle();
 }
+
+/** Every prompt the channel's agents were given, as text, in order. */
+export function promptsOf(c: ChannelUnderTest): string[] {
+  return [...c.providers.values()].flatMap((p) =>
+    p.prompts.map((q) => (typeof q === "string" ? q : q.map((b) => ("text" in b ? b.text : "")).join(""))),
+  );
+}

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { waitFor } from "../fakes/imessage/control.js";
-import { done, GUEST, imsgLab, OWNER, STRANGER, text } from "./channel-harness.js";
+import { done, GUEST, imsgLab, OWNER, promptsOf, STRANGER, text } from "./channel-harness.js";
 
 const lab = imsgLab();
 const settle = () => new Promise((r) => setTimeout(r, 400));
@@ -56,7 +56,7 @@ describe("own messages", () => {
     await settle();
     await c.running.feed.idle();
     expect(folder.sent(OWNER)).toHaveLength(1);
-    expect([...c.providers.values()].flatMap((p) => p.prompts)).toEqual(["hello me"]);
+    expect(promptsOf(c)).toEqual(["hello me"]);
     // The unattributed echo was seen and dropped by the ledger (not missed), its record spent.
     expect(c.logger.entries.filter((e) => e.message.includes("unattributed echo"))).toHaveLength(1);
     expect(c.running.ledger.size).toBe(0);
@@ -82,7 +82,7 @@ describe("own messages", () => {
     expect(folder.sent(GUEST)).toHaveLength(1);
     await folder.incoming(GUEST, answer);
     await waitFor(() => folder.sent(GUEST).length === 2, "the repeat answered");
-    expect([...c.providers.values()].flatMap((p) => p.prompts)).toEqual(["say something", answer]);
+    expect(promptsOf(c)).toEqual(["say something", answer]);
   });
 
   it("a stranger or a group sending the agent's text cannot spend the record (the ledger is the last gate)", async () => {

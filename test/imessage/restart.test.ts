@@ -8,7 +8,7 @@
 import { describe, expect, it } from "vitest";
 import { waitFor } from "../fakes/imessage/control.js";
 import { permissionRequest } from "../helpers/events.js";
-import { caughtUp, done, imsgLab, OWNER, startChannel, text } from "./channel-harness.js";
+import { caughtUp, done, imsgLab, OWNER, promptsOf, startChannel, text } from "./channel-harness.js";
 
 const lab = imsgLab();
 
@@ -60,7 +60,7 @@ describe("kill and restart", () => {
       expect(sent.filter((t) => t.startsWith("the real answer"))).toHaveLength(1);
       expect(sent.filter((t) => t.startsWith("caught up"))).toHaveLength(1);
       expect(sent.filter((t) => t.includes("Permission needed"))).toHaveLength(1);
-      const prompts = [...b.providers.values()].flatMap((p) => p.prompts);
+      const prompts = promptsOf(b);
       expect(prompts.filter((p) => p.includes("do the thing"))).toHaveLength(1);
       expect(prompts.filter((p) => p.includes("sent while you were down"))).toHaveLength(1);
       // The 1 reached the agent as words; no provider of either run was told "approve".

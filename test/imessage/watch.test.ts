@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { IMESSAGE_CURSOR } from "../../src/imessage/watch.js";
 import { waitFor } from "../fakes/imessage/control.js";
-import { caughtUp, done, GUEST, imsgLab, OWNER, STRANGER, text } from "./channel-harness.js";
+import { caughtUp, done, GUEST, imsgLab, OWNER, promptsOf, STRANGER, text } from "./channel-harness.js";
 
 const lab = imsgLab();
 const answers = (n: number) => () => Array.from({ length: n }, (_, i) => [text(`answer ${i}`), done]);
@@ -54,7 +54,7 @@ describe("the watch", () => {
       15_000,
     );
     await c.running.feed.idle();
-    const prompts = [...c.providers.values()].flatMap((p) => p.prompts);
+    const prompts = promptsOf(c);
     for (const t of texts) expect(count(prompts, new RegExp(`\\b${t}\\b`, "g")), t).toBe(1);
   });
 
@@ -67,7 +67,7 @@ describe("the watch", () => {
     await c.running.feed.idle();
     await new Promise((r) => setTimeout(r, 300));
     expect(folder.sent(OWNER)).toHaveLength(1);
-    expect([...c.providers.values()].flatMap((p) => p.prompts)).toEqual(["only once"]);
+    expect(promptsOf(c)).toEqual(["only once"]);
   });
 
   it("lines that are not JSON, and lines far above 64 KiB, are survived", async () => {
@@ -97,6 +97,6 @@ describe("the watch", () => {
       .requests()
       .filter((r) => r.method === "watch.subscribe" && r.answered === undefined);
     expect(resubscribe.map((r) => r.params.since_rowid)).toEqual([undefined, cursor]);
-    expect([...c.providers.values()].flatMap((p) => p.prompts)).toEqual(["before", "while you were out"]);
+    expect(promptsOf(c)).toEqual(["before", "while you were out"]);
   });
 });
