@@ -120,8 +120,10 @@ export class IMessageTransport extends MessagingTransport<ImsgMessage> {
   }
 
   protected normalize(raw: ImsgMessage): InboundMessage | null {
-    const handle = normalizeHandle(raw.sender);
-    if (handle === null) return null;
+    // A sender that is no handle keeps its raw form: no allow-list entry can match it, so it is
+    // refused and audited like any stranger rather than dropped as unreadable.
+    const handle = normalizeHandle(raw.sender) ?? raw.sender.trim().toLowerCase();
+    if (handle === "") return null;
     // The handle IS the conversation: one person, one route, one session.
     const message = inboundMessage({
       channelType: this.channelType,
