@@ -58,13 +58,17 @@ function cutOnce(text: string, limit: number): { head: string; tail: string } {
   return { head: text.slice(0, cut), tail: text.slice(cut) };
 }
 
-/** The latest paragraph break, else line break, else space in the window (a UTF-16 index), or null. */
+/**
+ * The latest paragraph break, else line break, else space in the window (a UTF-16 index), or null.
+ * A break in the window's first half is taken only when no kind of break lies in its second half:
+ * a paragraph break after the first words of a long code block would otherwise send them alone.
+ */
 function naturalCut(window: string): number | null {
-  for (const sep of ["\n\n", "\n", " "]) {
-    const at = window.lastIndexOf(sep);
-    if (at > 0) return at;
-  }
-  return null;
+  const seps = ["\n\n", "\n", " "].map((sep) => window.lastIndexOf(sep));
+  const late = seps.find((at) => at >= window.length / 2);
+  if (late !== undefined) return late;
+  const early = seps.find((at) => at > 0);
+  return early ?? null;
 }
 
 function separatorLength(window: string, at: number): number {
