@@ -301,6 +301,9 @@ function command(c) {
       scenario = { ...scenario, ...c.patch };
       writeFileSync(file("scenario.json"), JSON.stringify(scenario));
       return { ok: true };
+    case "stderr":
+      process.stderr.write(`${c.text}\n`);
+      return { ok: true };
     case "die":
       setTimeout(() => process.exit(3), 5);
       return { ok: true };
