@@ -12,6 +12,8 @@ type Signal = "typing" | "read";
 export class Presence {
   private methods = new Set<string>();
   private readonly off = new Set<Signal>();
+  /** One request of a kind at a time: a refresh never piles onto one imsg has not answered yet. */
+  private readonly inFlight = new Set<Signal>();
 
   constructor(
     private readonly imsg: ImsgCalls,
@@ -38,12 +40,15 @@ export class Presence {
   }
 
   private async signal(signal: Signal, params: Record<string, unknown>): Promise<void> {
-    if (!this.available(signal)) return;
+    if (!this.available(signal) || this.inFlight.has(signal)) return;
+    this.inFlight.add(signal);
     try {
       await this.imsg.request(signal, params);
     } catch (error) {
       this.off.add(signal);
       this.logger.info(`imessage: ${signal} is off for this run (imsg refused it)`, { error: String(error) });
+    } finally {
+      this.inFlight.delete(signal);
     }
   }
 }

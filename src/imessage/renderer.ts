@@ -10,14 +10,13 @@
  */
 import type { Clock } from "../messaging/base/clock.js";
 import type { Logger } from "../messaging/base/logger.js";
-import { LiveStatus, ToolParagraphs } from "../messaging/channel/live-status.js";
+import { appendChip, finalAnswerText, QuietNotices } from "../messaging/channel/buffered-answer.js";
+import { ToolParagraphs } from "../messaging/channel/live-status.js";
 import {
-  approvalOutcomeLabel,
   freshSessionNotice,
   noAnswerNotice,
   SerialQueue,
   steerChip,
-  turnStatusLine,
   typedReplyHint,
 } from "../messaging/channel/render-kit.js";
 import { oneLine } from "../messaging/text/clip.js";
@@ -55,8 +54,7 @@ export class IMessageRenderer extends Renderer {
   private answered = false;
   private finished = false;
   private contextUsagePct: number | undefined;
-  private silenceSaid = 0;
-  private waitingSaid = false;
+  private readonly notices: QuietNotices;
   /** requestId -> the title of the prompt on screen, so its outcome can name it. */
   private readonly open = new Map<string, string>();
   private typingTimer: unknown = null;
@@ -64,6 +62,7 @@ export class IMessageRenderer extends Renderer {
   constructor(private readonly o: IMessageRendererOptions) {
     super(IMESSAGE_CAPABILITIES);
     this.startedAt = o.clock.now();
+    this.notices = new QuietNotices(o.commands.stop);
     this.queue = new SerialQueue((error) => {
       this.deliveryFailed = true;
       o.logger.warn("imessage: a message did not land", { error: String(error) });
@@ -80,20 +79,20 @@ export class IMessageRenderer extends Renderer {
 
   async onTextChunk(text: string): Promise<void> {
     this.body += this.paragraphs.next(this.body, text);
-    this.silenceSaid = 0;
+    this.notices.activity();
   }
 
   async onThinking(): Promise<void> {
-    this.silenceSaid = 0;
+    this.notices.activity();
   }
 
   async onToolCall(): Promise<void> {
     this.paragraphs.toolCalled();
-    this.silenceSaid = 0;
+    this.notices.activity();
   }
 
   async onToolUpdate(): Promise<void> {
-    this.silenceSaid = 0;
+    this.notices.activity();
   }
 
   async onAgentStatus(status: AgentStatus): Promise<void> {
@@ -101,18 +100,8 @@ export class IMessageRenderer extends Renderer {
       this.say(freshSessionNotice(status.cause, status.reason, status.replayed));
       return;
     }
-    if (status.type === "waiting") {
-      // Said once: a message per place in line would be noise that cannot be taken back.
-      if (this.waitingSaid) return;
-      this.waitingSaid = true;
-    } else {
-      // A long silence is said when it starts and each time it doubles.
-      if (this.silenceSaid > 0 && status.seconds < this.silenceSaid * 2) return;
-      this.silenceSaid = Math.max(1, status.seconds);
-    }
-    const line = new LiveStatus(this.o.commands.stop);
-    line.agent(status);
-    this.say(line.line);
+    const notice = this.notices.notice(status);
+    if (notice) this.say(notice);
   }
 
   async onPromptChoice(
@@ -156,21 +145,20 @@ export class IMessageRenderer extends Renderer {
     this.finished = true;
     this.stopTyping();
     if (ending.contextUsagePct !== undefined) this.contextUsagePct = ending.contextUsagePct;
-    const capped = this.takeBody();
-    const silent = !this.answered && capped.trim() === "";
-    const status = turnStatusLine(stopReason, {
-      elapsedMs: this.o.clock.now() - this.startedAt,
-      ...(this.contextUsagePct === undefined ? {} : { contextUsagePct: this.contextUsagePct }),
-      ...(ending.error ? { error: ending.error } : {}),
-      reasonShown: silent,
-    });
-    const text = silent ? noAnswerNotice(stopReason === "error", this.o.commands.new, ending.error) : capped;
-    // A prompt the turn ended without an answer to says so, since the prompt itself cannot.
-    const abandoned = [...this.open.values()].map(
-      (title) => `🔐 ${title}: ${approvalOutcomeLabel("abandoned")}`,
-    );
+    const abandoned = [...this.open.values()];
     this.open.clear();
-    this.say([text.trimEnd(), ...abandoned, status].filter(Boolean).join("\n\n"));
+    this.say(
+      finalAnswerText({
+        body: this.takeBody(),
+        answered: this.answered,
+        stopReason,
+        ending,
+        elapsedMs: this.o.clock.now() - this.startedAt,
+        contextUsagePct: this.contextUsagePct,
+        newCommand: this.o.commands.new,
+        abandoned,
+      }),
+    );
     await this.queue.idle();
   }
 
