@@ -134,10 +134,7 @@ export class IMessageRenderer extends Renderer {
 
   override async onSteerConsumed(summary: string): Promise<void> {
     const chip = steerChip(this.noted.shift() ?? summary);
-    if (!chip) return;
-    const gap =
-      !this.body.trim() || this.body.endsWith("\n\n") ? "" : this.body.endsWith("\n") ? "\n" : "\n\n";
-    this.body += gap + chip;
+    if (chip) this.body = appendChip(this.body, chip);
   }
 
   async onDone(stopReason: string, ending: TurnEnding = {}): Promise<void> {

@@ -61,7 +61,7 @@ describe("imsg framing", () => {
     const { l, written, feed, notes } = link(200 * 1024);
     const big = "b".repeat(150 * 1024);
     feed(`{"jsonrpc":"2.0","method":"message","params":{"text":"${big}"}}\n`);
-    expect((notes[0]?.[1] as { text: string }).text.length).toBe(150 * 1024);
+    expect((notes[0]?.[1] as { text?: string } | undefined)?.text?.length).toBe(150 * 1024);
     const p = l.request("status");
     // Over the limit, in pieces, then the answer on the next line.
     const huge = `{"jsonrpc":"2.0","method":"message","params":{"text":"${"h".repeat(300 * 1024)}"}}`;
