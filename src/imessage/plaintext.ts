@@ -11,13 +11,8 @@
  * so only a screen of the result carries the guarantee. The screen also runs before, as a belt.
  */
 import { stripAnsi } from "../messaging/security/display-safety.js";
-import { iterFenceLines, openerOf } from "../messaging/text/fences.js";
-import {
-  flattenMermaidBody,
-  flattenPipeTables,
-  MERMAID_INFO,
-  stripThinkingTags,
-} from "../messaging/text/markup.js";
+import { reduceBlocks } from "../messaging/text/blocks.js";
+import { stripThinkingTags } from "../messaging/text/markup.js";
 import { displaySafeFor } from "../messaging/text/options.js";
 
 /** The display floor for iMessage: comments dropped, credentials redacted; no mention grammar. */
@@ -33,37 +28,12 @@ export function toPlainText(markdown: string): string {
 }
 
 function flattenBlocks(text: string): string {
-  const out: string[] = [];
-  let prose: string[] = [];
-  let fence: { mermaid: boolean; body: string[] } | null = null;
-  const flushProse = () => {
-    if (prose.length === 0) return;
-    for (const line of flattenPipeTables(prose.join("\n")).split("\n")) out.push(flattenLine(line));
-    prose = [];
-  };
-  const closeFence = () => {
-    if (!fence) return;
-    const arrows = fence.mermaid ? flattenMermaidBody(fence.body.join("\n")) : "";
-    out.push(...(arrows ? ["Diagram:", ...arrows.split("\n")] : fence.body));
-    fence = null;
-  };
-  for (const [line, role] of iterFenceLines(text)) {
-    if (role === "outside") prose.push(line);
-    else if (role === "open") {
-      flushProse();
-      const info =
-        (openerOf(line)?.opener ?? "")
-          .trim()
-          .replace(/^[`~]+/, "")
-          .trim()
-          .split(/\s+/)[0] ?? "";
-      fence = { mermaid: info.toLowerCase() === MERMAID_INFO, body: [] };
-    } else if (role === "body") fence?.body.push(line);
-    else closeFence();
-  }
-  flushProse();
-  closeFence();
-  return out.join("\n");
+  return reduceBlocks(text, {
+    line: flattenLine,
+    // Only the fence lines go: the body is what a user copies out, byte for byte.
+    code: (body) => [...body],
+    diagram: (arrows, body) => (arrows ? ["Diagram:", ...arrows] : [...body]),
+  });
 }
 
 const HEADING = /^ {0,3}#{1,6}[ \t]+(.*?)[ \t#]*$/;
