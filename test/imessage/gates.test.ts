@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { waitFor } from "../fakes/imessage/control.js";
-import { done, GUEST, imsgLab, OWNER, promptsOf, STRANGER, text } from "./channel-harness.js";
+import { caughtUp, done, GUEST, imsgLab, OWNER, promptsOf, STRANGER, text } from "./channel-harness.js";
 
 const lab = imsgLab();
 const settle = () => new Promise((r) => setTimeout(r, 400));
@@ -16,7 +16,7 @@ describe("who is answered", () => {
     const c = await lab.channel({ turns: () => [[text("answer"), done]] });
     await folder.incoming(STRANGER, "hello?");
     await folder.incoming(OWNER, "hi all", { group: true });
-    await c.running.feed.idle();
+    await caughtUp(c, folder);
     await settle();
     expect(folder.sent()).toEqual([]);
     expect(c.audit.find("inbound", "denied").map((r) => r.fields?.user)).toEqual([STRANGER, OWNER]);
@@ -54,7 +54,7 @@ describe("own messages", () => {
     await folder.incoming(OWNER, "hello me");
     await waitFor(() => folder.sent(OWNER).length >= 1, "the answer");
     await settle();
-    await c.running.feed.idle();
+    await caughtUp(c, folder);
     expect(folder.sent(OWNER)).toHaveLength(1);
     expect(promptsOf(c)).toEqual(["hello me"]);
     // The unattributed echo was seen and dropped by the ledger (not missed), its record spent.
@@ -74,10 +74,10 @@ describe("own messages", () => {
     await waitFor(() => folder.sent(GUEST).length === 1, "the answer");
     const answer = folder.sent(GUEST)[0] ?? "";
     // The attributed copy (is_from_me) went by first and must not have spent the record.
-    await c.running.feed.idle();
+    await caughtUp(c, folder);
     expect(c.running.ledger.size).toBe(1);
     await folder.incoming(GUEST, answer);
-    await c.running.feed.idle();
+    await caughtUp(c, folder);
     await settle();
     expect(folder.sent(GUEST)).toHaveLength(1);
     await folder.incoming(GUEST, answer);
@@ -93,10 +93,10 @@ describe("own messages", () => {
     const answer = folder.sent(GUEST)[0] ?? "";
     await folder.incoming(STRANGER, answer);
     await folder.incoming(GUEST, answer, { group: true });
-    await c.running.feed.idle();
+    await caughtUp(c, folder);
     expect(c.running.ledger.size).toBe(1);
     await folder.incoming(GUEST, answer);
-    await c.running.feed.idle();
+    await caughtUp(c, folder);
     expect(c.running.ledger.size).toBe(0);
     expect(folder.sent(GUEST)).toHaveLength(1);
   });

@@ -10,7 +10,7 @@ import type { ScriptedTurn } from "../../src/providers/scripted.js";
 import { waitFor } from "../fakes/imessage/control.js";
 import { permissionRequest } from "../helpers/events.js";
 import { ManualClock } from "../helpers/manual-clock.js";
-import { done, imsgLab, OWNER, text } from "./channel-harness.js";
+import { caughtUp, done, imsgLab, OWNER, text } from "./channel-harness.js";
 
 const lab = imsgLab();
 const SECRET = "AKIAQ7ZR3M5TXW2KP9VB";
@@ -135,7 +135,7 @@ describe("mid-turn", () => {
     await folder.incoming(OWNER, "second");
     await folder.incoming(OWNER, "third");
     await waitFor(() => folder.sent(OWNER).length === 1, "the receipt");
-    await c.running.feed.idle();
+    await caughtUp(c, folder);
     await new Promise((r) => setTimeout(r, 200));
     // One receipt for the burst (there is no edit to update it with).
     expect(folder.sent(OWNER)).toHaveLength(1);

@@ -53,7 +53,7 @@ describe("the watch", () => {
       "the last message",
       15_000,
     );
-    await c.running.feed.idle();
+    await caughtUp(c, folder);
     const prompts = promptsOf(c);
     for (const t of texts) expect(count(prompts, new RegExp(`\\b${t}\\b`, "g")), t).toBe(1);
   });
@@ -64,7 +64,7 @@ describe("the watch", () => {
     const { rowid } = await folder.incoming(OWNER, "only once");
     await waitFor(() => folder.sent(OWNER).length === 1, "the answer");
     await folder.command({ op: "replay", rowids: [rowid] });
-    await c.running.feed.idle();
+    await caughtUp(c, folder);
     await new Promise((r) => setTimeout(r, 300));
     expect(folder.sent(OWNER)).toHaveLength(1);
     expect(promptsOf(c)).toEqual(["only once"]);
