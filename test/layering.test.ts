@@ -122,7 +122,12 @@ describe("layering", () => {
 });
 
 /** A channel's class-name stem: `telegram` -> `Telegram`; the web chat, WhatsApp and WeCom write theirs as the brand does. */
-const PASCAL: Readonly<Record<string, string>> = { webchat: "WebChat", whatsapp: "WhatsApp", wecom: "WeCom" };
+const PASCAL: Readonly<Record<string, string>> = {
+  webchat: "WebChat",
+  whatsapp: "WhatsApp",
+  wecom: "WeCom",
+  imessage: "IMessage",
+};
 const pascal = (channel: string) => PASCAL[channel] ?? channel.charAt(0).toUpperCase() + channel.slice(1);
 
 describe("every channel has the kit's shape", () => {

@@ -10,14 +10,13 @@
  * (format.ts): cards for tables, the display-form floor, the split, the byte cap.
  */
 import type { Logger } from "../messaging/base/logger.js";
-import { LiveStatus, ToolParagraphs } from "../messaging/channel/live-status.js";
+import { appendChip, finalAnswerText, QuietNotices } from "../messaging/channel/buffered-answer.js";
+import { ToolParagraphs } from "../messaging/channel/live-status.js";
 import {
-  approvalOutcomeLabel,
   freshSessionNotice,
   noAnswerNotice,
   SerialQueue,
   steerChip,
-  turnStatusLine,
   typedReplyHint,
 } from "../messaging/channel/render-kit.js";
 import { oneLine } from "../messaging/text/clip.js";
@@ -52,15 +51,14 @@ export class FeishuRenderer extends Renderer {
   private answered = false;
   private finished = false;
   private contextUsagePct: number | undefined;
-  /** The longest silence already reported in the current quiet stretch (0: none yet). */
-  private silenceSaid = 0;
-  private waitingSaid = false;
+  private readonly notices: QuietNotices;
   /** requestId -> the prompt on screen, so its outcome can name it. */
   private readonly open = new Map<string, { messageId: string; title: string }>();
 
   constructor(private readonly o: FeishuRendererOptions) {
     super(FEISHU_CAPABILITIES);
     this.startedAt = o.now();
+    this.notices = new QuietNotices(o.commands.stop);
     this.queue = new SerialQueue((error) => {
       this.deliveryFailed = true;
       o.logger.warn("feishu: a reply did not land", { error: String(error) });
@@ -73,20 +71,20 @@ export class FeishuRenderer extends Renderer {
 
   async onTextChunk(text: string): Promise<void> {
     this.body += this.paragraphs.next(this.body, text);
-    this.silenceSaid = 0;
+    this.notices.activity();
   }
 
   async onThinking(): Promise<void> {
-    this.silenceSaid = 0;
+    this.notices.activity();
   }
 
   async onToolCall(): Promise<void> {
     this.paragraphs.toolCalled();
-    this.silenceSaid = 0;
+    this.notices.activity();
   }
 
   async onToolUpdate(): Promise<void> {
-    this.silenceSaid = 0;
+    this.notices.activity();
   }
 
   async onAgentStatus(status: AgentStatus): Promise<void> {
@@ -94,18 +92,8 @@ export class FeishuRenderer extends Renderer {
       this.say(freshSessionNotice(status.cause, status.reason, status.replayed));
       return;
     }
-    if (status.type === "waiting") {
-      // Said once: the place in line changes, and a reply per step would be noise.
-      if (this.waitingSaid) return;
-      this.waitingSaid = true;
-    } else {
-      // A long silence is said when it starts and each time it doubles, not every 30 seconds.
-      if (this.silenceSaid > 0 && status.seconds < this.silenceSaid * 2) return;
-      this.silenceSaid = Math.max(1, status.seconds);
-    }
-    const line = new LiveStatus(this.o.commands.stop);
-    line.agent(status);
-    this.say(line.line);
+    const notice = this.notices.notice(status);
+    if (notice) this.say(notice);
   }
 
   async onPromptChoice(
@@ -145,10 +133,7 @@ export class FeishuRenderer extends Renderer {
 
   override async onSteerConsumed(summary: string): Promise<void> {
     const chip = steerChip(this.noted.shift() ?? summary);
-    if (!chip) return;
-    const gap =
-      !this.body.trim() || this.body.endsWith("\n\n") ? "" : this.body.endsWith("\n") ? "\n" : "\n\n";
-    this.body += gap + chip;
+    if (chip) this.body = appendChip(this.body, chip);
   }
 
   async onDone(stopReason: string, ending: TurnEnding = {}): Promise<void> {
@@ -157,23 +142,20 @@ export class FeishuRenderer extends Renderer {
     if (ending.contextUsagePct !== undefined) this.contextUsagePct = ending.contextUsagePct;
     const { body, choices } = splitOptionsTrailer(this.body, { hidePartial: false });
     this.body = "";
-    const capped = applyOptionsCap(body, choices, this.capabilities);
-    const silent = !this.answered && capped.body.trim() === "";
-    const status = turnStatusLine(stopReason, {
-      elapsedMs: this.o.now() - this.startedAt,
-      ...(this.contextUsagePct === undefined ? {} : { contextUsagePct: this.contextUsagePct }),
-      ...(ending.error ? { error: ending.error } : {}),
-      reasonShown: silent,
-    });
-    const text = silent
-      ? noAnswerNotice(stopReason === "error", this.o.commands.new, ending.error)
-      : capped.body;
-    // A prompt the turn ended without an answer to says so, since the prompt itself cannot.
-    const abandoned = [...this.open.values()].map(
-      (p) => `🔐 ${p.title}: ${approvalOutcomeLabel("abandoned")}`,
-    );
+    const abandoned = [...this.open.values()].map((p) => p.title);
     this.abandonPrompts();
-    this.say([text.trimEnd(), ...abandoned, status].filter(Boolean).join("\n\n"));
+    this.say(
+      finalAnswerText({
+        body: applyOptionsCap(body, choices, this.capabilities).body,
+        answered: this.answered,
+        stopReason,
+        ending,
+        elapsedMs: this.o.now() - this.startedAt,
+        contextUsagePct: this.contextUsagePct,
+        newCommand: this.o.commands.new,
+        abandoned,
+      }),
+    );
     await this.queue.idle();
   }
 

@@ -5,6 +5,7 @@
  */
 import { discordChannel } from "../discord/index.js";
 import { feishuChannel } from "../feishu/index.js";
+import { imessageChannel } from "../imessage/index.js";
 import type { ChannelEntry } from "../messaging/channel/contract.js";
 import { slackChannel } from "../slack/index.js";
 import { teamsChannel } from "../teams/index.js";
@@ -24,4 +25,5 @@ export const CHANNELS: readonly ChannelEntry[] = [
   wecomChannel,
   webexChannel,
   feishuChannel,
+  imessageChannel,
 ];

@@ -18,13 +18,8 @@
  * code span is never converted, while emphasis around one (`**`abc`**`) is.
  */
 import { redactForDisplay, stripAnsi } from "../messaging/security/display-safety.js";
-import { iterFenceLines, openerOf } from "../messaging/text/fences.js";
-import {
-  flattenMermaidBody,
-  flattenPipeTables,
-  MERMAID_INFO,
-  stripThinkingTags,
-} from "../messaging/text/markup.js";
+import { reduceBlocks } from "../messaging/text/blocks.js";
+import { stripThinkingTags } from "../messaging/text/markup.js";
 import { splitMarkdownSafe } from "../messaging/text/split.js";
 
 /** WhatsApp's message cap, in characters (code points). */
@@ -69,39 +64,11 @@ const FENCE = "```";
  * block that never ends.
  */
 function convertBlocks(text: string): string {
-  const out: string[] = [];
-  let prose: string[] = [];
-  let fence: { mermaid: boolean; body: string[] } | null = null;
-  const flushProse = () => {
-    if (prose.length === 0) return;
-    for (const line of flattenPipeTables(prose.join("\n")).split("\n")) out.push(convertLine(line));
-    prose = [];
-  };
-  const closeFence = () => {
-    if (!fence) return;
-    if (fence.mermaid) {
-      const arrows = flattenMermaidBody(fence.body.join("\n"));
-      out.push("*Diagram*", ...(arrows ? arrows.split("\n") : [FENCE, ...fence.body, FENCE]));
-    } else out.push(FENCE, ...fence.body, FENCE);
-    fence = null;
-  };
-  for (const [line, role] of iterFenceLines(text)) {
-    if (role === "outside") prose.push(line);
-    else if (role === "open") {
-      flushProse();
-      const info =
-        (openerOf(line)?.opener ?? "")
-          .trim()
-          .replace(/^[`~]+/, "")
-          .trim()
-          .split(/\s+/)[0] ?? "";
-      fence = { mermaid: info.toLowerCase() === MERMAID_INFO, body: [] };
-    } else if (role === "body") fence?.body.push(line);
-    else closeFence();
-  }
-  flushProse();
-  closeFence();
-  return out.join("\n");
+  return reduceBlocks(text, {
+    line: convertLine,
+    code: (body) => [FENCE, ...body, FENCE],
+    diagram: (arrows, body) => ["*Diagram*", ...(arrows ?? [FENCE, ...body, FENCE])],
+  });
 }
 
 // ── lines ─────────────────────────────────────────────────────────────────────────────────────

@@ -13,6 +13,7 @@ import { discordDispatcher, discordHarness } from "./discord.harness.js";
 import type { DispatcherHarness } from "./dispatcher-contract.js";
 import { DISPATCHER_CHECKS, dispatcherContract } from "./dispatcher-contract.js";
 import { feishuDispatcher, feishuHarness } from "./feishu.harness.js";
+import { imessageDispatcher, imessageHarness } from "./imessage.harness.js";
 import { LIFECYCLE_CHECKS, lifecycleContract } from "./lifecycle-contract.js";
 import { slackDispatcher, slackHarness } from "./slack.harness.js";
 import { teamsDispatcher, teamsHarness } from "./teams.harness.js";
@@ -32,6 +33,7 @@ const HARNESSES: [ChannelHarness, DispatcherHarness][] = [
   [wecomHarness, wecomDispatcher],
   [webexHarness, webexDispatcher],
   [feishuHarness, feishuDispatcher],
+  [imessageHarness, imessageDispatcher],
 ];
 const CHECKS = [...CONTRACT_CHECKS, ...DISPATCHER_CHECKS, ...LIFECYCLE_CHECKS];
 const results = new Map<string, Map<string, CheckResult>>();

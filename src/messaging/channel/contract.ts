@@ -69,6 +69,12 @@ export interface ChannelEntry<S extends ChannelSettings = ChannelSettings> {
    */
   credentialsInHome?(home: string): boolean;
   /**
+   * Set (to the note doctor prints) for a channel with no credential that acts as the operator's own
+   * account (iMessage): nothing signals intent, so it stays off until its section exists or
+   * `enabled` is set, rather than reporting every install as incomplete.
+   */
+  optIn?: string;
+  /**
    * The platform's own view for `parley doctor` (origin, who the bot is, linked account, what it
    * may do, permissions), asked once the section is configured or incomplete. One that calls the
    * platform loads its SDK lazily; it never prints a secret. `healthy: false` makes doctor fail.
@@ -221,6 +227,8 @@ export function probeChannel(
     (home !== undefined && entry.credentialsInHome?.(home) === true);
   // A channel with a credential of any kind stays off until it has one or is configured.
   const needsCredential = entry.secretEnv.length > 0 || entry.credentialsInHome !== undefined;
+  if (settings.enabled === undefined && !sectionPresent && entry.optIn !== undefined)
+    return { status: "disabled", note: entry.optIn };
   if (settings.enabled === undefined && !sectionPresent && !secretSet && needsCredential)
     return {
       status: "disabled",

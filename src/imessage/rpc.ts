@@ -1,0 +1,162 @@
+/**
+ * The framing of imsg's `rpc` mode, and nothing of iMessage: newline-delimited JSON-RPC 2.0 over a
+ * child's stdio. Requests are correlated by id; notifications (no id) go to one handler; a line
+ * that is not JSON, not an object, or answers no pending request is skipped with a debug log. A
+ * line may be far longer than the 64 KiB many line readers assume (one long message body must not
+ * kill the reader); past `maxLineBytes` it is dropped whole, up to its newline, and reading goes on.
+ */
+import type { Clock } from "../messaging/base/clock.js";
+import type { Logger } from "../messaging/base/logger.js";
+
+/** 16 MiB: far above any message imsg reports, small enough that a runaway line cannot exhaust memory. */
+export const MAX_LINE_BYTES = 16 * 1024 * 1024;
+/** A request imsg never answers fails after this long (a wedged bridge must not stall a send forever). */
+export const REQUEST_TIMEOUT_MS = 30_000;
+
+/** imsg answered with a JSON-RPC error. */
+export class ImsgRpcError extends Error {
+  constructor(
+    readonly method: string,
+    readonly code: number,
+    message: string,
+  ) {
+    super(`imsg ${method} failed (${code}): ${message}`);
+    this.name = "ImsgRpcError";
+  }
+}
+
+/** The link closed (the child exited, or the channel stopped) before an answer came. */
+export class ImsgClosedError extends Error {
+  constructor(reason: string) {
+    super(`imsg is not running: ${reason}`);
+    this.name = "ImsgClosedError";
+  }
+}
+
+export interface RpcLinkOptions {
+  /** Write one line (the newline is added here) to the child's stdin. */
+  write(line: string): void;
+  onNotification(method: string, params: unknown): void;
+  clock: Clock;
+  logger: Logger;
+  maxLineBytes?: number;
+  requestTimeoutMs?: number;
+}
+
+interface Pending {
+  method: string;
+  resolve(value: unknown): void;
+  reject(error: Error): void;
+  timer: unknown;
+}
+
+export class RpcLink {
+  private nextId = 1;
+  private readonly pending = new Map<number, Pending>();
+  private chunks: Buffer[] = [];
+  private bytes = 0;
+  /** Inside a line already over the limit: everything up to its newline is dropped. */
+  private discarding = false;
+  private closed: string | null = null;
+
+  constructor(private readonly o: RpcLinkOptions) {}
+
+  request(method: string, params: Record<string, unknown> = {}): Promise<unknown> {
+    if (this.closed !== null) return Promise.reject(new ImsgClosedError(this.closed));
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      const timer = this.o.clock.setTimeout(() => {
+        if (!this.pending.delete(id)) return;
+        reject(new ImsgRpcError(method, -32000, "no answer in time"));
+      }, this.o.requestTimeoutMs ?? REQUEST_TIMEOUT_MS);
+      this.pending.set(id, { method, resolve, reject, timer });
+      try {
+        this.o.write(JSON.stringify({ jsonrpc: "2.0", id, method, params }));
+      } catch (error) {
+        this.settle(id)?.reject(new ImsgClosedError(String(error)));
+      }
+    });
+  }
+
+  /** Bytes from the child's stdout, in any chunking. */
+  feed(chunk: Buffer): void {
+    let start = 0;
+    for (;;) {
+      const nl = chunk.indexOf(0x0a, start);
+      if (nl === -1) {
+        this.keep(chunk.subarray(start));
+        return;
+      }
+      this.keep(chunk.subarray(start, nl));
+      if (!this.discarding) this.line(Buffer.concat(this.chunks, this.bytes).toString("utf8"));
+      else this.o.logger.debug("imsg: an over-long line was skipped");
+      this.chunks = [];
+      this.bytes = 0;
+      this.discarding = false;
+      start = nl + 1;
+    }
+  }
+
+  /** Every pending request fails with `reason`; later requests fail at once. */
+  close(reason: string): void {
+    this.closed = reason;
+    for (const id of [...this.pending.keys()]) this.settle(id)?.reject(new ImsgClosedError(reason));
+    this.chunks = [];
+    this.bytes = 0;
+  }
+
+  private keep(part: Buffer): void {
+    if (this.discarding || part.length === 0) return;
+    if (this.bytes + part.length > (this.o.maxLineBytes ?? MAX_LINE_BYTES)) {
+      this.discarding = true;
+      this.chunks = [];
+      this.bytes = 0;
+      return;
+    }
+    this.chunks.push(Buffer.from(part));
+    this.bytes += part.length;
+  }
+
+  private line(text: string): void {
+    if (text.trim() === "") return;
+    let frame: unknown;
+    try {
+      frame = JSON.parse(text);
+    } catch {
+      this.o.logger.debug("imsg: a line that is not JSON was skipped", { bytes: text.length });
+      return;
+    }
+    if (typeof frame !== "object" || frame === null || Array.isArray(frame)) {
+      this.o.logger.debug("imsg: a line that is not a JSON-RPC object was skipped");
+      return;
+    }
+    const f = frame as Record<string, unknown>;
+    if (typeof f.method === "string" && (f.id === undefined || f.id === null)) {
+      this.o.onNotification(f.method, f.params);
+      return;
+    }
+    const pending = typeof f.id === "number" ? this.settle(f.id) : undefined;
+    if (!pending) {
+      this.o.logger.debug("imsg: an answer to no pending request was skipped");
+      return;
+    }
+    const error = f.error as { code?: unknown; message?: unknown } | undefined;
+    if (error && typeof error === "object")
+      pending.reject(
+        new ImsgRpcError(
+          pending.method,
+          typeof error.code === "number" ? error.code : -32000,
+          typeof error.message === "string" ? error.message : "error",
+        ),
+      );
+    else pending.resolve(f.result);
+  }
+
+  private settle(id: number): Pending | undefined {
+    const pending = this.pending.get(id);
+    if (!pending) return undefined;
+    this.pending.delete(id);
+    this.o.clock.clearTimeout(pending.timer);
+    return pending;
+  }
+}

@@ -1,0 +1,191 @@
+/**
+ * The inbound feed: one `watch.subscribe` on every chat from the persisted `since_rowid`, its rows
+ * handled strictly in order. The cursor is a low-water mark: it advances past every row observed
+ * (dropped ones too: a cursor that tracked only delivered messages would replay every skipped row
+ * on the next start), and only once the row's handling settled, i.e. the journal holds it. A row
+ * whose handling failed (the journal could not take it) stops the feed: it resubscribes from the
+ * cursor after a pause, and the journal drops what it already holds.
+ *
+ * The subscription is bounded (`buffer_limit`). Full, it ENDS with one terminal `watch.overflow`
+ * carrying `resume_after_rowid`; the feed resubscribes there with capped backoff rather than go
+ * silent. That cursor is at or before the first dropped row, so replays are expected: a window of
+ * the last 1,024 guids (above the buffer) skips them before any gate, and the journal's own
+ * platform-id dedupe (durable across restarts) is the backstop.
+ */
+import type { Clock } from "../messaging/base/clock.js";
+import type { Logger } from "../messaging/base/logger.js";
+import type { CursorStore } from "../messaging/store/port.js";
+import type { ImsgCalls } from "./transport.js";
+import { type ImsgMessage, parseMessage, parseOverflow } from "./wire.js";
+
+/** The cursor's name in the store. */
+export const IMESSAGE_CURSOR = "imessage.watch";
+/** Guids remembered for replay dedupe: deliberately larger than any buffer_limit default (256). */
+export const DEDUPE_WINDOW = 1024;
+/** After this long without an overflow, resubscription backoff starts from its first step again. */
+const QUIET_RESET_MS = 60_000;
+
+export interface WatchFeedOptions {
+  imsg: ImsgCalls;
+  /** Absent: kept in memory only (a restart watches from now). */
+  cursor?: CursorStore | undefined;
+  bufferLimit: number;
+  clock: Clock;
+  logger: Logger;
+  /** Settles once the row is journaled or dropped; rejects when the journal could not take it. */
+  handle(row: ImsgMessage): Promise<void>;
+  resubscribeFirstMs?: number;
+  resubscribeMaxMs?: number;
+}
+
+/** The last N guids seen, oldest forgotten first. */
+export class GuidWindow {
+  private readonly seen = new Set<string>();
+
+  constructor(private readonly size = DEDUPE_WINDOW) {}
+
+  has(guid: string): boolean {
+    return this.seen.has(guid);
+  }
+
+  add(guid: string): void {
+    this.seen.delete(guid);
+    this.seen.add(guid);
+    if (this.seen.size > this.size) {
+      const oldest = this.seen.values().next().value;
+      if (oldest !== undefined) this.seen.delete(oldest);
+    }
+  }
+}
+
+export class WatchFeed {
+  /** Every row at or below this is handled (or the subscription started after it). */
+  private low: number | undefined;
+  private subscription: number | null = null;
+  /** Bumped on every (re)subscription: rows of an ended one still queued are discarded. */
+  private generation = 0;
+  private chain: Promise<void> = Promise.resolve();
+  private readonly window = new GuidWindow();
+  private backoffMs: number;
+  private timer: unknown = null;
+  private stopped = false;
+  private lastOverflowAt = Number.NEGATIVE_INFINITY;
+
+  constructor(private readonly o: WatchFeedOptions) {
+    this.backoffMs = o.resubscribeFirstMs ?? 250;
+  }
+
+  /** Read the durable cursor (before the first subscription). */
+  async load(): Promise<void> {
+    this.low = await this.o.cursor?.get(IMESSAGE_CURSOR);
+  }
+
+  /** The cursor the next subscription starts from (undefined: from now). */
+  get cursor(): number | undefined {
+    return this.low;
+  }
+
+  /** Subscribe from the cursor (the child just started, or a resubscription is due). */
+  async subscribe(since: number | undefined = this.low): Promise<void> {
+    if (this.stopped) return;
+    this.generation += 1;
+    this.subscription = null;
+    const result = (await this.o.imsg.request("watch.subscribe", {
+      ...(since === undefined ? {} : { since_rowid: since }),
+      buffer_limit: this.o.bufferLimit,
+      attachments: false,
+    })) as { subscription?: unknown } | null;
+    this.subscription = typeof result?.subscription === "number" ? result.subscription : null;
+    this.o.logger.info(`imessage: watching from row ${since ?? "now"}`);
+  }
+
+  /** The child's notifications. */
+  onNotification(method: string, params: unknown): void {
+    if (method === "message") {
+      const n = parseMessage(params);
+      if (!n) {
+        this.o.logger.warn("imessage: an unreadable message notification was skipped");
+        return;
+      }
+      if (this.subscription !== null && n.subscription !== this.subscription) return;
+      this.enqueue(n.message, this.generation);
+    } else if (method === "watch.overflow") {
+      const n = parseOverflow(params);
+      if (
+        !n ||
+        (n.subscription !== undefined && this.subscription !== null && n.subscription !== this.subscription)
+      )
+        return;
+      this.o.logger.warn(`imessage: the watch overflowed; resubscribing after row ${n.resumeAfterRowid}`);
+      this.subscription = null;
+      this.lastOverflowAt = this.o.clock.now();
+      // Rows already delivered are still handled in order; the new subscription starts after them.
+      const generation = this.generation;
+      this.chain = this.chain.then(() => {
+        if (generation === this.generation) this.resubscribeLater(n.resumeAfterRowid);
+      });
+    }
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer !== null) this.o.clock.clearTimeout(this.timer);
+  }
+
+  /** Resolves once every row delivered so far is handled (tests, shutdown). */
+  idle(): Promise<void> {
+    return this.chain;
+  }
+
+  private enqueue(row: ImsgMessage, generation: number): void {
+    this.chain = this.chain.then(async () => {
+      if (generation !== this.generation || this.stopped) return;
+      if (!this.window.has(row.guid)) {
+        try {
+          await this.o.handle(row);
+        } catch (error) {
+          // Not journaled: the cursor stays, the rest of this subscription is discarded, and the
+          // feed takes everything from the cursor again after a pause.
+          this.o.logger.error("imessage: a message could not be journaled; resubscribing", {
+            error: String(error),
+          });
+          this.generation += 1;
+          this.resubscribeLater(this.low);
+          return;
+        }
+        this.window.add(row.guid);
+      }
+      // Consecutive overflows back off further; a quiet minute since the last one starts afresh.
+      if (this.o.clock.now() - this.lastOverflowAt > QUIET_RESET_MS)
+        this.backoffMs = this.o.resubscribeFirstMs ?? 250;
+      await this.advance(row.rowid);
+    });
+  }
+
+  private async advance(rowid: number): Promise<void> {
+    if (this.low !== undefined && rowid <= this.low) return;
+    this.low = rowid;
+    try {
+      await this.o.cursor?.advance(IMESSAGE_CURSOR, rowid);
+    } catch (error) {
+      // In memory it moved; a restart reads the older value and the journal drops the replays.
+      this.o.logger.warn("imessage: the watch cursor could not be stored", { error: String(error) });
+    }
+  }
+
+  private resubscribeLater(since: number | undefined): void {
+    if (this.stopped || this.timer !== null) return;
+    const wait = this.backoffMs;
+    this.backoffMs = Math.min(this.backoffMs * 2, this.o.resubscribeMaxMs ?? 30_000);
+    this.timer = this.o.clock.setTimeout(() => {
+      this.timer = null;
+      this.subscribe(since).then(
+        () => undefined,
+        (error: unknown) => {
+          this.o.logger.warn("imessage: resubscribing failed", { error: String(error) });
+          this.resubscribeLater(since);
+        },
+      );
+    }, wait);
+  }
+}

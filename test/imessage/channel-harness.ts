@@ -1,0 +1,164 @@
+/**
+ * Starts the whole iMessage channel (start()) against the fake imsg executable with scripted agents
+ * and the real store: the gateway's wiring, the real child process and framing, only imsg faked.
+ * The platform probe is the one test seam (this runs on Linux).
+ */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach } from "vitest";
+import type { IMessageSettings } from "../../src/imessage/index.js";
+import { imessageChannel } from "../../src/imessage/index.js";
+import type { PlatformProbe } from "../../src/imessage/platform.js";
+import type { IMessageStartOverrides, RunningIMessage } from "../../src/imessage/start.js";
+import { start as startIMessage } from "../../src/imessage/start.js";
+import { MemoryLogger } from "../../src/messaging/base/logger.js";
+import type { GrantControl } from "../../src/messaging/channel/contract.js";
+import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
+import { SessionManager } from "../../src/messaging/session/session-manager.js";
+import type { ParleyStore } from "../../src/messaging/store/port.js";
+import type { PipelineProvider } from "../../src/messaging/turn/pipeline.js";
+import type { ScriptedProviderOptions, ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
+import { ScriptedProvider } from "../../src/providers/scripted.js";
+import { FakeImsgFolder, type FakeScenario, waitFor } from "../fakes/imessage/control.js";
+import { openTestStore, testChannelContext } from "../helpers/channel-context.js";
+
+export const OWNER = "+61400000000";
+export const GUEST = "guest@example.com";
+export const STRANGER = "+15551234567";
+
+/** A Mac that passes the platform check (the production probe refuses Linux). */
+export const macHost: PlatformProbe = async (dbPath) => ({
+  supported: true,
+  os: "macOS 14",
+  dbPath: dbPath ?? "/Users/op/Library/Messages/chat.db",
+  dbReadable: true,
+});
+
+export interface ChannelUnderTest {
+  running: RunningIMessage;
+  audit: MemoryAuditSink;
+  logger: MemoryLogger;
+  providers: Map<string, ScriptedProvider>;
+  home: string;
+  parley: ParleyStore;
+  stop(): Promise<void>;
+}
+
+export interface ChannelOptions {
+  section?: Record<string, unknown>;
+  turns?: (key: string) => (ScriptedTurn | ScriptStep[])[];
+  supportsSteer?: boolean;
+  provider?: ScriptedProviderOptions;
+  home?: string;
+  overrides?: IMessageStartOverrides;
+  grant?: GrantControl;
+  queueMode?: "steer" | "queue";
+}
+
+export async function startChannel(
+  folder: FakeImsgFolder,
+  o: ChannelOptions = {},
+): Promise<ChannelUnderTest> {
+  const home = o.home ?? mkdtempSync(join(tmpdir(), "parley-imessage-"));
+  const audit = new MemoryAuditSink();
+  const logger = new MemoryLogger();
+  const providers = new Map<string, ScriptedProvider>();
+  const sessions = new SessionManager<PipelineProvider>({
+    logger,
+    audit,
+    createProvider: (key) => {
+      const p = new ScriptedProvider(o.turns?.(key) ?? [], {
+        ...o.provider,
+        supportsSteer: o.supportsSteer ?? false,
+      });
+      providers.set(key, p);
+      return p;
+    },
+  });
+  const parley = await openTestStore(home);
+  const ctx = testChannelContext<IMessageSettings>(imessageChannel, {
+    parley,
+    section: { allowedHandles: ["+61 400 000 000", "Guest@Example.com"], ...o.section },
+    env: { IMESSAGE_CLI_PATH: folder.cliPath, IMESSAGE_DB_PATH: folder.dbPath },
+    home,
+    logger,
+    audit,
+    sessions,
+    ...(o.grant ? { grant: o.grant } : {}),
+    ...(o.queueMode ? { queueMode: o.queueMode } : {}),
+  });
+  const running = await startIMessage(ctx, {
+    platform: macHost,
+    restartFirstMs: 100,
+    resubscribeFirstMs: 50,
+    sendPolicy: { firstBackoffMs: 100, maxBackoffMs: 400 },
+    ...o.overrides,
+  });
+  let stopped = false;
+  return {
+    running,
+    audit,
+    logger,
+    providers,
+    home,
+    parley,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await running.stop();
+      await sessions.closeAll();
+      await parley.close();
+    },
+  };
+}
+
+export const text = (t: string): ScriptStep => ({ type: "text", text: t });
+export const done: ScriptStep = { type: "complete", stopReason: "end_turn" };
+
+/** One fake folder per test, the channels started against it stopped afterwards. Call at module level. */
+export function imsgLab(scenario: FakeScenario = {}): {
+  folder(patch?: FakeScenario): FakeImsgFolder;
+  channel(o?: ChannelOptions, folder?: FakeImsgFolder): Promise<ChannelUnderTest>;
+} {
+  const started: ChannelUnderTest[] = [];
+  let current: FakeImsgFolder | undefined;
+  afterEach(async () => {
+    for (const c of started.splice(0)) await c.stop();
+    current = undefined;
+  });
+  const folder = (patch: FakeScenario = {}) => {
+    current ??= new FakeImsgFolder({ ...scenario, ...patch });
+    return current;
+  };
+  return {
+    folder,
+    async channel(o = {}, f = folder()) {
+      const c = await startChannel(f, o);
+      started.push(c);
+      await waitFor(
+        () => f.requests().some((r) => r.method === "watch.subscribe" && r.answered !== undefined),
+        "subscribed",
+      );
+      return c;
+    },
+  };
+}
+
+/** The answers a handle received that end a turn (the status line follows the answer). */
+export function sentTo(folder: FakeImsgFolder, handle: string): string[] {
+  return folder.sent(handle);
+}
+
+/** Until the channel's watch has settled every row the fake's database holds. */
+export async function caughtUp(c: ChannelUnderTest, folder: FakeImsgFolder): Promise<void> {
+  await waitFor(() => (c.running.feed.cursor ?? 0) >= folder.lastRowid(), "the watch caught up");
+  await c.running.feed.idle();
+}
+
+/** Every prompt the channel's agents were given, as text, in order. */
+export function promptsOf(c: ChannelUnderTest): string[] {
+  return [...c.providers.values()].flatMap((p) =>
+    p.prompts.map((q) => (typeof q === "string" ? q : q.map((b) => ("text" in b ? b.text : "")).join(""))),
+  );
+}

@@ -1,0 +1,102 @@
+/**
+ * The watch against the fake: the cursor passes every observed row (dropped ones too) once it is
+ * journaled; a terminal overflow resubscribes at the row it names and the replays it causes are
+ * answered once; bad and very long lines from imsg are survived; a dead imsg is restarted and the
+ * watch resumes from the cursor, so nothing that arrived meanwhile is lost.
+ */
+import { describe, expect, it } from "vitest";
+import { IMESSAGE_CURSOR } from "../../src/imessage/watch.js";
+import { waitFor } from "../fakes/imessage/control.js";
+import { caughtUp, done, GUEST, imsgLab, OWNER, promptsOf, STRANGER, text } from "./channel-harness.js";
+
+const lab = imsgLab();
+const answers = (n: number) => () => Array.from({ length: n }, (_, i) => [text(`answer ${i}`), done]);
+const count = (haystack: string[], needle: RegExp) => haystack.join("\n").match(needle)?.length ?? 0;
+
+describe("the watch", () => {
+  it("the cursor passes dropped rows too, durably, once each row is settled", async () => {
+    const folder = lab.folder();
+    const c = await lab.channel({ turns: answers(1) });
+    await folder.incoming(STRANGER, "who is this");
+    const { rowid } = await folder.incoming(OWNER, "hi", { group: true });
+    await caughtUp(c, folder);
+    expect(c.running.feed.cursor).toBe(rowid);
+    expect(await c.parley.cursors.get(IMESSAGE_CURSOR)).toBe(rowid);
+  });
+
+  it("a terminal overflow resubscribes at the row it names, and its replays are answered once", async () => {
+    const folder = lab.folder({ overflowReplay: 3 });
+    const c = await lab.channel({ section: { bufferLimit: 16 }, turns: answers(60), queueMode: "queue" });
+    const texts = Array.from({ length: 30 }, (_, i) => `msg-${i}-end`);
+    await folder.command({ op: "burst", from: GUEST, texts });
+    await waitFor(() => folder.requests().some((r) => r.event === "overflow"), "the overflow");
+    const overflow = folder.requests().find((r) => r.event === "overflow");
+    await waitFor(
+      () =>
+        folder
+          .requests()
+          .some(
+            (r) =>
+              r.method === "watch.subscribe" &&
+              r.answered === undefined &&
+              r.params.since_rowid ===
+                (overflow as unknown as { resume_after_rowid: number }).resume_after_rowid,
+          ),
+      "the resubscription at the named row",
+    );
+    await waitFor(
+      () =>
+        [...c.providers.values()]
+          .flatMap((p) => p.prompts)
+          .join("\n")
+          .includes("msg-29-end"),
+      "the last message",
+      15_000,
+    );
+    await caughtUp(c, folder);
+    const prompts = promptsOf(c);
+    for (const t of texts) expect(count(prompts, new RegExp(`\\b${t}\\b`, "g")), t).toBe(1);
+  });
+
+  it("a replayed row is answered once", async () => {
+    const folder = lab.folder();
+    const c = await lab.channel({ turns: answers(3) });
+    const { rowid } = await folder.incoming(OWNER, "only once");
+    await waitFor(() => folder.sent(OWNER).length === 1, "the answer");
+    await folder.command({ op: "replay", rowids: [rowid] });
+    await caughtUp(c, folder);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(folder.sent(OWNER)).toHaveLength(1);
+    expect(promptsOf(c)).toEqual(["only once"]);
+  });
+
+  it("lines that are not JSON, and lines far above 64 KiB, are survived", async () => {
+    const folder = lab.folder();
+    await lab.channel({ turns: answers(2) });
+    await folder.command({ op: "garbage", hugeBytes: 200 * 1024 });
+    const long = `start ${"l".repeat(80 * 1024)} end`;
+    await folder.incoming(OWNER, long);
+    await waitFor(() => folder.sent(OWNER).length === 1, "the long message answered");
+    await folder.incoming(OWNER, "and after");
+    await waitFor(() => folder.sent(OWNER).length === 2, "the next one answered");
+  });
+
+  it("a dead imsg is restarted with backoff and the watch resumes from the cursor: nothing is lost", async () => {
+    const folder = lab.folder();
+    const c = await lab.channel({ turns: answers(3) });
+    await folder.incoming(OWNER, "before");
+    await waitFor(() => folder.sent(OWNER).length === 1, "the first answer");
+    await caughtUp(c, folder);
+    await folder.command({ op: "die" });
+    await waitFor(() => !folder.running(), "the fake gone");
+    const cursor = c.running.feed.cursor;
+    folder.appendRow(OWNER, "while you were out");
+    await waitFor(() => folder.starts() === 2, "the restart");
+    await waitFor(() => folder.sent(OWNER).length === 2, "the missed message answered");
+    const resubscribe = folder
+      .requests()
+      .filter((r) => r.method === "watch.subscribe" && r.answered === undefined);
+    expect(resubscribe.map((r) => r.params.since_rowid)).toEqual([undefined, cursor]);
+    expect(promptsOf(c)).toEqual(["before", "while you were out"]);
+  });
+});
