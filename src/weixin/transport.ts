@@ -68,10 +68,14 @@ export interface WeixinTransportOptions {
   sendGapMs?: number;
 }
 
-/** The `client_id` of a part: the ledger's key, scoped to the peer (keys restart with a new store). */
-export function clientIdOf(peer: string, key: string | undefined): string {
+/**
+ * The `client_id` of a part: the ledger's part key, scoped to the peer (keys restart with a new
+ * store) and to the body, so a resend of the same part after a kill carries the same id while a
+ * part a resumed turn rewrote (posted anew: iLink edits nothing) is never mistaken for the old one.
+ */
+export function clientIdOf(peer: string, key: string | undefined, body: string): string {
   if (key === undefined) return `parley-${randomBytes(12).toString("hex")}`;
-  return `parley-${createHash("sha256").update(`${peer}\u0000${key}`).digest("hex").slice(0, 32)}`;
+  return `parley-${createHash("sha256").update(`${peer}\u0000${key}\u0000${body}`).digest("hex").slice(0, 32)}`;
 }
 
 export class WeixinTransport extends MessagingTransport<unknown> {
@@ -224,7 +228,7 @@ export class WeixinTransport extends MessagingTransport<unknown> {
     sending?: () => Promise<void>,
   ): Promise<string> {
     const client = this.o.client as IlinkClient;
-    const clientId = clientIdOf(peer, key);
+    const clientId = clientIdOf(peer, key, text);
     const run = async (): Promise<string> => {
       await sending?.();
       try {

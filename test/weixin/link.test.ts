@@ -22,7 +22,10 @@ afterEach(async () => {
   fake = undefined;
 });
 
-function cli(origin: string, home: string): ChannelCliContext<WeixinSettings> & { lines: string[]; errors: string[] } {
+function cli(
+  origin: string,
+  home: string,
+): ChannelCliContext<WeixinSettings> & { lines: string[]; errors: string[] } {
   const lines: string[] = [];
   const errors: string[] = [];
   return {

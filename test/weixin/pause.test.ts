@@ -23,19 +23,30 @@ async function until(check: () => boolean, what: string): Promise<void> {
 describe("weixin -14 pause", () => {
   it("pauses polling and sending, shows unhealthy, resumes after the pause without a burst", async () => {
     const clock = new ManualClock(Date.now());
-    const c = await lab.channel({ clock, weixin: { sessionPauseMinutes: 60 }, turns: () => [[text("hi"), done]] });
+    const c = await lab.channel({
+      clock,
+      weixin: { sessionPauseMinutes: 60 },
+      turns: () => [[text("hi"), done]],
+    });
     lab.fake.push(OWNER, "hello");
     await until(() => lab.fake.sent.length === 1, "the first answer");
     lab.fake.inject("getupdates", -14);
     await until(() => c.running.pause.remainingMs() > 0, "the pause");
     const pollsAtPause = lab.fake.callsTo("getupdates").length;
 
-    expect(c.running.health()).toEqual({ healthy: false, reason: expect.stringContaining("relink may be needed") });
+    expect(c.running.health()).toEqual({
+      healthy: false,
+      reason: expect.stringContaining("relink may be needed"),
+    });
     expect(readHealth(c.home)?.pausedUntil).toBe(clock.now() + 60 * 60_000);
-    expect(c.audit.records.some((r) => r.operation === "weixin.session" && r.outcome === "expired")).toBe(true);
+    expect(c.audit.records.some((r) => r.operation === "weixin.session" && r.outcome === "expired")).toBe(
+      true,
+    );
 
     // Sending is paused too: refused locally, nothing reaches iLink.
-    await expect(c.running.transport.sendMessage(OWNER, "proactive")).rejects.toBeInstanceOf(SessionPausedError);
+    await expect(c.running.transport.sendMessage(OWNER, "proactive")).rejects.toBeInstanceOf(
+      SessionPausedError,
+    );
     // Real time passes; the loop sleeps on the (manual) clock: no poll, no hot loop.
     await new Promise((r) => setTimeout(r, 300));
     expect(lab.fake.callsTo("getupdates").length).toBe(pollsAtPause);
