@@ -5,6 +5,7 @@
  * turn reads them). A message that is only media is still a message.
  */
 import type { InboundAttachment } from "../messaging/channel/transport.js";
+import { hexKeyAsBase64 } from "./media.js";
 import type { WireItem, WireMedia, WireMessage } from "./wire.js";
 import { ITEM_FILE, ITEM_IMAGE, ITEM_TEXT, ITEM_VIDEO, ITEM_VOICE } from "./wire.js";
 
@@ -34,8 +35,10 @@ function mediaOf(
       return {
         kind: "image",
         media: item.image_item?.media,
-        // The image's own hex key, when given, is preferred (it is the raw key, unambiguous).
-        ...(item.image_item?.aeskey ? { key: item.image_item.aeskey } : {}),
+        // The image's own hex key, when given, is preferred (the raw key, unambiguous).
+        ...(item.image_item?.aeskey && hexKeyAsBase64(item.image_item.aeskey)
+          ? { key: hexKeyAsBase64(item.image_item.aeskey) }
+          : {}),
       };
     case ITEM_VOICE:
       // A transcript is the payload: no download.

@@ -24,11 +24,9 @@ const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 const HEX32 = /^[0-9a-fA-F]{32}$/;
 const BLOCK = 16;
 
-/** The object's 16-byte key from either encoding (or a bare 32-digit hex key); MediaError otherwise. */
+/** The object's 16-byte key from either encoding; MediaError otherwise. */
 export function decodeMediaKey(aesKey: string): Buffer {
   const text = aesKey.trim();
-  // An image item may carry its key as bare hex beside the media's base64 one.
-  if (HEX32.test(text)) return Buffer.from(text, "hex");
   if (!BASE64.test(text)) throw new MediaError("bad_key", "the media key is not base64");
   const bytes = Buffer.from(text, "base64");
   if (bytes.length === BLOCK) return bytes;
@@ -37,6 +35,14 @@ export function decodeMediaKey(aesKey: string): Buffer {
     if (HEX32.test(hex)) return Buffer.from(hex, "hex");
   }
   throw new MediaError("bad_key", "the media key is not a 16-byte AES key");
+}
+
+/**
+ * An image item's own `aeskey` (bare hex, beside the media's base64 one) in the first encoding, so
+ * one decoder reads every key; "" when it is not exactly 32 hex digits.
+ */
+export function hexKeyAsBase64(hex: string): string {
+  return HEX32.test(hex.trim()) ? Buffer.from(hex.trim(), "hex").toString("base64") : "";
 }
 
 /** Decrypt a ciphertext stream; plaintext is yielded as decrypted, the padding checked at the end. */
