@@ -19,6 +19,7 @@ import { telegramDispatcher, telegramHarness } from "./telegram.harness.js";
 import { webchatDispatcher, webchatHarness } from "./webchat.harness.js";
 import { webexDispatcher, webexHarness } from "./webex.harness.js";
 import { wecomDispatcher, wecomHarness } from "./wecom.harness.js";
+import { weixinDispatcher, weixinHarness } from "./weixin.harness.js";
 import { whatsappDispatcher, whatsappHarness } from "./whatsapp.harness.js";
 
 const HARNESSES: [ChannelHarness, DispatcherHarness][] = [
@@ -31,6 +32,7 @@ const HARNESSES: [ChannelHarness, DispatcherHarness][] = [
   [wecomHarness, wecomDispatcher],
   [webexHarness, webexDispatcher],
   [feishuHarness, feishuDispatcher],
+  [weixinHarness, weixinDispatcher],
 ];
 const CHECKS = [...CONTRACT_CHECKS, ...DISPATCHER_CHECKS, ...LIFECYCLE_CHECKS];
 const results = new Map<string, Map<string, CheckResult>>();
