@@ -73,6 +73,11 @@ export function writeLink(home: string, link: LinkRecord): void {
   writeAtomic(linkFile(home), `${JSON.stringify(link)}\n`);
 }
 
+/** A relink starts a fresh session: an earlier pause no longer applies. */
+export function clearHealth(home: string): void {
+  rmSync(healthFile(home), { force: true });
+}
+
 export function removeLink(home: string): void {
   rmSync(linkFile(home), { force: true });
   rmSync(healthFile(home), { force: true });

@@ -9,7 +9,16 @@
 import { spawnSync } from "node:child_process";
 import type { ChannelCliContext } from "../messaging/channel/contract.js";
 import { IlinkClient } from "./client.js";
-import { maskId, readLink, removeLink, removeToken, secretsFile, storeToken, writeLink } from "./home.js";
+import {
+  clearHealth,
+  maskId,
+  readLink,
+  removeLink,
+  removeToken,
+  secretsFile,
+  storeToken,
+  writeLink,
+} from "./home.js";
 import type { WeixinSettings } from "./index.js";
 import { admissibleBaseUrl } from "./origins.js";
 
@@ -107,6 +116,7 @@ function finish(
     if (admitted !== ctx.settings.apiUrl) baseUrl = admitted;
   }
   storeToken(ctx.home, token);
+  clearHealth(ctx.home);
   writeLink(ctx.home, { botId, ownerUserId: owner, ...(baseUrl ? { baseUrl } : {}), linkedAt: Date.now() });
   ctx.out(
     `✓ Linked bot ${maskId(botId)}; owner ${maskId(owner)}. The token is in ${secretsFile(ctx.home)} (owner-only). Start parley.`,

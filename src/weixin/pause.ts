@@ -29,6 +29,11 @@ export class SessionPause {
     this.o.onChange?.({ until: this.until });
   }
 
+  /** A pause an earlier run recorded and that has not ended: a restart must not cut it short. */
+  restore(until: number): void {
+    if (until > this.o.clock.now()) this.until = until;
+  }
+
   /** Milliseconds the pause still runs; 0 when calls may go. */
   remainingMs(): number {
     if (this.until === 0) return 0;

@@ -11,7 +11,7 @@ import { secretOf } from "../messaging/channel/contract.js";
 import { ConversationHub } from "../messaging/channel/hub.js";
 import { IlinkClient } from "./client.js";
 import { WEIXIN_HELP_FOOTER, weixinCommands } from "./commands.js";
-import { readLink, TOKEN_ENV, writeHealth } from "./home.js";
+import { readHealth, readLink, TOKEN_ENV, writeHealth } from "./home.js";
 import type { WeixinSettings } from "./index.js";
 import { WeixinIntake } from "./intake.js";
 import { admissibleBaseUrl } from "./origins.js";
@@ -89,7 +89,11 @@ export async function start(
       record(until);
     },
   });
-  record(0);
+  // A restart inside a pause keeps it (a crash loop must not become a burst of -14s); a relink
+  // clears the record, so a fresh token is used at once.
+  const prior = readHealth(ctx.home);
+  if (prior && prior.pausedUntil > clock.now()) pause.restore(prior.pausedUntil);
+  else record(0);
   const client = new IlinkClient({
     origin,
     token,

@@ -71,6 +71,8 @@ describe("parley doctor: weixin", () => {
       env: { WEIXIN_BOT_TOKEN: TOKEN, WEIXIN_API_URL: "https://ilink.example.test" },
     });
     expect(r.out).toContain("origin: https://ilink.example.test; media:");
-    expect(r.out).toContain('weixin.dmPolicy "everyone" is not allowlist, open or disabled: everyone is refused');
+    expect(r.out).toContain(
+      'weixin.dmPolicy "everyone" is not allowlist, open or disabled: everyone is refused',
+    );
   });
 });

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { SessionPausedError } from "../../src/weixin/errors.js";
-import { readHealth } from "../../src/weixin/home.js";
+import { clearHealth, readHealth } from "../../src/weixin/home.js";
 import { ManualClock, settle } from "../helpers/manual-clock.js";
 import { done, fakeIlinkLab, OWNER, text } from "./channel-harness.js";
 
@@ -79,5 +79,23 @@ describe("weixin -14 pause", () => {
     // At most the poll already in flight finishes; none starts while paused.
     expect(lab.fake.callsTo("getupdates").length).toBeLessThanOrEqual(polls + 1);
     expect(c.running.health().healthy).toBe(false);
+  });
+
+  it("a restart inside a pause keeps it; a relink clears it", async () => {
+    const clock = new ManualClock(Date.now());
+    const a = await lab.channel({ clock, turns: () => [] });
+    lab.fake.inject("getupdates", -14);
+    await until(() => a.running.pause.remainingMs() > 0, "the pause");
+    await a.stop();
+    const polls = lab.fake.callsTo("getupdates").length;
+    const b = await lab.channel({ clock, home: a.home, turns: () => [] });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(b.running.pause.remainingMs()).toBeGreaterThan(0);
+    expect(lab.fake.callsTo("getupdates").length).toBe(polls);
+    await b.stop();
+    clearHealth(a.home);
+    const c = await lab.channel({ clock, home: a.home, turns: () => [] });
+    await until(() => lab.fake.callsTo("getupdates").length > polls, "polling after the relink");
+    expect(c.running.pause.remainingMs()).toBe(0);
   });
 });

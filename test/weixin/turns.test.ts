@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { codePointLength } from "../../src/messaging/security/redact.js";
+import { ManualClock } from "../helpers/manual-clock.js";
 import { done, fakeIlinkLab, GUEST, OWNER, STRANGER, text } from "./channel-harness.js";
 
 const lab = fakeIlinkLab();
@@ -99,5 +100,42 @@ describe("weixin turns", () => {
       expect((m.text.match(/^```/gm) ?? []).length % 2).toBe(0);
     }
     expect(lab.fake.sent.length).toBeGreaterThan(2);
+  });
+
+  it("mid-turn: steered into a live turn that takes it; else a one-shot notice to resend", async () => {
+    const clock = new ManualClock();
+    const c = await lab.channel({
+      supportsSteer: false,
+      provider: { timers: clock },
+      turns: () => [{ steps: [{ delayMs: 1000 }, text("first answer"), done] }],
+    });
+    lab.fake.push(OWNER, "long job");
+    await lab.fake.waitFor(() => [...c.providers.values()][0]?.hasActiveTurn() === true, 5000, "the turn");
+    lab.fake.push(OWNER, "and another thing");
+    await lab.fake.waitFor(
+      () => lab.fake.visible().some((v) => v.includes("Send it again")),
+      5000,
+      "the notice",
+    );
+    expect(lab.fake.visible().filter((v) => v.includes("Send it again"))).toHaveLength(1);
+    await clock.advance(1000);
+    await lab.fake.waitFor(
+      () => lab.fake.visible().some((v) => v.includes("first answer")),
+      5000,
+      "the answer",
+    );
+    expect([...c.providers.values()][0]?.prompts).toEqual(["long job"]);
+  });
+
+  it("typing failures are ignored: the answer still arrives", async () => {
+    await lab.channel({ turns: () => [[text("still here"), done]] });
+    lab.fake.inject("getconfig", 50001, 5);
+    lab.fake.push(OWNER, "hi");
+    await lab.fake.waitFor(
+      () => lab.fake.visible().some((v) => v.includes("still here")),
+      5000,
+      "the answer",
+    );
+    expect(lab.fake.typing).toHaveLength(0);
   });
 });
