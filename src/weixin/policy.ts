@@ -9,9 +9,16 @@ export function dmPolicyOf(value: string): DmPolicy | "unknown" {
   return value === "allowlist" || value === "open" || value === "disabled" ? value : "unknown";
 }
 
-/** The owner: the configured one, else the person who linked the bot (the QR scan). */
-export function ownerOf(configured: string | undefined, linkedOwner: string | undefined): string | undefined {
-  return configured || linkedOwner || undefined;
+/**
+ * The owner: the configured one, else the person who linked the bot (the QR scan), else, as on
+ * every channel, the sole allow-listed id (with several listed and none linked or named, nobody).
+ */
+export function ownerOf(
+  configured: string | undefined,
+  linkedOwner: string | undefined,
+  allowed: readonly string[] = [],
+): string | undefined {
+  return configured || linkedOwner || (allowed.length === 1 ? allowed[0] : undefined);
 }
 
 export class PeerPolicy {

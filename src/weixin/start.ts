@@ -54,7 +54,7 @@ export async function start(
   const token = secretOf(ctx.env, TOKEN_ENV);
   if (!token) throw new ParleyError("CONFIG_INVALID", `${TOKEN_ENV} is not set: run \`parley weixin link\``);
   const link = readLink(ctx.home);
-  const owner = ownerOf(s.owner, link?.ownerUserId);
+  const owner = ownerOf(s.owner, link?.ownerUserId, s.allowedUserIds);
   const policy = new PeerPolicy({ dmPolicy: s.dmPolicy, allowedUserIds: s.allowedUserIds, owner });
   if (policy.policy === "allowlist" && policy.listed().length === 0)
     throw new ParleyError(
