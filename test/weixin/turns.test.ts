@@ -25,6 +25,8 @@ describe("weixin turns", () => {
     await lab.fake.waitFor(() => lab.fake.typing.some((t) => t.status === 2), 5000, "typing off");
     expect(lab.fake.typing[0]).toEqual({ user: OWNER, status: 1 });
     expect(lab.fake.callsTo("getconfig").length).toBe(1);
+    // The server's suggested long-poll timeout (the fake's 2 s) bounds the next polls.
+    expect(c.running.poller.pollTimeoutMs).toBe(2000);
     await c.stop();
   });
 
