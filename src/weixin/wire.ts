@@ -4,8 +4,7 @@
  * public reverse-engineered descriptions of Tencent's own plugin (field names only).
  */
 
-/** `message_type`: 1 a user wrote it, 2 a bot did (parley's own sends come back as 2). */
-export const MESSAGE_TYPE_USER = 1;
+/** `message_type` 2: a bot wrote it (parley's own sends come back so); a user's is 1. */
 export const MESSAGE_TYPE_BOT = 2;
 /** `message_state` 2: finished (parley sends only whole messages). */
 export const MESSAGE_STATE_FINISH = 2;
@@ -72,9 +71,8 @@ export interface QrCodeResult extends WireResult {
   qrcode_img_content?: string;
 }
 
-export type QrStatus = "wait" | "scaned" | "confirmed" | "expired";
-
 export interface QrStatusResult extends WireResult {
+  /** `wait`, `scaned` (sic), `confirmed` or `expired`. */
   status?: string;
   bot_token?: string;
   ilink_bot_id?: string;
