@@ -56,20 +56,18 @@ function convertProse(text: string): string {
 
 /** Markdown to Slack mrkdwn, line by line under the shared fence machine. */
 export function toMrkdwn(markdown: string): string {
-  return iterFenceLines(markdown)
-    .map(([line, role]) => {
-      // Slack shows an info string as code: the fence opens bare.
-      if (role === "open") return line.replace(/^(\s*)(`{3,}|~{3,}).*$/, "$1```");
-      if (role === "close") return line.replace(/^(\s*)(`{3,}|~{3,})\s*$/, "$1```");
-      if (role === "body") return escapeMrkdwn(line);
-      const heading = /^ {0,3}#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
-      if (heading) return `*${inline(heading[1] ?? "")}*`;
-      // A quote keeps Slack's own `>`: escaping it would show the bracket instead of the bar.
-      const quote = /^ {0,3}>\s?(.*)$/.exec(line);
-      if (quote) return `> ${inline(quote[1] ?? "")}`;
-      return inline(line.replace(/^(\s*)[-*+]\s+(?=\S)/, "$1• "));
-    })
-    .join("\n");
+  return Array.from(iterFenceLines(markdown), ([line, role]) => {
+    // Slack shows an info string as code: the fence opens bare.
+    if (role === "open") return line.replace(/^(\s*)(`{3,}|~{3,}).*$/, "$1```");
+    if (role === "close") return line.replace(/^(\s*)(`{3,}|~{3,})\s*$/, "$1```");
+    if (role === "body") return escapeMrkdwn(line);
+    const heading = /^ {0,3}#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
+    if (heading) return `*${inline(heading[1] ?? "")}*`;
+    // A quote keeps Slack's own `>`: escaping it would show the bracket instead of the bar.
+    const quote = /^ {0,3}>\s?(.*)$/.exec(line);
+    if (quote) return `> ${inline(quote[1] ?? "")}`;
+    return inline(line.replace(/^(\s*)[-*+]\s+(?=\S)/, "$1• "));
+  }).join("\n");
 }
 
 /** The floor for a posted message: redact the mrkdwn Slack renders (escaping already applied). */

@@ -26,7 +26,7 @@ function expectWithin(parts: string[], caps: BodyCaps): void {
     expect(points(md), `part ${i} code points`).toBeLessThanOrEqual(caps.maxChars);
     expect(requestBytes(md), `part ${i} request bytes`).toBeLessThanOrEqual(caps.maxBytes);
     expect(md, `part ${i} keeps its surrogate pairs`).not.toMatch(LONE_SURROGATE);
-    const roles = iterFenceLines(md).map(([, role]) => role);
+    const roles = [...iterFenceLines(md)].map(([, role]) => role);
     expect(roles.filter((r) => r === "open").length, `part ${i} fences`).toBe(
       roles.filter((r) => r === "close").length,
     );

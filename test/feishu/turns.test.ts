@@ -70,7 +70,7 @@ describe("a turn", () => {
     for (const [i, md] of sent.entries()) {
       expect(Array.from(md).length, `part ${i}`).toBeLessThanOrEqual(FEISHU_MAX_CHARS);
       expect(replies[i]?.bytes, `part ${i} request`).toBeLessThanOrEqual(FEISHU_POST_MAX_BYTES);
-      const roles = iterFenceLines(md).map(([, role]) => role);
+      const roles = [...iterFenceLines(md)].map(([, role]) => role);
       expect(roles.filter((r) => r === "open").length, `part ${i} fences`).toBe(
         roles.filter((r) => r === "close").length,
       );

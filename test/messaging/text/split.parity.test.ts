@@ -62,7 +62,7 @@ function call(record: ParityRecord): unknown {
     case "iter_fence_spans":
       return iterFenceSpans(str(a));
     case "iter_fence_lines":
-      return iterFenceLines(str(a));
+      return [...iterFenceLines(str(a))];
     default:
       throw new Error(`no port for ${record.fn}`);
   }

@@ -279,27 +279,27 @@ describe("splitMarkdownSafe: real fence grammar", () => {
   });
 
   it("knows tilde fences, indentation, info strings and closers", () => {
-    expect(iterFenceLines("~~~\ncode ``` here\n~~~")).toEqual([
+    expect([...iterFenceLines("~~~\ncode ``` here\n~~~")]).toEqual([
       ["~~~", "open"],
       ["code ``` here", "body"],
       ["~~~", "close"],
     ]);
-    expect(iterFenceLines("    ```\nx")).toEqual([
+    expect([...iterFenceLines("    ```\nx")]).toEqual([
       ["    ```", "outside"],
       ["x", "outside"],
     ]);
-    expect(iterFenceLines("``` `x` ```\ny")).toEqual([
+    expect([...iterFenceLines("``` `x` ```\ny")]).toEqual([
       ["``` `x` ```", "outside"],
       ["y", "outside"],
     ]);
-    expect(iterFenceLines("```\nbody\n``` not a closer\n ````  \nz")).toEqual([
+    expect([...iterFenceLines("```\nbody\n``` not a closer\n ````  \nz")]).toEqual([
       ["```", "open"],
       ["body", "body"],
       ["``` not a closer", "body"],
       [" ````  ", "close"],
       ["z", "outside"],
     ]);
-    expect(iterFenceLines("~~~ `ok` in a tilde info\n~~\n~~~~\r\n")).toEqual([
+    expect([...iterFenceLines("~~~ `ok` in a tilde info\n~~\n~~~~\r\n")]).toEqual([
       ["~~~ `ok` in a tilde info", "open"],
       ["~~", "body"],
       ["~~~~", "close"],
@@ -441,7 +441,7 @@ describe("splitMarkdownSafe: termination", () => {
     const chunks = splitMarkdownSafe(`\`\`\`\n${"a\n".repeat(20)}`, 12);
     const last = chunks.at(-1)!;
     expect(last.startsWith("```\n")).toBe(true);
-    expect(iterFenceLines(last).at(-1)![1]).toBe("body");
+    expect([...iterFenceLines(last)].at(-1)![1]).toBe("body");
     for (const chunk of chunks.slice(0, -1)) expect(chunk.endsWith("\n```")).toBe(true);
   });
 });

@@ -385,7 +385,7 @@ describe("the shared fence machine", () => {
     expect(texts.length).toBeGreaterThan(300);
     for (const text of [...texts, "```\r\n| a |\r\n```\r\n| b |\r\n", "~~~\n\n~~~\n"]) {
       const lines = lineTable(text);
-      const roles = iterFenceLines(text).map(([, role]) => (role === "outside" ? 0 : 1));
+      const roles = [...iterFenceLines(text)].map(([, role]) => (role === "outside" ? 0 : 1));
       const ours = Array.from(opaqueLines(lines)).slice(0, roles.length);
       expect(ours).toEqual(roles);
     }
