@@ -148,7 +148,10 @@ export class WeixinTransport extends MessagingTransport<unknown> {
   }
 
   override configuredTargets(): ConfiguredChannelTarget[] {
-    const ids = new Set([...(this.o.policy?.listed() ?? []), ...this.learned]);
+    // Under open, everyone who wrote (this run, or with a token kept from an earlier one) is offered.
+    const learned =
+      this.o.policy?.policy === "open" ? [...this.learned, ...(this.o.peers?.reachable() ?? [])] : [];
+    const ids = new Set([...(this.o.policy?.listed() ?? []), ...learned]);
     return [...ids].map((id) => {
       const reachable = this.o.peers?.contextToken(id) !== undefined;
       return {

@@ -113,10 +113,29 @@ describe("weixin sends", () => {
       policy: new PeerPolicy({ dmPolicy: "disabled", allowedUserIds: [OWNER] }),
     });
     expect(closed.maySendTo(OWNER, undefined, { principal: "" })).toBe(false);
+    expect(open.configuredTargets()).toEqual([]);
     const typo = new WeixinTransport({
       audit,
       policy: new PeerPolicy({ dmPolicy: "opne", allowedUserIds: [OWNER] }),
     });
     expect(typo.maySendTo(OWNER, undefined, { principal: "" })).toBe(false);
+  });
+});
+
+describe("weixin targets under open", () => {
+  it("a peer who wrote is offered as a target, also after a restart (its token is kept)", async () => {
+    const a = await lab.channel({
+      weixin: { dmPolicy: "open", allowedUserIds: [] },
+      turns: () => [[text("hi"), done]],
+    });
+    lab.fake.push("newcomer@im.wechat", "hello");
+    await lab.fake.waitFor(() => lab.fake.sent.length === 1, 5000, "the answer");
+    expect(a.running.transport.configuredTargets().map((t) => [t.targetId, t.available])).toContainEqual([
+      "dm:newcomer@im.wechat",
+      true,
+    ]);
+    await a.stop();
+    const b = await lab.channel({ home: a.home, weixin: { dmPolicy: "open", allowedUserIds: [] } });
+    expect(b.running.transport.configuredTargets().map((t) => t.targetId)).toContain("dm:newcomer@im.wechat");
   });
 });
