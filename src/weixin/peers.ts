@@ -7,20 +7,34 @@
  * store (unit tests of one part), both live in memory only.
  */
 import type { Logger } from "../messaging/base/logger.js";
-import type { RouteStore } from "../messaging/store/port.js";
+import type { CursorStore, RouteStore } from "../messaging/store/port.js";
 
 const CHANNEL = "weixin";
 /** Not an iLink id (those are `…@im.wechat`): the cursor's row cannot collide with a peer's. */
 export const CURSOR_KEY = "#getupdates";
+/**
+ * The store's numeric cursor, counting the batches confirmed: advancing it is the store's durable
+ * (fsynced) commit, which makes the opaque cursor written just before it, and every accept before
+ * that, survive power loss too: the point at which iLink may forget a message must hold.
+ */
+export const CURSOR_GENERATION = "weixin.getupdates";
 
 export class PeerState {
   private readonly tokens = new Map<string, string>();
   private cursor = "";
+  private generation = 0;
 
-  constructor(private readonly o: { routes?: RouteStore | undefined; logger: Logger }) {}
+  constructor(
+    private readonly o: {
+      routes?: RouteStore | undefined;
+      cursors?: CursorStore | undefined;
+      logger: Logger;
+    },
+  ) {}
 
   /** Read what a previous run kept: every peer's token and the cursor. */
   async load(): Promise<void> {
+    this.generation = (await this.o.cursors?.get(CURSOR_GENERATION)) ?? 0;
     if (!this.o.routes) return;
     for (const route of await this.o.routes.list(CHANNEL)) {
       const address = route.address as { contextToken?: unknown; buf?: unknown } | null;
@@ -62,6 +76,7 @@ export class PeerState {
     this.cursor = buf;
     try {
       await this.o.routes?.put({ channel: CHANNEL, conversation: CURSOR_KEY, address: { buf }, owner: "" });
+      await this.o.cursors?.advance(CURSOR_GENERATION, ++this.generation);
     } catch (error) {
       this.o.logger.error("weixin: persisting the getupdates cursor failed", { error: String(error) });
     }

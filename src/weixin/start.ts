@@ -101,7 +101,11 @@ export async function start(
     timers: clock,
     ...(overrides.fetch ? { fetch: overrides.fetch } : {}),
   });
-  const peers = new PeerState({ routes: ctx.durable?.state.routes, logger });
+  const peers = new PeerState({
+    routes: ctx.durable?.state.routes,
+    cursors: ctx.durable?.state.cursors,
+    logger,
+  });
   await peers.load();
   const transport = new WeixinTransport({
     audit,

@@ -35,6 +35,8 @@ describe("weixin restart", () => {
       await until("b polling", () => b.running.poller.polls > 0);
       await new Promise((r) => setTimeout(r, 400));
       expect(lab.fake.callsTo("getupdates").at(-1)?.body?.get_updates_buf).toBe("buf-1");
+      // The opaque cursor's write was followed by the store's durable (fsynced) cursor commit.
+      expect(await b.parley.cursors.get("weixin.getupdates")).toBeGreaterThanOrEqual(1);
       expect(b.providers.size).toBe(0);
       expect(lab.fake.visible()).toEqual([expect.stringMatching(/^answer to first/)]);
     } finally {
