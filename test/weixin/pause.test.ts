@@ -98,4 +98,30 @@ describe("weixin -14 pause", () => {
     await until(() => lab.fake.callsTo("getupdates").length > polls, "polling after the relink");
     expect(c.running.pause.remainingMs()).toBe(0);
   });
+
+  it("other errors back off exponentially (1 s, 2 s, 4 s): no hot loop, healthy again after a success", async () => {
+    const clock = new ManualClock(Date.now());
+    const c = await lab.channel({ clock, turns: () => [] });
+    await until(() => lab.fake.callsTo("getupdates").length >= 1, "the first poll");
+    lab.fake.inject("getupdates", 5000, 3);
+    const failed = () => lab.fake.callsTo("getupdates").filter((x) => x.code === 5000).length;
+    await until(() => failed() === 1, "the first failure");
+    expect(c.running.health()).toEqual({
+      healthy: false,
+      reason: expect.stringContaining("iLink error 5000"),
+    });
+    for (const [gap, expected] of [
+      [1000, 2],
+      [2000, 3],
+    ] as const) {
+      await new Promise((r) => setTimeout(r, 100));
+      expect(failed()).toBe(expected - 1);
+      await clock.advance(gap - 1);
+      expect(failed()).toBe(expected - 1);
+      await clock.advance(1);
+      await until(() => failed() === expected, `failure ${expected}`);
+    }
+    await clock.advance(4000);
+    await until(() => c.running.health().healthy, "healthy again");
+  });
 });
