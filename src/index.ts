@@ -42,6 +42,8 @@ export type {
   RunningChannel,
 } from "./messaging/channel/contract.js";
 export { defineChannel, probeChannel, secretOf } from "./messaging/channel/contract.js";
+export type { BufferedRendererOptions } from "./messaging/channel/buffered-renderer.js";
+export { BufferedRenderer } from "./messaging/channel/buffered-renderer.js";
 export type { HubOptions } from "./messaging/channel/hub.js";
 export { ConversationHub } from "./messaging/channel/hub.js";
 export { PhaseReactionLadder } from "./messaging/channel/phase-ladder.js";
