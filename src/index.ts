@@ -11,6 +11,8 @@ export type { ParleyErrorCode } from "./messaging/base/errors.js";
 export { ParleyError } from "./messaging/base/errors.js";
 export type { Logger } from "./messaging/base/logger.js";
 export { MemoryLogger, silentLogger } from "./messaging/base/logger.js";
+export type { BufferedRendererOptions } from "./messaging/channel/buffered-renderer.js";
+export { BufferedRenderer } from "./messaging/channel/buffered-renderer.js";
 export type { TransportCapabilities } from "./messaging/channel/capabilities.js";
 export {
   capabilitiesToJson,
@@ -42,8 +44,6 @@ export type {
   RunningChannel,
 } from "./messaging/channel/contract.js";
 export { defineChannel, probeChannel, secretOf } from "./messaging/channel/contract.js";
-export type { BufferedRendererOptions } from "./messaging/channel/buffered-renderer.js";
-export { BufferedRenderer } from "./messaging/channel/buffered-renderer.js";
 export type { HubOptions } from "./messaging/channel/hub.js";
 export { ConversationHub } from "./messaging/channel/hub.js";
 export { PhaseReactionLadder } from "./messaging/channel/phase-ladder.js";
