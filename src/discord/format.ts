@@ -4,6 +4,7 @@
  * source text that has passed `discordSafe` and fits DISCORD_MAX_TEXT.
  */
 import { redactForDisplay } from "../messaging/security/display-safety.js";
+import { codePointLength } from "../messaging/security/redact.js";
 import { oneLine } from "../messaging/text/clip.js";
 import { splitMarkdownSafe } from "../messaging/text/split.js";
 
@@ -28,12 +29,6 @@ export function defangMentions(text: string): string {
 /** The floor at every sink: redact the form Discord RENDERS, then defang (last, so no key is split). */
 export function discordSafe(text: string): string {
   return defangMentions(redactForDisplay(text).text);
-}
-
-export function codePointLength(text: string): number {
-  let n = 0;
-  for (const _ of text) n++;
-  return n;
 }
 
 /**

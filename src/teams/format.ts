@@ -8,6 +8,7 @@
  * 16,000 code points and a UTF-8 byte bound per message, fence-balanced when cut.
  */
 import { redactForDisplay } from "../messaging/security/display-safety.js";
+import { codePointLength } from "../messaging/security/redact.js";
 import { oneLine } from "../messaging/text/clip.js";
 import { iterFenceSpans, splitMarkdownBytes, splitMarkdownSafe } from "../messaging/text/split.js";
 
@@ -20,12 +21,6 @@ export const TEAMS_MAX_CHARS = 16_000;
 export const TEAMS_MAX_TEXT_BYTES = 24_000;
 /** What one streamed segment may hold, leaving room for a steer chip, the status line or the footer. */
 export const TEAMS_SEGMENT_LIMIT = TEAMS_MAX_CHARS - 400;
-
-export function codePointLength(text: string): number {
-  let n = 0;
-  for (const _ of text) n++;
-  return n;
-}
 
 export function utf8Length(text: string): number {
   return Buffer.byteLength(text, "utf8");

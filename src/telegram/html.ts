@@ -10,6 +10,7 @@
  * still shows a credential loses its formatting rather than its redaction.
  */
 import { redactForDisplay } from "../messaging/security/display-safety.js";
+import { codePointLength } from "../messaging/security/redact.js";
 import { iterFenceLines, splitMarkdownSafe } from "../messaging/text/split.js";
 import { TELEGRAM_MAX_MESSAGE_UTF16 } from "./limits.js";
 
@@ -22,6 +23,7 @@ function escapeAttr(text: string): string {
 }
 
 const ENTITY: Record<string, string> = { lt: "<", gt: ">", amp: "&", quot: '"' };
+const ESCAPED: Record<string, string> = { "&": "&amp;", "<": "&lt;", ">": "&gt;" };
 
 /** What a reader sees of our HTML: tags dropped, the entities we emit decoded. */
 export function htmlVisibleText(html: string): string {
@@ -71,10 +73,22 @@ function inline(line: string): string {
   return inlineRange(line);
 }
 
+/** Where inline markup can start; everything between two of these is copied as one escaped run. */
+const MARKUP_START = /[`[*_~|]/g;
+
 function inlineRange(line: string): string {
   let out = "";
   let i = 0;
   while (i < line.length) {
+    // One escaped slice per plain run, not one string per character: a megabyte line must not
+    // become a rope of a million one-character pieces (collection made that super-linear).
+    MARKUP_START.lastIndex = i;
+    const next = MARKUP_START.exec(line)?.index ?? line.length;
+    if (next > i) {
+      out += escapeHtml(line.slice(i, next));
+      i = next;
+      continue;
+    }
     const c = line[i] as string;
     if (c === "`") {
       const close = line.indexOf("`", i + 1);
@@ -191,15 +205,17 @@ export function fitTelegramHtml(source: string, reserve = 0, depth = 0): string[
   const cap = TELEGRAM_MAX_MESSAGE_UTF16 - reserve;
   const html = toTelegramHtml(source);
   if (html.length <= cap) return html === "" ? [] : [html];
-  const points = Array.from(source).length;
+  const points = codePointLength(source);
   const limit = Math.max(64, Math.floor((points * cap * 0.9) / html.length));
   const pieces = depth < 6 && limit < points ? splitMarkdownSafe(source, limit) : [];
   if (pieces.length > 1) return pieces.flatMap((p: string) => fitTelegramHtml(p, reserve, depth + 1));
-  // No markdown-safe progress (pathological input): cut plain escaped text by code points.
+  // No markdown-safe progress (pathological input): cut plain escaped text by code points. The
+  // string's own iterator, not an array of every character: a multi-megabyte text must not become
+  // millions of live strings (old-space collection made this step super-linear).
   const out: string[] = [];
   let current = "";
-  for (const ch of Array.from(htmlVisibleText(html))) {
-    const piece = escapeHtml(ch);
+  for (const ch of htmlVisibleText(html)) {
+    const piece = ESCAPED[ch] ?? ch;
     if (current.length + piece.length > cap) {
       out.push(current);
       current = "";
