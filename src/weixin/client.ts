@@ -139,6 +139,8 @@ export class IlinkClient {
     outer?: AbortSignal,
   ): Promise<T> {
     const endpoint = path.split("?")[0] ?? path;
+    // Stopping: nothing new leaves (a listener added to an aborted signal would never fire).
+    if (outer?.aborted) throw outer.reason instanceof Error ? outer.reason : new Error("aborted");
     const left = this.o.pause?.remainingMs() ?? 0;
     if (left > 0) throw new SessionPausedError(endpoint, this.o.pause?.pausedUntil ?? 0);
     const headers: Record<string, string> = {
