@@ -6,7 +6,6 @@
  * once the message is journaled or needed no journal; it rejects only when the journal (or the
  * token's write) failed, and then the poller keeps its cursor so iLink delivers the batch again.
  */
-import type { Logger } from "../messaging/base/logger.js";
 import type { ConversationHub } from "../messaging/channel/hub.js";
 import type { IncomingMessage } from "../messaging/channel/surface.js";
 import type { PeerState } from "./peers.js";
@@ -18,7 +17,6 @@ export class WeixinIntake {
     private readonly transport: WeixinTransport,
     private readonly hub: ConversationHub<WeixinAddress, WeixinExtra>,
     private readonly peers: PeerState,
-    private readonly logger: Logger,
   ) {}
 
   async onMessage(raw: unknown): Promise<void> {
@@ -39,26 +37,6 @@ export class WeixinIntake {
       ...(message.messageId ? { messageId: message.messageId } : {}),
     };
     const source = { platformId: message.messageId ? `message:${message.messageId}` : null };
-    await new Promise<void>((resolve, reject) => {
-      let journaled = false;
-      this.hub
-        .receive(incoming, source, {
-          onAccepted: () => {
-            journaled = true;
-            resolve();
-          },
-        })
-        .then(
-          ({ turn }) => {
-            // Resolved without onAccepted: a drop (a redelivery) or a refusal; nothing to keep.
-            if (!journaled) resolve();
-            void this.hub.track(turn);
-          },
-          (error: unknown) => {
-            if (!journaled) reject(error);
-            else this.logger.error("weixin: routing a message failed", { error: String(error) });
-          },
-        );
-    });
+    await this.hub.receiveJournaled(incoming, source);
   }
 }
