@@ -7,6 +7,8 @@ import { existsSync, mkdtempSync, readFileSync, statSync, writeFileSync } from "
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import type { CliIo } from "../../src/gateway/cli.js";
+import { runCli } from "../../src/gateway/cli.js";
 import { channelSettingsOf } from "../../src/gateway/config.js";
 import type { ChannelCliContext } from "../../src/messaging/channel/contract.js";
 import { readLink } from "../../src/weixin/home.js";
@@ -101,5 +103,22 @@ describe("parley weixin link", () => {
     expect(await unlinkCommand(ctx)).toBe(0);
     expect(readFileSync(join(h, ".env"), "utf8")).not.toContain("WEIXIN_BOT_TOKEN");
     expect(readLink(h)).toBeNull();
+  });
+
+  it("through the real CLI table: `parley weixin link` writes the token to the data home's .env", async () => {
+    fake = await FakeIlink.start();
+    const h = home();
+    const out: string[] = [];
+    const io: CliIo = {
+      out: (l) => out.push(l),
+      err: (l) => out.push(l),
+      env: { PARLEY_HOME: h, WEIXIN_API_URL: fake.origin },
+      cwd: h,
+      stopSignal: () => new Promise(() => {}),
+    };
+    expect(await runCli(["weixin", "link"], io)).toBe(0);
+    expect(readFileSync(join(h, ".env"), "utf8")).toBe(`WEIXIN_BOT_TOKEN=${fake.token}\n`);
+    expect(out.join("\n")).toContain("Linked bot");
+    expect(out.join("\n")).not.toContain(fake.token);
   });
 });
