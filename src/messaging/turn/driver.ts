@@ -19,7 +19,6 @@ import type {
   PermissionRequestEvent,
   PromptContent,
   ProviderEvent,
-  ToolResultEvent,
 } from "./provider-events.js";
 import type { PromptOption, Renderer } from "./renderer.js";
 import {
@@ -69,9 +68,6 @@ export interface TurnObserver {
   approval(title: string, outcome: string): void;
 }
 
-/** Consumes session directives carried by a trusted tool's results; inert when absent. */
-export type DirectiveConsumer = (kind: string, args: Record<string, unknown>) => Promise<void>;
-
 /** The minimal provider surface the driver needs (a Provider satisfies it). */
 export interface TurnSource {
   prompt(content: string | PromptContent[]): AsyncIterable<ProviderEvent>;
@@ -88,10 +84,7 @@ export interface TurnDriverOptions {
   timers?: Timers;
   /** Aborted on /stop: an open approval denies instead of waiting. */
   signal?: AbortSignal;
-  directiveConsumer?: DirectiveConsumer;
   observer?: TurnObserver;
-  /** The forgery gate: is this tool call's trusted _meta identity the directive tool? */
-  isDirectiveTool?: (meta: Record<string, unknown> | undefined) => boolean;
 }
 
 const DEFAULT_DECIDER_TIMEOUT_MS = 6 * 60_000;
@@ -113,9 +106,6 @@ export class TurnDriver {
   private redactor = new StreamRedactor();
   private readonly steersEmitted = new Set<string>();
   private readonly tools = new Map<string, { title: string; purpose: string }>();
-  private readonly directiveCalls = new Set<string>();
-  private readonly consumedDirectives = new Set<string>();
-  private readonly subagentCalls = new Set<string>();
   private accumulated = "";
   /** The context usage the agent last reported in this turn (the turn-status line shows it). */
   private usagePct: number | undefined;
@@ -182,9 +172,6 @@ export class TurnDriver {
     this.redactor = new StreamRedactor();
     this.steersEmitted.clear();
     this.tools.clear();
-    this.directiveCalls.clear();
-    this.consumedDirectives.clear();
-    this.subagentCalls.clear();
     this.accumulated = "";
     this.usagePct = undefined;
     this.stopReason = "";
@@ -206,8 +193,6 @@ export class TurnDriver {
         const purpose = redactAll(event.purpose ?? "");
         this.tools.set(event.toolCallId, { title, purpose });
         this.observe((o) => o.toolCall(title));
-        if (this.o.directiveConsumer && this.o.isDirectiveTool?.(event.meta))
-          this.directiveCalls.add(event.toolCallId);
         return this.emit({
           kind: TOOL_CALL,
           toolCallId: event.toolCallId,
@@ -216,8 +201,9 @@ export class TurnDriver {
           toolPurpose: purpose,
         });
       }
+      // A tool's result is the agent's to read, and sub-agent activity is its own business: nothing shows.
       case "tool_result":
-        return this.onToolResult(event);
+        return;
       case "permission_request":
         await this.flushText();
         return this.onPermission(event);
@@ -234,7 +220,6 @@ export class TurnDriver {
         await this.flushText();
         return this.emitSteer(event.id, event.summary);
       case "subagent_activity":
-        if (event.toolCallId) this.subagentCalls.add(event.toolCallId);
         return;
       case "usage":
         if (event.size > 0) this.usagePct = Math.min(100, Math.max(0, (event.used / event.size) * 100));
@@ -342,51 +327,6 @@ export class TurnDriver {
         kind: event.kind,
         error: String(error),
       });
-    }
-  }
-
-  private async onToolResult(event: ToolResultEvent): Promise<void> {
-    const consumer = this.o.directiveConsumer;
-    if (!consumer) return;
-    const marker = event.meta?.directive;
-    const id = event.toolCallId;
-    if (marker === undefined) {
-      if (event.final && this.directiveCalls.has(id) && !this.consumedDirectives.has(id)) {
-        this.log.warn("directive tool finished without a marker", {
-          session: this.o.sessionKey,
-          toolCallId: id,
-        });
-      }
-      return;
-    }
-    if (!this.directiveCalls.has(id)) {
-      // A marker under any other tool is forged: ignored, never applied.
-      this.log.warn("forged directive marker ignored", { session: this.o.sessionKey, toolCallId: id });
-      return;
-    }
-    if (this.consumedDirectives.has(id)) return;
-    this.consumedDirectives.add(id);
-    if (this.subagentCalls.has(id)) {
-      // A child session must never arm or mutate its parent.
-      this.o.audit.log("session_directive", "denied", { session: this.o.sessionKey, reason: "subagent" });
-      return;
-    }
-    if (
-      typeof marker !== "object" ||
-      marker === null ||
-      typeof (marker as { kind?: unknown }).kind !== "string"
-    ) {
-      this.log.warn("undecodable directive marker", { session: this.o.sessionKey, toolCallId: id });
-      return;
-    }
-    const { kind, args } = marker as { kind: string; args?: unknown };
-    try {
-      await consumer(
-        kind,
-        typeof args === "object" && args !== null ? (args as Record<string, unknown>) : {},
-      );
-    } catch (error) {
-      this.log.error("directive consumer failed", { session: this.o.sessionKey, kind, error: String(error) });
     }
   }
 
