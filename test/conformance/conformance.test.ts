@@ -6,6 +6,7 @@
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import { capabilitiesToJson } from "../../src/messaging/channel/capabilities.js";
+import { RECORDING_GOLDEN } from "../helpers/golden-scenarios.js";
 import type { ChannelHarness, CheckResult } from "./contract.js";
 import { CONTRACT_CHECKS, channelContract } from "./contract.js";
 import { discordDispatcher, discordHarness } from "./discord.harness.js";
@@ -82,8 +83,7 @@ function renderDoc(): string {
 
 describe("docs/conformance.md", () => {
   afterAll(() => {
-    if (process.env.PARLEY_RECORD_GOLDEN === "1")
-      writeFileSync(new URL("../../docs/conformance.md", import.meta.url), renderDoc());
+    if (RECORDING_GOLDEN) writeFileSync(new URL("../../docs/conformance.md", import.meta.url), renderDoc());
   });
   it("lists every channel, and every check passed", () => {
     // Runs after the contract suites above (vitest runs a file's tests in order).
@@ -92,7 +92,7 @@ describe("docs/conformance.md", () => {
     for (const [h] of HARNESSES)
       for (const c of CHECKS) expect(results.get(h.name)?.has(c), `${h.name}: ${c} ran`).toBe(true);
     const path = new URL("../../docs/conformance.md", import.meta.url);
-    if (process.env.PARLEY_RECORD_GOLDEN === "1") return;
+    if (RECORDING_GOLDEN) return;
     expect(existsSync(path), "docs/conformance.md missing; run npm run golden:record").toBe(true);
     expect(readFileSync(path, "utf8")).toBe(renderDoc());
   });

@@ -1,10 +1,9 @@
 /**
  * Golden transcripts: the ordered renderer calls the TurnDriver makes for scripted provider streams,
- * compared against fixtures/golden/driver-*.json. Re-record after an intended change with
+ * compared against fixtures/golden/driver-*.json (through the shared record/compare step in
+ * test/helpers/golden-scenarios.ts). Re-record after an intended change with
  * `npm run golden:record` and review the diff like code.
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { describe, expect, it } from "vitest";
 import { PendingApprovals, WidgetApprovalDecider } from "../../src/messaging/approval/approvals.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import type { TurnPolicy } from "../../src/messaging/turn/driver.js";
@@ -12,8 +11,7 @@ import { TurnDriver } from "../../src/messaging/turn/driver.js";
 import { RecordingRenderer } from "../../src/messaging/turn/recording-renderer.js";
 import type { ScriptedTurn } from "../../src/providers/scripted.js";
 import { ScriptedProvider } from "../../src/providers/scripted.js";
-
-const RECORD = process.env.PARLEY_RECORD_GOLDEN === "1";
+import { describeGolden } from "../helpers/golden-scenarios.js";
 
 interface Scenario {
   turn: ScriptedTurn;
@@ -108,14 +106,5 @@ async function record(scenario: Scenario) {
   return { calls: renderer.calls, returnedText: text, permissionAnswers: provider.answers };
 }
 
-describe("driver golden transcripts", () => {
-  for (const [name, scenario] of Object.entries(SCENARIOS)) {
-    it(name, async () => {
-      const path = new URL(`../../fixtures/golden/driver-${name}.json`, import.meta.url);
-      const actual = JSON.parse(JSON.stringify(await record(scenario)));
-      if (RECORD) writeFileSync(path, `${JSON.stringify(actual, null, 2)}\n`);
-      expect(existsSync(path), `missing golden file; run npm run golden:record`).toBe(true);
-      expect(actual).toEqual(JSON.parse(readFileSync(path, "utf8")));
-    });
-  }
-});
+// Compared in the form the fixture holds: through JSON and back.
+describeGolden("driver", SCENARIOS, async (scenario) => JSON.parse(JSON.stringify(await record(scenario))));

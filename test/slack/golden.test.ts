@@ -2,36 +2,25 @@
  * Golden transcripts: the ordered Web API calls (method and arguments) the whole Slack channel makes
  * for scripted agent streams, compared against fixtures/golden/slack-*.json, and IDENTICAL in both
  * modes: Socket Mode and the Events API over HTTP (signed by the fake) only change how deliveries
- * arrive, never what the user is shown. Re-record after an intended change with
- * `PARLEY_RECORD_GOLDEN=1 npx vitest run test/slack/golden.test.ts` and review the diff like code.
+ * arrive, never what the user is shown. Slack records its own scenarios (threads, two prompts, a
+ * picked option) through the shared record/compare step (test/helpers/golden-scenarios.ts).
+ * Re-record after an intended change with `npm run golden:record` and review the diff like code.
  *
  * Deterministic by construction: the renderer runs with no throttle (every agent event is rendered
  * before the next is taken), the clock never moves (so elapsed times read 0s), reactions are off,
  * and timestamps and nonces are normalized.
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, expect } from "vitest";
 import type { ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
+import { describeGolden, fencedPlan, firstSeenIds, toolPermission } from "../helpers/golden-scenarios.js";
 import { ManualClock } from "../helpers/manual-clock.js";
 import type { Mode, Stack } from "./helpers.js";
 import { ALICE, buttonIds, DM, done, settled, startStack, text, until, untilFooter } from "./helpers.js";
 
-const RECORD = process.env.PARLEY_RECORD_GOLDEN === "1";
 const UNRECORDED = new Set(["auth.test", "apps.connections.open"]);
 
-const permission = (requestId: string, title: string): ScriptStep => ({
-  type: "permission_request",
-  requestId,
-  toolCallId: `t-${requestId}`,
-  title,
-  kind: "execute",
-  options: [
-    { optionId: "allow", name: "Allow once", kind: "allow_once" },
-    { optionId: "reject", name: "Reject", kind: "reject_once" },
-  ],
-});
-
-const fenced = Array.from({ length: 120 }, (_, i) => `  step_${i}: run("task ${i}") # keep going`).join("\n");
+const permission = (requestId: string, title: string): ScriptStep =>
+  toolPermission({ requestId, toolCallId: `t-${requestId}`, title });
 
 interface Scenario {
   turns: (ScriptedTurn | ScriptStep[])[];
@@ -72,7 +61,7 @@ const SCENARIOS: Record<string, Scenario> = {
     },
   },
   "long-fenced": {
-    turns: [[text(`Plan:\n\n\`\`\`yaml\n${fenced}\n\`\`\`\n\nThat is the plan.`), done]],
+    turns: [[text(fencedPlan(120)), done]],
     play: async (s) => {
       open(s, "plan it");
       await untilFooter(s.fake, DM);
@@ -142,12 +131,9 @@ afterEach(async () => {
 
 /** Timestamps numbered by first appearance, nonces masked, JSON-encoded form fields read back. */
 function normalize(value: unknown): unknown {
-  const ids = new Map<string, string>();
+  const ids = firstSeenIds();
   const text = JSON.stringify(value)
-    .replace(/\d{10}\.\d{6}/g, (ts) => {
-      if (!ids.has(ts)) ids.set(ts, `<ts${ids.size + 1}>`);
-      return ids.get(ts) as string;
-    })
+    .replace(/\d{10}\.\d{6}/g, ids("ts"))
     .replace(/(parley:a:[^:"\\]+:)[A-Za-z0-9_-]{22}(:[10g])/g, "$1<nonce>$2");
   return JSON.parse(text);
 }
@@ -180,16 +166,14 @@ async function record(name: string, mode: Mode): Promise<unknown> {
   return transcript;
 }
 
-describe("slack golden transcripts", () => {
-  for (const name of Object.keys(SCENARIOS)) {
-    it(`${name}: the same in Socket Mode and over HTTP`, async () => {
-      const path = new URL(`../../fixtures/golden/slack-${name}.json`, import.meta.url);
-      const socket = await record(name, "socket");
-      const http = await record(name, "http");
-      expect(http).toEqual(socket);
-      if (RECORD) writeFileSync(path, `${JSON.stringify(socket, null, 2)}\n`);
-      expect(existsSync(path), "missing golden file; re-record (see the header)").toBe(true);
-      expect(socket).toEqual(JSON.parse(readFileSync(path, "utf8")));
-    }, 30_000);
-  }
-});
+describeGolden(
+  "slack",
+  SCENARIOS,
+  async (_scenario, name) => {
+    const socket = await record(name, "socket");
+    const http = await record(name, "http");
+    expect(http).toEqual(socket);
+    return socket;
+  },
+  { title: (name) => `${name}: the same in Socket Mode and over HTTP`, timeoutMs: 30_000 },
+);
