@@ -9,10 +9,13 @@
  */
 import { randomUUID } from "node:crypto";
 import WebSocket from "ws";
+import { z } from "zod";
 import type { Clock } from "../messaging/base/clock.js";
 import { realClock, sleep } from "../messaging/base/clock.js";
 import { ParleyError } from "../messaging/base/errors.js";
 import type { Logger } from "../messaging/base/logger.js";
+import { ReconnectGuard } from "../messaging/base/reconnect-guard.js";
+import type { WebexEgress } from "./egress.js";
 import type { TokenHosts } from "./hosts.js";
 import type { WebexAction, WebexFrame, WebexMessage } from "./wire.js";
 import {
@@ -25,7 +28,36 @@ import {
   roomSchema,
 } from "./wire.js";
 
-export type WebexResult<T> = { ok: true; data: T } | { ok: false; status: number; message: string };
+/**
+ * A call's outcome. A refusal carries Webex's own words and its tracking id (what an administrator
+ * quotes to Cisco); a 403 on a send or an edit is the organization's policy (compliance, DLP)
+ * refusing it, which no retry would change.
+ */
+export type WebexResult<T> =
+  | { ok: true; data: T }
+  | { ok: false; status: number; message: string; trackingId?: string };
+
+/** Webex's error body: `{ message, errors: [{ description }], trackingId }`. */
+const errorBodySchema = z.object({ message: z.string().optional(), trackingId: z.string().optional() });
+
+export function readError(
+  status: number,
+  text: string,
+): { ok: false; status: number; message: string; trackingId?: string } {
+  let parsed: z.infer<typeof errorBodySchema> = {};
+  try {
+    const r = errorBodySchema.safeParse(JSON.parse(text));
+    if (r.success) parsed = r.data;
+  } catch {
+    // Not JSON (a proxy's page, a gateway error): the text itself, bounded, is the message.
+  }
+  return {
+    ok: false,
+    status,
+    message: (parsed.message ?? text).slice(0, 200),
+    ...(parsed.trackingId ? { trackingId: parsed.trackingId.slice(0, 100) } : {}),
+  };
+}
 
 export interface WebexClientOptions {
   token: string;
@@ -34,6 +66,8 @@ export interface WebexClientOptions {
   /** Empty: discover through the catalog. */
   wdmUrl: string;
   hosts: TokenHosts;
+  /** The route out (HTTPS_PROXY honoured); checked after `hosts`, never instead of it. */
+  egress: WebexEgress;
   logger: Logger;
   clock?: Clock;
   onFrame: (frame: WebexFrame) => void;
@@ -46,6 +80,7 @@ export interface WebexClientOptions {
 
 /** Retry-After is seconds; a missing or silly value waits one second, a huge one is capped. */
 const MAX_RETRY_AFTER_MS = 60_000;
+/** The reconnect curve: doubling from 1 s, never longer than a minute between attempts. */
 const BACKOFF_START_MS = 1000;
 const BACKOFF_MAX_MS = 60_000;
 
@@ -53,7 +88,7 @@ export class WebexClient {
   private ws: WebSocket | null = null;
   private deviceUrl: string | null = null;
   private closing = false;
-  private backoff = BACKOFF_START_MS;
+  private readonly guard: ReconnectGuard;
   private reconnectTimer: unknown = null;
   readonly clock: Clock;
   /** What doctor and the log show: the WDM host used and whether it was pinned. */
@@ -61,11 +96,19 @@ export class WebexClient {
   wdmPinned = false;
   botId = "";
   botEmails: string[] = [];
+  /** Which device-socket connection this is (counted from 1): what a remembered cluster belongs to. */
+  connection = 0;
   /** The bot's display name: how its mention starts a message in a space. */
   botName = "";
 
   constructor(private readonly o: WebexClientOptions) {
     this.clock = o.clock ?? realClock;
+    this.guard = new ReconnectGuard({
+      clock: this.clock,
+      minHealthyMs: o.minHealthyMs ?? 30_000,
+      baseMs: BACKOFF_START_MS,
+      maxMs: BACKOFF_MAX_MS,
+    });
   }
 
   // ── REST ─────────────────────────────────────────────────────────────────────────────────────
@@ -94,17 +137,15 @@ export class WebexClient {
           ...(body === undefined || body instanceof FormData ? {} : { "content-type": "application/json" }),
         },
         ...(body === undefined ? {} : { body: body instanceof FormData ? body : JSON.stringify(body) }),
-      }).catch((error: unknown) => ({ error }));
+        ...this.route(url),
+      } as RequestInit).catch((error: unknown) => ({ error }));
       if ("error" in res) return { ok: false, status: 0, message: String(res.error) };
       if (res.status === 429 && attempt < (this.o.maxRetries ?? 3)) {
         await res.body?.cancel();
         await sleep(this.clock, retryAfterMs(res.headers.get("retry-after")));
         continue;
       }
-      if (!res.ok) {
-        const text = await res.text().catch(() => "");
-        return { ok: false, status: res.status, message: text.slice(0, 200) };
-      }
+      if (!res.ok) return readError(res.status, await res.text().catch(() => ""));
       const json = res.status === 204 ? {} : await res.json().catch(() => ({}));
       try {
         return { ok: true, data: parse(json) };
@@ -112,6 +153,12 @@ export class WebexClient {
         return { ok: false, status: res.status, message: `unexpected response: ${String(error)}` };
       }
     }
+  }
+
+  /** fetch's dispatcher for this URL when it is not the default (a proxy, a test's CA). */
+  private route(url: string): { dispatcher?: unknown } {
+    const dispatcher = this.o.egress.dispatcher(url);
+    return dispatcher ? { dispatcher } : {};
   }
 
   private api(path: string): string {
@@ -168,7 +215,8 @@ export class WebexClient {
       redirect: "manual",
       signal: AbortSignal.timeout(this.o.requestTimeoutMs ?? 30_000),
       headers: { authorization: `Bearer ${this.o.token}` },
-    }).catch(() => null);
+      ...this.route(url),
+    } as RequestInit).catch(() => null);
     return res ? { status: res.status, headers: res.headers } : { status: 0, headers: null };
   }
 
@@ -224,9 +272,14 @@ export class WebexClient {
     const httpForm = wsUrl.replace(/^ws/, "http");
     if (!this.o.hosts.allows(httpForm))
       throw new ParleyError("CONFIG_INVALID", "webex: the socket host is not allowed");
-    const ws = new WebSocket(wsUrl, { followRedirects: false, maxPayload: 1024 * 1024 });
+    // Closed while registering (a shutdown racing a reconnect): no socket is opened after close().
+    if (this.closing) return this.deleteDevice();
+    const ws = new WebSocket(wsUrl, {
+      followRedirects: false,
+      maxPayload: 1024 * 1024,
+      ...this.o.egress.socketOptions(wsUrl),
+    });
     this.ws = ws;
-    const openedAt = this.clock.now();
     await new Promise<void>((resolve, reject) => {
       ws.once("open", () => {
         ws.send(
@@ -240,21 +293,38 @@ export class WebexClient {
       });
       ws.once("error", reject);
     });
+    this.guard.opened();
+    this.connection += 1;
+    // A socket error is followed by its close, which reconnects; logged so it is never silent.
+    ws.on("error", (error) => this.o.logger.warn("webex: device socket error", { error: String(error) }));
     ws.on("message", (data) => this.onMessage(String(data)));
     ws.on("close", () => {
       if (this.ws === ws) this.ws = null;
       if (this.closing) return;
-      // A connection that dropped quickly is not healthy: back off further before the next try.
-      const healthy = this.clock.now() - openedAt >= (this.o.minHealthyMs ?? 30_000);
-      this.backoff = healthy ? BACKOFF_START_MS : Math.min(this.backoff * 2, BACKOFF_MAX_MS);
-      this.o.logger.warn("webex: device socket closed; reconnecting", { inMs: this.backoff });
-      this.reconnectTimer = this.clock.setTimeout(() => {
-        this.reconnectTimer = null;
-        void this.open().catch((error: unknown) => {
-          this.o.logger.error("webex: reconnect failed", { error: String(error) });
-        });
-      }, this.backoff);
+      this.guard.closed();
+      this.scheduleReconnect();
     });
+  }
+
+  /**
+   * The next attempt after the guard's delay: a connection that closed soon after opening, or an
+   * attempt that failed outright, doubles the wait (capped), so an accept-then-close peer or a WDM
+   * outage is never hammered; a connection that lived past minHealthyMs reconnects at once.
+   */
+  private scheduleReconnect(): void {
+    if (this.closing || this.reconnectTimer !== null) return;
+    const delay = this.guard.delayMs();
+    this.o.logger.warn("webex: device socket closed; reconnecting", { inMs: delay });
+    this.reconnectTimer = this.clock.setTimeout(() => {
+      this.reconnectTimer = null;
+      if (this.closing) return;
+      this.open().catch((error: unknown) => {
+        this.o.logger.error("webex: reconnect failed", { error: String(error) });
+        // A failed attempt counts as an unhealthy connection: the curve grows and another is armed.
+        this.guard.closed();
+        this.scheduleReconnect();
+      });
+    }, delay);
   }
 
   private onMessage(raw: string): void {
@@ -277,6 +347,7 @@ export class WebexClient {
   async close(): Promise<void> {
     this.closing = true;
     if (this.reconnectTimer !== null) this.clock.clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = null;
     const ws = this.ws;
     this.ws = null;
     if (ws && ws.readyState !== WebSocket.CLOSED) {

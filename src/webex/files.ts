@@ -13,6 +13,7 @@ import { boundedDownload } from "../messaging/files/bounded-download.js";
 import type { Attachment } from "../messaging/files/ingest.js";
 import type { WebexClient } from "./client.js";
 import { retryAfterMs } from "./client.js";
+import type { WebexEgress } from "./egress.js";
 
 /** HEADs per file while it is still being scanned, before waiting for Webex's `update`. */
 const SCAN_RETRIES = 3;
@@ -30,6 +31,8 @@ export class FileGate {
     private readonly client: Pick<WebexClient, "head" | "authHeader">,
     apiUrl: string,
     private readonly timers: Timers,
+    /** The download's route (HTTPS_PROXY honoured); absent, a direct connection. */
+    private readonly egress?: Pick<WebexEgress, "dispatcher">,
   ) {
     this.origin = new URL(apiUrl).origin;
   }
@@ -82,7 +85,8 @@ export class FileGate {
         boundedDownload(
           () => {
             if (!this.admits(ref.ref)) throw new Error("the file is not on Webex's file server");
-            return new URL(ref.ref);
+            const dispatcher = this.egress?.dispatcher(ref.ref);
+            return { url: new URL(ref.ref), ...(dispatcher ? { dispatcher } : {}) };
           },
           signal,
           {

@@ -47,19 +47,70 @@ function codePoints(text: string): number {
 }
 
 /**
+ * The byte-exact chunker: pieces within `bytes` UTF-8 bytes and `chars` code points, cut only
+ * between code points (never inside a surrogate pair), whose concatenation is exactly the input.
+ */
+export function chunkExact(text: string, bytes = WEBEX_CHUNK_BYTES, chars = WEBEX_CHUNK_CHARS): string[] {
+  // Both bounds: bytes first (never inside a character), then the character floor.
+  return chunkUtf8Bytes(text, bytes).flatMap((piece) => {
+    const cps = Array.from(piece);
+    if (cps.length <= chars) return [piece];
+    const out: string[] = [];
+    for (let i = 0; i < cps.length; i += chars) out.push(cps.slice(i, i + chars).join(""));
+    return out;
+  });
+}
+
+/**
  * The last guard on every send: a body still over the cap (a redaction marker longer than what it
  * replaced) is cut by bytes at a character boundary, so nothing is lost and Webex refuses nothing.
  */
 export function lastByteGuard(text: string, cap = WEBEX_MAX_BYTES): string[] {
   if (utf8Bytes(text) <= cap && codePoints(text) <= WEBEX_MAX_CHARS) return [text];
-  // Both bounds: bytes first (never inside a character), then the character floor.
-  return chunkUtf8Bytes(text, cap).flatMap((piece) => {
-    const cps = Array.from(piece);
-    const out: string[] = [];
-    for (let i = 0; i < cps.length; i += WEBEX_MAX_CHARS)
-      out.push(cps.slice(i, i + WEBEX_MAX_CHARS).join(""));
-    return out;
-  });
+  return chunkExact(text, cap, WEBEX_MAX_CHARS);
+}
+
+/** Whether a rendered table grid fits one answer chunk (the tables module's `fits`). */
+export function fitsOneChunk(grid: string): boolean {
+  return utf8Bytes(grid) <= WEBEX_CHUNK_BYTES && codePoints(grid) <= WEBEX_CHUNK_CHARS;
+}
+
+/** One message of an answer; `exact` marks a piece of a raw table cut byte-exactly. */
+export interface AnswerChunk {
+  text: string;
+  exact: boolean;
+}
+
+/**
+ * An answer (tables already rendered with `fitsOneChunk`) as messages, each redacted on the form
+ * Webex renders. Prose and rendered tables go through the byte-bounded fence-safe splitter. A raw
+ * table run (a grid too big for one message that no card could show) is cut by the byte-exact
+ * chunker instead: the fence-safe splitter eats the whitespace at its cuts, while these pieces put
+ * together again are the table exactly, which is what a reader copying it back needs.
+ */
+export function chunkAnswer(
+  prefix: string,
+  rendered: { text: string; rawRuns?: readonly (readonly [number, number])[] },
+): AnswerChunk[] {
+  const out: AnswerChunk[] = [];
+  const prose = (text: string) => {
+    if (text.trim())
+      for (const chunk of splitForWebex(webexSafe(text))) out.push({ text: chunk, exact: false });
+  };
+  let at = 0;
+  let lead = prefix;
+  for (const [start, end] of rendered.rawRuns ?? []) {
+    // The blank lines around a raw run are the message break itself.
+    prose((lead + rendered.text.slice(at, start)).replace(/\n+$/, ""));
+    lead = "";
+    for (const piece of chunkExact(webexSafe(rendered.text.slice(start, end))))
+      out.push({ text: piece, exact: true });
+    at = end;
+  }
+  prose(
+    rendered.rawRuns?.length ? rendered.text.slice(at).replace(/^\n+/, "") : lead + rendered.text.slice(at),
+  );
+  return out;
 }
 
 /** Append a line if it still fits; a line that does not fit is dropped, never truncated mid-way. */

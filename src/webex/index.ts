@@ -4,6 +4,7 @@
  * the only places it is sent (hosts.ts decides which hosts those may be).
  */
 import { z } from "zod";
+import { describeProxy, envProxyFor } from "../messaging/base/env-proxy.js";
 import { defineChannel, secretOf } from "../messaging/channel/contract.js";
 import { apiOrigin, queueModeSetting } from "../messaging/channel/settings.js";
 import { pinProblem } from "./hosts.js";
@@ -58,18 +59,35 @@ export const webexChannel = defineChannel<WebexSettings>({
   ],
   load: () => import("./start.js"),
   // Settings only (no network, never the token): where the token goes and what start discovers.
-  doctor: ({ settings: s }) => ({
-    healthy: true,
-    lines: [
-      `REST base: ${s.apiUrl}`,
-      s.wdmUrl
-        ? `WDM host: ${hostOf(s.wdmUrl)} (pinned)`
-        : `WDM host: discovered at start from the U2C catalog (${hostOf(s.u2cUrl)})`,
-      // Each activity names its org's cluster; nothing is assumed before one arrives.
-      "cluster: read from each activity's target (US when an activity names none)",
-    ],
-  }),
+  doctor: ({ settings: s, env }) => {
+    const proxy = proxyLine(s.apiUrl, env);
+    return {
+      healthy: proxy.ok,
+      lines: [
+        `REST base: ${s.apiUrl}`,
+        s.wdmUrl
+          ? `WDM host: ${hostOf(s.wdmUrl)} (pinned)`
+          : `WDM host: discovered at start from the U2C catalog (${hostOf(s.u2cUrl)})`,
+        // Each activity names its org's cluster; nothing is assumed before one arrives.
+        "cluster: read from each activity's target (else the connection's last one, else US)",
+        proxy.line,
+      ],
+    };
+  },
 });
+
+/** The route to the REST base as HTTPS_PROXY/NO_PROXY decide it (never the proxy's credentials). */
+function proxyLine(apiUrl: string, env: Readonly<Record<string, string | undefined>>) {
+  try {
+    const proxy = envProxyFor(apiUrl, env);
+    return {
+      ok: true,
+      line: proxy ? `proxy: ${describeProxy(proxy)} (HTTPS_PROXY)` : "proxy: none (direct)",
+    };
+  } catch (error) {
+    return { ok: false, line: `proxy: ${error instanceof Error ? error.message : String(error)}` };
+  }
+}
 
 function hostOf(url: string): string {
   try {

@@ -50,13 +50,13 @@ export function stripLeadingMention(text: string, names: readonly string[]): str
 
 export type Client = Pick<
   WebexClient,
-  "getMessage" | "getRoom" | "getAction" | "ack" | "botId" | "botEmails" | "botName"
+  "getMessage" | "getRoom" | "getAction" | "ack" | "botId" | "botEmails" | "botName" | "connection"
 >;
 
 export class WebexIntake {
   private readonly seen = new BoundedSet(SEEN_WINDOW);
-  /** The cluster the connection's activities named last. */
-  private cluster: string | undefined;
+  /** The cluster this connection's activities named last (forgotten when the socket reconnects). */
+  private cluster: { connection: number; id: string } | undefined;
 
   constructor(
     private readonly client: Client,
@@ -87,8 +87,10 @@ export class WebexIntake {
     if (!activity) return this.done(frame);
     if (this.seen.has(activity.id)) return this.done(frame);
     const named = clusterOf(activity);
-    if (named) this.cluster = named;
-    const cluster = named ?? this.cluster ?? DEFAULT_CLUSTER;
+    const connection = this.client.connection;
+    if (named) this.cluster = { connection, id: named };
+    const remembered = this.cluster?.connection === connection ? this.cluster.id : undefined;
+    const cluster = named ?? remembered ?? DEFAULT_CLUSTER;
     const actor = (activity.actor.emailAddress ?? "").toLowerCase();
     // First own-message drop: no call is spent on the bot's own posts.
     if (actor && this.client.botEmails.includes(actor)) return this.done(frame, activity.id);

@@ -26,12 +26,13 @@ import type { OutboundFilePolicy } from "../messaging/channel/surface.js";
 import type { OutboundFile } from "../messaging/files/outbound-files.js";
 import type { AuditSink } from "../messaging/security/audit.js";
 import { applyOptionsCap, splitOptionsTrailer } from "../messaging/text/options.js";
-import { renderTables } from "../messaging/text/tables/index.js";
+import { renderTablesWithMetadata } from "../messaging/text/tables/index.js";
 import type { AgentStatus, PromptOption, ToolChange, TurnEnding } from "../messaging/turn/renderer.js";
 import { Renderer } from "../messaging/turn/renderer.js";
 import type { CardAttachment } from "./cards.js";
 import { APPROVAL_CHOICES, approvalCard, optionsCard } from "./cards.js";
-import { answerTail, lastByteGuard, splitForWebex, webexSafe, withLine } from "./format.js";
+import { answerTail, chunkAnswer, fitsOneChunk, lastByteGuard, webexSafe, withLine } from "./format.js";
+import { TurnRefusals } from "./refusals.js";
 import type { WebexRest } from "./transport.js";
 import { WEBEX_CAPABILITIES } from "./transport.js";
 import { extractUploads } from "./uploads.js";
@@ -59,6 +60,11 @@ export interface WebexRendererOptions {
   uploads?: OutboundFilePolicy;
   audit?: AuditSink;
   upload?: WebexUpload;
+  /**
+   * A permission prompt Webex refused to show (neither its text nor its card landed): resolved as a
+   * deny at once, so the tool request is not left open for the whole approval window.
+   */
+  onPromptUnshown?: (requestId: string, nonce: string) => Promise<void>;
 }
 
 /** Posting one file as its own message (WebexClient.uploadMessage). */
@@ -95,6 +101,7 @@ export class WebexRenderer extends Renderer {
   private compactionPct: number | undefined;
   /** requestId -> the prompt's text message (editable: it carries no card). */
   private readonly prompts = new Map<string, { id: string; markdown: string }>();
+  private readonly refusals: TurnRefusals;
 
   constructor(private readonly o: WebexRendererOptions) {
     super(WEBEX_CAPABILITIES);
@@ -102,6 +109,11 @@ export class WebexRenderer extends Renderer {
     this.parts = o.parts ?? TurnParts.unrecorded();
     this.startedAt = this.clock.now();
     this.interval = o.statusStartMs ?? DEFAULT_STATUS_START_MS;
+    this.refusals = new TurnRefusals({
+      roomId: o.roomId,
+      logger: o.logger,
+      ...(o.audit ? { audit: o.audit } : {}),
+    });
   }
 
   override noteSteer(text: string): void {
@@ -140,7 +152,8 @@ export class WebexRenderer extends Renderer {
       const notice = webexSafe(freshSessionNotice(status.cause, status.reason, status.replayed));
       // Above the answer it concerns: a placeholder showing only its status becomes the notice.
       await this.run(async () => {
-        if ((await this.takePlaceholder(notice)) === null) await this.create(notice);
+        const taken = await this.takePlaceholder(notice);
+        if (!taken.id && !taken.refused) await this.create(notice);
       });
       return;
     }
@@ -153,6 +166,7 @@ export class WebexRenderer extends Renderer {
     requestId: string,
     context: { toolTitle: string; toolPurpose: string; nonce: string },
   ): Promise<void> {
+    let shown = true;
     await this.run(async () => {
       // What the agent said before asking is a complete thought: sealed above the prompt.
       await this.deliverAnswer(false);
@@ -162,16 +176,25 @@ export class WebexRenderer extends Renderer {
       const markdown = webexSafe(
         `🔐 **Permission needed:** ${context.toolTitle || "a tool"}${purpose}\n\n${hint}`,
       );
-      const shown = lastByteGuard(markdown)[0] ?? "";
+      const body = lastByteGuard(markdown)[0] ?? "";
       // A placeholder still showing only its status becomes the prompt: the continuation opens below.
-      const id = (await this.takePlaceholder(shown)) ?? (await this.create(shown));
-      if (id) this.prompts.set(requestId, { id, markdown: shown });
+      const taken = await this.takePlaceholder(body);
+      // Words the organization's policy refused are not posted again as a new message.
+      const id = taken.id ?? (taken.refused ? "" : await this.create(body));
+      if (id) this.prompts.set(requestId, { id, markdown: body });
       else this.deliveryFailed = true;
-      await this.createCard(
+      const card = await this.createCard(
         "Approve or deny the request above.",
         approvalCard(context.toolTitle || "a tool", requestId, context.nonce),
       );
+      shown = Boolean(id || card);
     });
+    if (shown) return;
+    // Nobody can answer a prompt nobody saw: it is denied now, audited, and the reader told why.
+    this.o.audit?.log("webex.approval", "denied", { request: requestId, reason: "prompt_not_shown" });
+    const notice = this.refusals.notice("prompt");
+    if (notice) await this.run(async () => void (await this.create(webexSafe(notice))));
+    await this.o.onPromptUnshown?.(requestId, context.nonce);
   }
 
   /** The outcome is written into the prompt's text message; the card beside it cannot change. */
@@ -247,8 +270,11 @@ export class WebexRenderer extends Renderer {
     placeholder.edits += 1;
     const res = await this.o.rest.editMessage(placeholder.id, { roomId: this.o.roomId, markdown: frame });
     if (res.ok) this.shownFrame = frame;
-    // A refused edit would likely be refused again: the rest of the status budget is spent.
-    else this.statusEdits = STATUS_EDITS;
+    else {
+      // A refused edit would likely be refused again: the rest of the status budget is spent.
+      this.statusEdits = STATUS_EDITS;
+      this.refusals.note(res, "edit");
+    }
   }
 
   // ── the answer ───────────────────────────────────────────────────────────────────────────────
@@ -268,7 +294,13 @@ export class WebexRenderer extends Renderer {
         : { text: capped.body, files: [], notes: [] };
     this.files.push(...extracted.files);
     const withNotes = [extracted.text, ...extracted.notes].filter((t) => t.trim()).join("\n\n");
-    const rendered = renderTables(withNotes, { policy: this.capabilities.tableMode, nativeTables: false });
+    // A grid too big for one message becomes cards; one no card can show stays raw (cut exactly).
+    const tables = renderTablesWithMetadata(withNotes, {
+      policy: this.capabilities.tableMode,
+      nativeTables: false,
+      fits: fitsOneChunk,
+    });
+    const rendered = tables.text;
     const hasText = rendered.trim() !== "";
     const silent = final && !this.answered && !hasText && capped.choices.length === 0;
     let footer = "";
@@ -283,18 +315,20 @@ export class WebexRenderer extends Renderer {
         }),
       )}_`;
     }
-    const source = silent ? noAnswerNotice(stopReason === "error", "`/new`", error) : rendered;
-    if (!source.trim() && !footer && capped.choices.length === 0) return;
-    const chip = this.chip && source.trim() ? this.chip : "";
+    const source = silent ? { text: noAnswerNotice(stopReason === "error", "`/new`", error) } : tables;
+    if (!source.text.trim() && !footer && capped.choices.length === 0) return;
+    const chip = this.chip && source.text.trim() ? this.chip : "";
     if (chip) this.chip = "";
-    const chunks = source.trim() ? splitForWebex(webexSafe(chip + source)) : [];
+    const chunks = source.text.trim() ? chunkAnswer(chip, source) : [];
     if (footer) {
       const last = chunks.pop();
-      chunks.push(last === undefined ? footer : withLine(last, footer));
+      // A raw table's last piece stays exact: the status line then travels on its own.
+      if (last && !last.exact) chunks.push({ text: withLine(last.text, footer), exact: false });
+      else chunks.push(...(last ? [last] : []), { text: footer, exact: false });
     }
     for (const chunk of chunks) {
-      if (chunk.trim() && !silent) this.answered = true;
-      await this.answerInto(chunk);
+      if (chunk.text.trim() && !silent) this.answered = true;
+      await this.answerInto(chunk.text);
     }
     if (final) await this.postFiles();
     if (capped.choices.length > 0) {
@@ -321,33 +355,35 @@ export class WebexRenderer extends Renderer {
     }
   }
 
-  /** One answer chunk: into the placeholder (one of its reserved edits), else a fresh message. */
+  /**
+   * One answer chunk: into the placeholder (one of its reserved edits), else a fresh message. A
+   * chunk the organization's policy refused is not sent again; the reader is told once instead.
+   */
   private async answerInto(markdown: string): Promise<void> {
     for (const part of lastByteGuard(markdown)) {
-      const placeholder = this.placeholder;
-      this.placeholder = null;
-      this.cancelStatus();
-      if (placeholder && placeholder.edits < MAX_EDITS) {
-        placeholder.edits += 1;
-        const res = await this.o.rest.editMessage(placeholder.id, { roomId: this.o.roomId, markdown: part });
-        if (res.ok) continue;
-        this.o.logger.debug("webex: the placeholder edit was refused; posting the answer fresh", {
-          status: res.status,
-        });
+      const taken = await this.takePlaceholder(part);
+      if (taken.id) continue;
+      if (taken.refused || !(await this.create(part))) {
+        this.deliveryFailed = true;
+        const notice = this.refusals.notice("answer");
+        if (notice) await this.create(webexSafe(notice));
       }
-      if (!(await this.create(part))) this.deliveryFailed = true;
     }
   }
 
-  /** The placeholder rewritten as `markdown` (one of its edits); null when there is none or it refused. */
-  private async takePlaceholder(markdown: string): Promise<string | null> {
+  /**
+   * The placeholder rewritten as `markdown` (one of its edits). No id: there was none, it had no
+   * edit left, or Webex refused; `refused` says the refusal was the organization's policy.
+   */
+  private async takePlaceholder(markdown: string): Promise<{ id?: string; refused?: boolean }> {
     const placeholder = this.placeholder;
     this.placeholder = null;
     this.cancelStatus();
-    if (!placeholder || placeholder.edits >= MAX_EDITS) return null;
+    if (!placeholder || placeholder.edits >= MAX_EDITS) return {};
     placeholder.edits += 1;
     const res = await this.o.rest.editMessage(placeholder.id, { roomId: this.o.roomId, markdown });
-    return res.ok ? placeholder.id : null;
+    if (res.ok) return { id: placeholder.id };
+    return { refused: this.refusals.note(res, "edit") };
   }
 
   private async ensurePlaceholder(): Promise<Placeholder | null> {
@@ -365,10 +401,15 @@ export class WebexRenderer extends Renderer {
     const id = await this.parts.post(body ?? "", {
       create: async () => {
         const res = await this.o.rest.createMessage({ roomId: this.o.roomId, markdown: body ?? "" });
-        return res.ok ? res.data.id : null;
+        if (res.ok) return res.data.id;
+        this.refusals.note(res, "send");
+        return null;
       },
-      replace: async (earlier) =>
-        (await this.o.rest.editMessage(earlier, { roomId: this.o.roomId, markdown: body ?? "" })).ok,
+      replace: async (earlier) => {
+        const res = await this.o.rest.editMessage(earlier, { roomId: this.o.roomId, markdown: body ?? "" });
+        if (!res.ok) this.refusals.note(res, "edit");
+        return res.ok;
+      },
     });
     return id ?? "";
   }
@@ -379,7 +420,9 @@ export class WebexRenderer extends Renderer {
     const id = await this.parts.post(JSON.stringify([markdown, card]), {
       create: async () => {
         const res = await this.o.rest.createMessage({ roomId: this.o.roomId, markdown, attachments: [card] });
-        return res.ok ? res.data.id : null;
+        if (res.ok) return res.data.id;
+        this.refusals.note(res, "card");
+        return null;
       },
       // A card cannot be edited: an earlier run's card stays, a new one is posted.
       replace: async () => false,

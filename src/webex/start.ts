@@ -10,6 +10,7 @@ import { ConversationHub } from "../messaging/channel/hub.js";
 import type { WebexClientOptions } from "./client.js";
 import { WebexClient } from "./client.js";
 import { WEBEX_HELP_FOOTER, webexCommands } from "./commands.js";
+import { WebexEgress } from "./egress.js";
 import { FileGate } from "./files.js";
 import { TokenHosts } from "./hosts.js";
 import type { WebexSettings } from "./index.js";
@@ -24,6 +25,8 @@ export interface WebexStartOverrides {
   statusStartMs?: number;
   approvalTimeoutMs?: number;
   client?: Partial<Pick<WebexClientOptions, "maxRetries" | "minHealthyMs" | "requestTimeoutMs">>;
+  /** An extra trusted CA (PEM): a test's TLS fake behind a proxy. */
+  tlsCa?: string;
 }
 
 export interface RunningWebex extends RunningChannel {
@@ -45,6 +48,9 @@ export async function start(
   if (s.allowedRoomIds.length > 0 && !s.allowGroupRooms)
     ctx.logger.warn("webex: allowedRoomIds has no effect without allowGroupRooms");
   const hosts = new TokenHosts([s.apiUrl, s.u2cUrl, ...(s.wdmUrl ? [s.wdmUrl] : [])]);
+  const egress = new WebexEgress({ env: ctx.env, ...(overrides.tlsCa ? { ca: overrides.tlsCa } : {}) });
+  // Read once here: a malformed HTTPS_PROXY stops start with a clear error, not a failed request later.
+  const route = egress.describe(s.apiUrl);
   let intake: WebexIntake | null = null;
   const client = new WebexClient({
     token,
@@ -52,6 +58,7 @@ export async function start(
     u2cUrl: s.u2cUrl,
     wdmUrl: s.wdmUrl,
     hosts,
+    egress,
     logger: ctx.logger,
     clock: ctx.clock,
     ...overrides.client,
@@ -66,13 +73,17 @@ export async function start(
     allowedRoomIds: new Set(s.allowedRoomIds),
   });
   const offers = new OfferBook();
-  const files = new FileGate(client, s.apiUrl, ctx.clock);
+  const files = new FileGate(client, s.apiUrl, ctx.clock, egress);
   const surface = new WebexSurface(
     {
       rest: client,
       agentName: ctx.defaults.agentName,
       offers,
       files,
+      // Through the hub's own press, so the deny is settled and audited like a Deny button's.
+      denyPrompt: async (address, requestId, nonce) => {
+        await hub.press(address, { requestId, nonce, verdict: "deny" });
+      },
       ...(overrides.statusStartMs !== undefined ? { statusStartMs: overrides.statusStartMs } : {}),
     },
     ctx,
@@ -90,8 +101,13 @@ export async function start(
   intake = new WebexIntake(client, transport, surface, hub, offers, files, ctx);
   // What a restart left unanswered, before new activities find their turns taken.
   await hub.resume();
-  await client.connect();
-  ctx.announce(`parley webex: connected as ${client.botEmails[0] ?? client.botId} (WDM ${client.wdmHost})`);
+  await client.connect().catch(async (error: unknown) => {
+    await egress.close();
+    throw error;
+  });
+  ctx.announce(
+    `parley webex: connected as ${client.botEmails[0] ?? client.botId} (WDM ${client.wdmHost}, ${route})`,
+  );
   return {
     name: "webex",
     client,
@@ -101,6 +117,7 @@ export async function start(
     async stop() {
       await hub.shutdown();
       await client.close();
+      await egress.close();
     },
   };
 }

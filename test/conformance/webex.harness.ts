@@ -11,6 +11,7 @@ import type { MessagingTransport } from "../../src/messaging/channel/transport.j
 import type { AuditSink } from "../../src/messaging/security/audit.js";
 import { cardTexts } from "../../src/webex/cards.js";
 import { WebexClient } from "../../src/webex/client.js";
+import { WebexEgress } from "../../src/webex/egress.js";
 import { TokenHosts } from "../../src/webex/hosts.js";
 import type { WebexSettings } from "../../src/webex/index.js";
 import { webexChannel } from "../../src/webex/index.js";
@@ -34,6 +35,7 @@ export function webexClient(fake: FakeWebex, token = fake.token): WebexClient {
     u2cUrl: fake.u2cUrl,
     wdmUrl: "",
     hosts: new TokenHosts([fake.apiUrl, fake.u2cUrl]),
+    egress: new WebexEgress({ env: {} }),
     logger: new MemoryLogger(),
     onFrame: () => {},
   });

@@ -99,4 +99,32 @@ describe("webex approvals", () => {
     );
     expect(c.providers[0]?.prompts).toHaveLength(2);
   });
+
+  it("more choices than buttons: five on the card, the rest numbered in the text; a press answers its own button", async () => {
+    const c = await channel({
+      turns: [
+        [text("Pick a region:\n[OPTIONS: r1 | | r2 | r3 | r4 | r5 | r6 | r7]"), done],
+        [text("noted"), done],
+      ],
+    });
+    lab.fake.userMessage({ email: ALICE, roomId: DM, text: "where?" });
+    await until(() => lab.fake.botMessages(DM).some((m) => m.attachments.length > 0), "the options card");
+    const m = lab.fake.botMessages(DM).find((x) => x.attachments.length > 0);
+    if (!m) throw new Error("no options card");
+    const { content } = m.attachments[0] as {
+      content: { actions: { title: string; data: Record<string, unknown> }[] };
+    };
+    // The blank choice is dropped once, for both the buttons and the presses.
+    expect(content.actions.map((a) => a.title)).toEqual(["r1", "r2", "r3", "r4", "r5"]);
+    const answer = lab.fake
+      .botMessages(DM)
+      .map((x) => x.markdown)
+      .join("\n");
+    expect(answer).toMatch(/6\.\s*r6/);
+    expect(answer).toMatch(/7\.\s*r7/);
+    lab.fake.pressCard({ email: ALICE, messageId: m.id, inputs: content.actions[3]?.data ?? {} });
+    await until(() => lab.fake.botMessages(DM).some((x) => x.markdown.includes("noted")), "the second turn");
+    expect(lab.fake.botMessages(DM).some((x) => x.markdown === "✔️ r4")).toBe(true);
+    expect(c.providers[0]?.prompts.at(-1)).toContain("r4");
+  });
 });

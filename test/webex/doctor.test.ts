@@ -45,6 +45,25 @@ describe("webex doctor", () => {
     expect(r.out + r.err).not.toContain(token);
   }, 60_000);
 
+  it("shows the proxy HTTPS_PROXY names, without its credentials; a malformed one fails", async () => {
+    const config = { webex: { allowedEmails: ["alice@example.com"] } };
+    const proxied = await doctor(config, {
+      WEBEX_BOT_TOKEN: "t",
+      HTTPS_PROXY: "http://user:proxy-secret@proxy.corp:3128",
+    });
+    expect(proxied.out).toContain("proxy: http://proxy.corp:3128 (HTTPS_PROXY)");
+    expect(proxied.out + proxied.err).not.toContain("proxy-secret");
+    const bypassed = await doctor(config, {
+      WEBEX_BOT_TOKEN: "t",
+      HTTPS_PROXY: "http://proxy.corp:3128",
+      NO_PROXY: "webexapis.com",
+    });
+    expect(bypassed.out).toContain("proxy: none (direct)");
+    const bad = await doctor(config, { WEBEX_BOT_TOKEN: "t", HTTPS_PROXY: "socks5://proxy.corp:1080" });
+    expect(bad.out).toContain("proxy: HTTPS_PROXY must be an http:// or https:// proxy");
+    expect(bad.code).not.toBe(0);
+  }, 60_000);
+
   it("refuses a WDM pin off Webex's domains", async () => {
     const r = await doctor(
       { webex: { allowedEmails: ["alice@example.com"], wdmUrl: "https://wdm.webex.com.evil.example/wdm" } },

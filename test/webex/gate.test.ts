@@ -70,6 +70,41 @@ describe("webex gate", () => {
     expect(hydrated.every((call) => call.status === 200)).toBe(true);
   });
 
+  it("an activity naming no cluster uses the one its connection named last", async () => {
+    await channel({
+      turns: [
+        [text("first from Frankfurt"), done],
+        [text("second from Frankfurt"), done],
+      ],
+    });
+    const eu = "urn:TEAM:eu-central-1_k";
+    lab.fake.userMessage({ email: ALICE, roomId: DM, text: "hi", cluster: eu });
+    await until(() => lab.fake.botMessages(DM).some((m) => m.markdown.includes("first from")), "answer");
+    lab.fake.userMessage({ email: ALICE, roomId: DM, text: "again", cluster: eu, namesCluster: false });
+    await until(() => lab.fake.botMessages(DM).some((m) => m.markdown.includes("second from")), "answer");
+    expect(lab.fake.callsTo("GET", /^\/v1\/messages\//).map((call) => call.status)).toEqual([200, 200]);
+  });
+
+  it("a card press is gated by its room's type: a press from an unlisted space is denied, its room named", async () => {
+    lab.fake.addRoom("space-other", "group");
+    const c = await channel({ webex: { allowGroupRooms: true, allowedRoomIds: ["space-listed"] } });
+    // Any message in that space will do as the pressed card's message: the press carries its room.
+    const { messageId, frameId } = lab.fake.userMessage({ email: ALICE, roomId: "space-other", text: "x" });
+    await until(() => lab.fake.acked(frameId), "the message handled");
+    lab.fake.pressCard({
+      email: ALICE,
+      messageId,
+      inputs: { "parley.kind": "approval", "parley.request": "r1", "parley.nonce": "n", "parley.choice": 0 },
+    });
+    await until(() => c.audit.find("webex.space", "denied").length === 2, "the press refused");
+    expect(c.audit.find("webex.space", "denied")[1]?.fields).toMatchObject({
+      room: "space-other",
+      reason: "room_not_listed",
+    });
+    expect(lab.fake.callsTo("GET", /^\/v1\/rooms\//)).toHaveLength(1);
+    expect(c.audit.find("webex.approval", "refused")).toEqual([]);
+  });
+
   it("the bot's own messages are dropped before any call (actor e-mail)", async () => {
     await channel({ turns: [[text("one answer"), done]] });
     lab.fake.userMessage({ email: ALICE, roomId: DM, text: "hi" });
@@ -77,5 +112,29 @@ describe("webex gate", () => {
     // Every bot post also came back as an activity; none was hydrated.
     const hydrated = lab.fake.callsTo("GET", /^\/v1\/messages\//);
     expect(hydrated).toHaveLength(1);
+  });
+
+  it("a listed space is a shared audience: /sessions and /yolo are refused there, audited", async () => {
+    lab.fake.addRoom("space-listed", "group");
+    const c = await channel({ webex: { allowGroupRooms: true, allowedRoomIds: ["space-listed"] } });
+    lab.fake.userMessage({ email: ALICE, roomId: "space-listed", text: "parley /sessions" });
+    lab.fake.userMessage({ email: ALICE, roomId: "space-listed", text: "parley /yolo on" });
+    await until(
+      () => lab.fake.botMessages("space-listed").some((m) => m.markdown.includes("only shown in a direct")),
+      "the listing refusal",
+    );
+    await until(() => c.audit.find("webex.sessions", "refused").length === 1, "the audit row");
+    expect(c.audit.find("webex.sessions", "refused")[0]?.fields).toMatchObject({ reason: "shared_audience" });
+    // Alice is the owner (the sole allowed address), yet a space is no place to arm auto-approve.
+    await until(() => c.audit.find("auto_approve", "refused").length === 1, "the /yolo refusal");
+    expect(c.audit.find("auto_approve", "refused")[0]?.fields).toMatchObject({ reason: "not_direct" });
+    await until(
+      () =>
+        lab.fake
+          .botMessages("space-listed")
+          .some((m) => m.markdown.includes("only be switched on in a direct")),
+      "the /yolo refusal shown",
+    );
+    expect(c.providers).toHaveLength(0);
   });
 });

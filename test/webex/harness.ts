@@ -41,6 +41,8 @@ export interface WebexOptions {
   home?: string;
   overrides?: WebexStartOverrides;
   clock?: Clock;
+  /** More of the environment (HTTPS_PROXY, NO_PROXY); the token is always the fake's. */
+  env?: Record<string, string>;
 }
 
 export async function startWebexChannel(fake: FakeWebex, o: WebexOptions = {}): Promise<WebexUnderTest> {
@@ -61,7 +63,7 @@ export async function startWebexChannel(fake: FakeWebex, o: WebexOptions = {}): 
   const ctx = testChannelContext<WebexSettings>(webexChannel, {
     parley,
     section: { allowedEmails: [ALICE], apiUrl: fake.apiUrl, u2cUrl: fake.u2cUrl, ...o.webex },
-    env: { WEBEX_BOT_TOKEN: fake.token },
+    env: { ...o.env, WEBEX_BOT_TOKEN: fake.token },
     home,
     logger,
     audit,

@@ -51,4 +51,39 @@ describe("webex renderer edit budget", () => {
     expect(platform.created.at(-1)).toMatch(/^the answer/);
     expect(platform.created).toHaveLength(2);
   });
+
+  it("status frames at a doubling interval, at most 8, and 2 edits kept for the answer", async () => {
+    const clock = new ManualClock();
+    const edits: string[] = [];
+    const rest = {
+      createMessage: async () => ({ ok: true as const, data: { id: "p1", roomId: "r", personId: "bot" } }),
+      editMessage: async (_id: string, b: { markdown: string }) => {
+        edits.push(b.markdown);
+        return { ok: true as const, data: { id: "p1", roomId: "r", personId: "bot" } };
+      },
+    } as unknown as WebexRest;
+    const r = new WebexRenderer({
+      rest,
+      roomId: "r",
+      logger: new MemoryLogger(),
+      clock,
+      statusStartMs: 1000,
+    });
+    await r.onTurnStart();
+    const delays: number[] = [];
+    for (let i = 0; i < 12; i++) {
+      await r.onTextChunk(`part ${i}. `);
+      await r.onToolCall(`t${i}`, `tool ${i}`);
+      delays.push(...clock.pendingDelays());
+      await clock.advance(clock.pendingDelays()[0] ?? 0);
+    }
+    expect(delays).toEqual([1000, 2000, 4000, 8000, 16_000, 32_000, 64_000, 128_000]);
+    expect(edits).toHaveLength(8);
+    // The running tool and the answer so far are on the frame.
+    expect(edits[7]).toContain("part 7.");
+    expect(edits[7]).toContain("tool 7");
+    await r.onDone("end_turn");
+    expect(edits).toHaveLength(9);
+    expect(edits[8]).toContain("part 11.");
+  });
 });

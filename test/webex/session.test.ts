@@ -60,4 +60,15 @@ describe("webex conversation", () => {
     lab.fake.userMessage({ email: ALICE, roomId: DM, text: "hello?" });
     await until(() => everything().some((v) => v.includes("still here")), "the answer");
   });
+
+  it("/cancel (the alias of /stop) stops a running turn", async () => {
+    const timers = new ManualClock();
+    const c = await channel({ turns: [[{ delayMs: 60_000 }, text("too late"), done]], provider: { timers } });
+    lab.fake.userMessage({ email: ALICE, roomId: DM, text: "a long job" });
+    await until(() => c.providers[0]?.hasActiveTurn() === true, "the turn");
+    lab.fake.userMessage({ email: ALICE, roomId: DM, text: "/cancel" });
+    await until(() => everything().some((v) => v.includes("Stopped")), "the stopped turn");
+    await timers.advance(60_000);
+    expect(everything().some((v) => v.includes("too late"))).toBe(false);
+  });
 });

@@ -4,14 +4,18 @@
  * actions, contents with scan states, 429 injection), the U2C catalog, WDM device registration and
  * the device websocket (authorization frame, activities with the verbs post/share/update/cardAction,
  * cluster-specific Hydra ids, ack tracking with redelivery). Every request is recorded with the host
- * it came to and whether it carried the token, so a test can prove where the token went.
+ * it came to and whether it carried the token, so a test can prove where the token went. Faults a
+ * test may inject: 429s, an organization policy refusing a send or edit (403 in Webex's error
+ * shape), WDM registration outages, and sockets closed right after authorization.
  *
  * What a Webex user would see is kept per message: its markdown after every edit, its edit count and
  * its card. Bounded: calls past `maxCalls` are refused and it stops itself after `lifetimeMs`.
  */
 import { randomUUID } from "node:crypto";
-import type { IncomingMessage, ServerResponse } from "node:http";
+import type { IncomingMessage, Server, ServerResponse } from "node:http";
 import { createServer } from "node:http";
+import type { Server as TlsServer } from "node:https";
+import { createServer as createTlsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import type { WebSocket } from "ws";
 import { WebSocketServer } from "ws";
@@ -71,13 +75,31 @@ export interface FakeWebexOptions {
   maxCalls?: number;
   lifetimeMs?: number;
   maxMessages?: number;
+  /** Serve HTTPS/WSS with this key pair (a proxy test needs a name that is not loopback). */
+  tls?: { key: string; cert: string };
+  /** The host name the fake puts in the URLs it hands out (default 127.0.0.1). */
+  hostname?: string;
+}
+
+/** What an organization's compliance policy sees of a send or an edit. */
+export interface PolicyInput {
+  method: "POST" | "PUT";
+  markdown: string;
+  attachments: unknown[];
+}
+
+/** Webex's error body: a message, per-error descriptions and the tracking id support asks for. */
+export interface WebexErrorBody {
+  message: string;
+  errors: { description: string }[];
+  trackingId: string;
 }
 
 export class FakeWebex {
   readonly token = `fake-webex-token-${randomUUID()}`;
   readonly botUuid = randomUUID();
   readonly botEmail = "parley@webex.bot";
-  private server = createServer((req, res) => void this.route(req, res));
+  private readonly server: Server | TlsServer;
   private wss = new WebSocketServer({ noServer: true });
   private sockets = new Set<WebSocket>();
   private authorized = new WeakSet<WebSocket>();
@@ -93,11 +115,20 @@ export class FakeWebex {
   readonly frames: Frame[] = [];
   private pending: Frame[] = [];
   private throttle: { count: number; retryAfter: string } = { count: 0, retryAfter: "0" };
+  /** An organization policy: true refuses the send or edit with a 403 (every refusal is kept). */
+  policy: ((m: PolicyInput) => boolean) | null = null;
+  readonly policyRefusals: (PolicyInput & WebexErrorBody)[] = [];
+  private deviceFailures = 0;
+  /** What the U2C catalog names as the WDM service (default: this fake's own /wdm). */
+  catalogWdmUrl: string | null = null;
+  private closesAfterAuth = 0;
   private lifetime: NodeJS.Timeout | null = null;
-  private readonly o: Required<FakeWebexOptions>;
+  private readonly o: Required<Omit<FakeWebexOptions, "tls">> & Pick<FakeWebexOptions, "tls">;
 
   constructor(o: FakeWebexOptions = {}) {
-    this.o = { maxCalls: 5000, lifetimeMs: 60_000, maxMessages: 2000, ...o };
+    this.o = { maxCalls: 5000, lifetimeMs: 60_000, maxMessages: 2000, hostname: "", ...o };
+    const handler = (req: IncomingMessage, res: ServerResponse) => void this.route(req, res);
+    this.server = this.o.tls ? createTlsServer(this.o.tls, handler) : createServer(handler);
     this.server.on("upgrade", (req, socket, head) => {
       if (!req.url?.startsWith("/socket/")) return socket.destroy();
       this.wss.handleUpgrade(req, socket, head, (ws) => this.onSocket(ws));
@@ -107,7 +138,7 @@ export class FakeWebex {
   async start(): Promise<this> {
     await new Promise<void>((resolve) => this.server.listen(0, "127.0.0.1", resolve));
     const { port } = this.server.address() as AddressInfo;
-    this.origin = `http://127.0.0.1:${port}`;
+    this.origin = `${this.o.tls ? "https" : "http"}://${this.o.hostname || "127.0.0.1"}:${port}`;
     this.lifetime = setTimeout(() => void this.close(), this.o.lifetimeMs);
     this.lifetime.unref();
     return this;
@@ -135,6 +166,16 @@ export class FakeWebex {
     this.throttle = { count, retryAfter: String(retryAfterSeconds) };
   }
 
+  /** The next `count` device registrations fail (a WDM outage): the client must back off. */
+  failDeviceRegistrations(count: number): void {
+    this.deviceFailures = count;
+  }
+
+  /** The next `count` sockets are closed right after they authorize (an accept-then-close peer). */
+  closeSocketsAfterAuth(count: number): void {
+    this.closesAfterAuth = count;
+  }
+
   addFile(file: FakeFile): string {
     const id = randomUUID();
     this.files.set(id, { ...file, heads: 0 });
@@ -150,6 +191,8 @@ export class FakeWebex {
     cluster?: string;
     files?: string[];
     mentions?: string[];
+    /** False: the activity's target leaves its cluster out (the connection's earlier one applies). */
+    namesCluster?: boolean;
   }): { frameId: string; messageId: string } {
     const uuid = randomUUID();
     const cluster = m.cluster ?? "us";
@@ -177,7 +220,7 @@ export class FakeWebex {
       target: {
         id: randomUUID(),
         objectType: "conversation",
-        ...(cluster === "us" ? {} : { clusterId: cluster }),
+        ...(cluster === "us" || m.namesCluster === false ? {} : { clusterId: cluster }),
       },
     };
     this.activities.set(id, activity);
@@ -243,6 +286,11 @@ export class FakeWebex {
     return this.calls.filter((c) => c.method === method && pattern.test(c.path));
   }
 
+  /** Open device sockets that have authorized: the connections a frame would reach. */
+  get liveSockets(): number {
+    return [...this.sockets].filter((ws) => this.authorized.has(ws)).length;
+  }
+
   /** Drop the device sockets (a network blip): the client reconnects. */
   dropSockets(): void {
     for (const ws of this.sockets) ws.terminate();
@@ -297,6 +345,10 @@ export class FakeWebex {
       }
       if (msg.type === "authorization") {
         if (msg.data?.token !== `Bearer ${this.token}`) return ws.close(4401, "unauthorized");
+        if (this.closesAfterAuth > 0) {
+          this.closesAfterAuth -= 1;
+          return ws.close(1000, "bye");
+        }
         this.authorized.add(ws);
         const held = this.pending;
         this.pending = [];
@@ -362,13 +414,18 @@ export class FakeWebex {
     const m = path.match(/^\/v1\/messages\/([^/]+)$/);
     if (path === "/v1/people/me" && req.method === "GET")
       return send(200, { id: this.botPersonId, emails: [this.botEmail], displayName: "parley" });
-    if (path === "/u2c/user/catalog") return send(200, { serviceLinks: { wdm: `${this.origin}/wdm` } });
+    if (path === "/u2c/user/catalog")
+      return send(200, { serviceLinks: { wdm: this.catalogWdmUrl ?? `${this.origin}/wdm` } });
     if (path === "/wdm/devices" && req.method === "POST") {
+      if (this.deviceFailures > 0) {
+        this.deviceFailures -= 1;
+        return send(503, errorBody("Service Unavailable"));
+      }
       const id = randomUUID();
       this.devices.add(id);
       return send(200, {
         url: `${this.origin}/wdm/devices/${id}`,
-        webSocketUrl: `ws://127.0.0.1:${(this.server.address() as AddressInfo).port}/socket/${id}`,
+        webSocketUrl: `${this.origin.replace(/^http/, "ws")}/socket/${id}`,
       });
     }
     const dev = path.match(/^\/wdm\/devices\/([^/]+)$/);
@@ -425,6 +482,7 @@ export class FakeWebex {
       send(400, { message: "one file per message" });
       return;
     }
+    if (this.refusedByPolicy({ method: "POST", markdown, attachments }, send)) return;
     this.store({
       id,
       roomId,
@@ -469,10 +527,20 @@ export class FakeWebex {
       send(400, { message: "message too long" });
       return;
     }
+    if (this.refusedByPolicy({ method: "PUT", markdown, attachments: [] }, send)) return;
     found.edits += 1;
     found.markdown = markdown;
     found.versions.push(markdown);
     send(200, { id, roomId: found.roomId, personId: found.personId, markdown });
+  }
+
+  /** The organization's policy refuses: 403 in Webex's error shape, nothing stored. */
+  private refusedByPolicy(input: PolicyInput, send: (s: number, j?: unknown) => void): boolean {
+    if (!this.policy?.(input)) return false;
+    const body = errorBody("The message was blocked by your organization's compliance policy.");
+    if (this.policyRefusals.length < this.o.maxMessages) this.policyRefusals.push({ ...input, ...body });
+    send(403, body);
+    return true;
   }
 
   private content(id: string, method: string, res: ServerResponse, call: RecordedCall): void {
@@ -499,4 +567,8 @@ export class FakeWebex {
     });
     res.end(method === "HEAD" ? undefined : Buffer.from(file.bytes));
   }
+}
+
+function errorBody(message: string): WebexErrorBody {
+  return { message, errors: [{ description: message }], trackingId: `ROUTER_${randomUUID()}` };
 }

@@ -1,9 +1,12 @@
 /**
  * A loopback HTTP CONNECT proxy for `whatsapp.proxyUrl` tests: it records every tunnel it is asked
  * for (the target, and whether credentials came along) and splices it to the target, which must be
- * on loopback too. Bounded (a cap on tunnels), and it stops itself after `lifetimeMs`.
+ * on loopback too (or a name `aliases` maps to loopback, resolved here as a real proxy resolves
+ * names its clients never look up). Every CONNECT's headers are kept, so a test can prove nothing
+ * but the tunnel request reached the proxy. Bounded (a cap on tunnels), and it stops itself after
+ * `lifetimeMs`.
  */
-import { createServer, type IncomingMessage } from "node:http";
+import { createServer, type IncomingHttpHeaders, type IncomingMessage } from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { connect } from "node:net";
 
@@ -16,13 +19,19 @@ const MAX_TUNNELS = 100;
 
 export class LoopbackProxy {
   readonly tunnels: Tunnel[] = [];
+  /** The headers of every CONNECT the proxy was sent, refused ones included. */
+  readonly connectHeaders: IncomingHttpHeaders[] = [];
+  private aliases: Readonly<Record<string, string>> = {};
   private readonly sockets = new Set<Socket>();
   private readonly server = createServer((_req, res) => res.writeHead(405).end());
   private lifetime: NodeJS.Timeout | null = null;
   url = "";
 
-  static async start(o: { lifetimeMs?: number } = {}): Promise<LoopbackProxy> {
+  static async start(
+    o: { lifetimeMs?: number; aliases?: Readonly<Record<string, string>> } = {},
+  ): Promise<LoopbackProxy> {
     const proxy = new LoopbackProxy();
+    proxy.aliases = o.aliases ?? {};
     proxy.server.on("connect", (req: IncomingMessage, client: Socket, head: Buffer) =>
       proxy.tunnel(req, client, head),
     );
@@ -35,7 +44,9 @@ export class LoopbackProxy {
 
   private tunnel(req: IncomingMessage, client: Socket, head: Buffer): void {
     const target = req.url ?? "";
-    const [host, port] = target.split(":");
+    const [name, port] = target.split(":");
+    const host = name === undefined ? undefined : (this.aliases[name] ?? name);
+    if (this.connectHeaders.length < MAX_TUNNELS) this.connectHeaders.push(req.headers);
     this.sockets.add(client);
     client.on("close", () => this.sockets.delete(client));
     client.on("error", () => client.destroy());

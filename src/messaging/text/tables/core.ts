@@ -30,7 +30,15 @@ export interface RenderResult {
   readonly text: string;
   /** True when any run was emitted as a grid (callers re-render an over-cap grid as cards). */
   readonly generatedGrid: boolean;
+  /**
+   * [start, end) offsets in `text` of table runs left as their raw source because no rendering fit
+   * one message (see `fits`): a caller that must cut them cuts them losslessly. Absent when none.
+   */
+  readonly rawRuns?: readonly (readonly [number, number])[];
 }
+
+/** Whether a rendered grid fits one message of the target; absent, every rendering is kept. */
+export type GridFits = (grid: string) => boolean;
 
 /** A line that may hold a table row at all: four columns of indent is code, a block starter is not a row. */
 function isTableLine(line: string): boolean {
@@ -69,7 +77,28 @@ function indentLines(lines: readonly string[], indent: string): string {
   return text;
 }
 
-export function renderWithMode(text: string, mode: RenderMode, final: boolean): RenderResult {
+/**
+ * A grid that would cross one message: cards read on their own when split, so they come first;
+ * a run no card can show (empty rows, a header alone) keeps its raw source, reported in `rawRuns`.
+ */
+function fitted(
+  table: ParsedTable,
+  rendered: { lines: string[]; grid: boolean },
+  body: (lines: string[]) => string,
+  fits: GridFits | undefined,
+): { text: string; grid: boolean } | null {
+  const text = body(rendered.lines);
+  if (!rendered.grid || !fits || fits(text)) return { text, grid: rendered.grid };
+  const cards = table.rows.length > 0 ? renderCards(table) : null;
+  return cards ? { text: body(cards), grid: false } : null;
+}
+
+export function renderWithMode(
+  text: string,
+  mode: RenderMode,
+  final: boolean,
+  fits?: GridFits,
+): RenderResult {
   const firstPipe = text.indexOf("|");
   if (firstPipe < 0) return { text, generatedGrid: false };
   const lines = lineTable(text);
@@ -86,7 +115,9 @@ export function renderWithMode(text: string, mode: RenderMode, final: boolean): 
   let opaque: Uint8Array | undefined;
   const out: string[] = [];
   let emitted = 0;
+  let length = 0;
   let generatedGrid = false;
+  const rawRuns: [number, number][] = [];
   for (let i = 0; i + 1 < n; i++) {
     if (!piped[i] || !piped[i + 1]) continue;
     const columns = separatorWidth(lineText(lines, i + 1));
@@ -110,17 +141,23 @@ export function renderWithMode(text: string, mode: RenderMode, final: boolean): 
     if (!final && end >= n - 1) break;
     const rows: string[][] = [];
     for (let k = i + 2; k < end; k++) rows.push(rowCells(lineText(lines, k), columns));
-    const rendered = render({ header: rowCells(head, columns), rows }, mode);
-    generatedGrid ||= rendered.grid;
+    const table = { header: rowCells(head, columns), rows };
     // Carry the run's container indentation (at most three columns) so a table nested in a list
     // item stays in it.
     const indent = leadingWhitespace(head);
-    const body = indent === "" ? rendered.lines.join("\n") : indentLines(rendered.lines, indent);
-    out.push(text.slice(emitted, lines.starts[i]!), body);
-    emitted = lineEnd(lines, end - 1);
+    const join = (ls: string[]) => (indent === "" ? ls.join("\n") : indentLines(ls, indent));
+    const shown = fitted(table, render(table, mode), join, fits);
+    const before = text.slice(emitted, lines.starts[i]!);
+    const runEnd = lineEnd(lines, end - 1);
+    const body = shown ? shown.text : text.slice(lines.starts[i]!, runEnd);
+    if (shown) generatedGrid ||= shown.grid;
+    else rawRuns.push([length + before.length, length + before.length + body.length]);
+    out.push(before, body);
+    length += before.length + body.length;
+    emitted = runEnd;
     i = end - 1;
   }
   if (out.length === 0) return { text, generatedGrid: false };
   out.push(text.slice(emitted));
-  return { text: out.join(""), generatedGrid };
+  return { text: out.join(""), generatedGrid, ...(rawRuns.length > 0 ? { rawRuns } : {}) };
 }

@@ -18,10 +18,11 @@
  * eagerly and re-convert what it retains. Pinned by test/messaging/tables.test.ts and the parity
  * records in test/messaging/tables.parity.test.ts.
  */
-import { GRID_MAX_DISPLAY_COLUMNS, type RenderResult, renderWithMode } from "./core.js";
+import { GRID_MAX_DISPLAY_COLUMNS, type GridFits, type RenderResult, renderWithMode } from "./core.js";
 import { pyStrip } from "./scan.js";
 
 export { displayWidth } from "./width.js";
+export type { GridFits, RenderResult };
 export { GRID_MAX_DISPLAY_COLUMNS };
 
 export const TABLE_POLICIES = ["off", "cards", "grid", "native", "auto"] as const;
@@ -34,6 +35,11 @@ interface RenderTablesOptions {
   readonly nativeTables?: boolean;
   /** False while streaming: a run that may still be growing is left raw. Default true. */
   readonly final?: boolean;
+  /**
+   * Whether a grid fits one message of the target. A grid that does not is shown as cards, or,
+   * when no card can show the run, left raw and reported in `rawRuns`. Absent: grids are kept.
+   */
+  readonly fits?: GridFits;
 }
 
 /**
@@ -66,7 +72,7 @@ export function renderTablesWithMetadata(text: string, opts: RenderTablesOptions
   const policy = resolveTablePolicy(opts.policy, { nativeTables: opts.nativeTables === true });
   // off and supported-native are byte-identical passthroughs.
   if (policy === "off" || policy === "native") return { text, generatedGrid: false };
-  return renderWithMode(text, policy, opts.final !== false);
+  return renderWithMode(text, policy, opts.final !== false, opts.fits);
 }
 
 /** Render every table run in `text` per the resolved policy. */
