@@ -11,6 +11,8 @@ export type { ParleyErrorCode } from "./messaging/base/errors.js";
 export { ParleyError } from "./messaging/base/errors.js";
 export type { Logger } from "./messaging/base/logger.js";
 export { MemoryLogger, silentLogger } from "./messaging/base/logger.js";
+export type { BufferedRendererOptions } from "./messaging/channel/buffered-renderer.js";
+export { BufferedRenderer } from "./messaging/channel/buffered-renderer.js";
 export type { TransportCapabilities } from "./messaging/channel/capabilities.js";
 export {
   capabilitiesToJson,

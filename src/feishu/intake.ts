@@ -63,24 +63,8 @@ export class FeishuIntake {
     };
     // The message id is what Feishu redelivers under: the dedupe key.
     const source = { platformId: m.message_id ? `message:${m.message_id}` : null };
-    await new Promise<void>((resolve, reject) => {
-      let journaled = false;
-      this.hub
-        .receive(incoming, source, {
-          onAccepted: () => {
-            journaled = true;
-            resolve();
-          },
-        })
-        .then(
-          ({ turn }) => void this.hub.track(turn),
-          (error: unknown) => {
-            // Before the journal: Feishu must deliver it again. After it: the hub logs the failure.
-            if (!journaled) reject(error);
-            else this.ctx.logger.error("feishu: routing a message failed", { error: String(error) });
-          },
-        );
-    });
+    // Before the journal, a failure rejects (Feishu delivers it again); after it, the hub logs it.
+    await this.hub.receiveJournaled(incoming, source);
   }
 
   /** A lone verdict quoting a prompt that is not open now (see the module note). */

@@ -6,8 +6,8 @@
  * prompt is open. Bounded: the oldest entries go first.
  */
 
-/** Every prompt says this; it is how a prompt from before a restart is recognised. */
-export const PROMPT_MARKER = "Permission needed";
+/** Every prompt says this (the kit's buffered renderer writes it); it is how a prompt from before a restart is recognised. */
+export { PROMPT_MARKER } from "../messaging/channel/buffered-renderer.js";
 
 const MAX_PROMPTS = 500;
 

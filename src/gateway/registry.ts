@@ -13,6 +13,7 @@ import { telegramChannel } from "../telegram/index.js";
 import { webchatChannel } from "../webchat/index.js";
 import { webexChannel } from "../webex/index.js";
 import { wecomChannel } from "../wecom/index.js";
+import { weixinChannel } from "../weixin/index.js";
 import { whatsappChannel } from "../whatsapp/index.js";
 
 export const CHANNELS: readonly ChannelEntry[] = [
@@ -26,4 +27,5 @@ export const CHANNELS: readonly ChannelEntry[] = [
   webexChannel,
   feishuChannel,
   imessageChannel,
+  weixinChannel,
 ];

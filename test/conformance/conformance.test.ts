@@ -21,6 +21,7 @@ import { telegramDispatcher, telegramHarness } from "./telegram.harness.js";
 import { webchatDispatcher, webchatHarness } from "./webchat.harness.js";
 import { webexDispatcher, webexHarness } from "./webex.harness.js";
 import { wecomDispatcher, wecomHarness } from "./wecom.harness.js";
+import { weixinDispatcher, weixinHarness } from "./weixin.harness.js";
 import { whatsappDispatcher, whatsappHarness } from "./whatsapp.harness.js";
 
 const HARNESSES: [ChannelHarness, DispatcherHarness][] = [
@@ -34,6 +35,7 @@ const HARNESSES: [ChannelHarness, DispatcherHarness][] = [
   [webexHarness, webexDispatcher],
   [feishuHarness, feishuDispatcher],
   [imessageHarness, imessageDispatcher],
+  [weixinHarness, weixinDispatcher],
 ];
 const CHECKS = [...CONTRACT_CHECKS, ...DISPATCHER_CHECKS, ...LIFECYCLE_CHECKS];
 const results = new Map<string, Map<string, CheckResult>>();

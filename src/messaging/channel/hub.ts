@@ -375,6 +375,31 @@ export class ConversationHub<A, P = undefined> {
   }
 
   /**
+   * `receive` for an intake that acknowledges the platform as soon as the message is journaled
+   * (Feishu's event handler returning, Weixin's poll cursor moving): resolves then, or when nothing
+   * needed journaling (a redelivery); rejects only when the journal could not take it, so the caller
+   * does not acknowledge and the platform delivers it again. The routing runs on, tracked (a
+   * shutdown waits for it); a failure after the journal is logged, never a second rejection.
+   */
+  receiveJournaled(message: IncomingMessage<A, P>, source: IntakeSource): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      let journaled = false;
+      this.receive(message, source, {
+        onAccepted: () => {
+          journaled = true;
+          resolve();
+        },
+      }).then(
+        ({ turn }) => void this.track(turn),
+        (error: unknown) => {
+          if (!journaled) reject(error);
+          else this.logger.error(`${this.channel}: routing a message failed`, { error: String(error) });
+        },
+      );
+    });
+  }
+
+  /**
    * `handle`, after every message of the same conversation handed here earlier has been routed:
    * routing can wait (a receipt behind a paced platform), and the next message must neither wait
    * for that at intake nor overtake it.

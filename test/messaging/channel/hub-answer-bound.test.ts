@@ -209,3 +209,17 @@ describe("a manual /compact", () => {
     expect(notices()).toHaveLength(1);
   });
 });
+
+describe("receiveJournaled", () => {
+  it("resolves once the message is taken (here: nothing to journal) and the turn runs on, tracked", async () => {
+    const clock = new ManualClock();
+    const l = lab([[{ delayMs: 1000 }, text("answered"), done]], { timers: clock });
+    await l.hub.receiveJournaled({ address: "u1", userId: "u1", text: "hello" }, { platformId: "message:1" });
+    // Resolved before the turn ended: the platform may be acknowledged while the agent works.
+    await vi.waitFor(() => expect(l.providers[0]?.hasActiveTurn()).toBe(true));
+    await clock.advance(1000);
+    await l.hub.shutdown();
+    expect(l.providers[0]?.prompts).toEqual(["hello"]);
+    expect(JSON.stringify(l.surface.renderers[0]?.calls)).toContain("answered");
+  });
+});
