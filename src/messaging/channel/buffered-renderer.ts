@@ -14,17 +14,10 @@ import { oneLine } from "../text/clip.js";
 import { applyOptionsCap, splitOptionsTrailer } from "../text/options.js";
 import type { AgentStatus, PromptOption, TurnEnding } from "../turn/renderer.js";
 import { Renderer } from "../turn/renderer.js";
+import { appendChip, finalAnswerText, QuietNotices } from "./buffered-answer.js";
 import type { TransportCapabilities } from "./capabilities.js";
-import { LiveStatus, ToolParagraphs } from "./live-status.js";
-import {
-  approvalOutcomeLabel,
-  freshSessionNotice,
-  noAnswerNotice,
-  SerialQueue,
-  steerChip,
-  turnStatusLine,
-  typedReplyHint,
-} from "./render-kit.js";
+import { ToolParagraphs } from "./live-status.js";
+import { freshSessionNotice, noAnswerNotice, SerialQueue, steerChip, typedReplyHint } from "./render-kit.js";
 
 /** Every prompt says this; a channel that can read a quoted message recognises a prompt by it. */
 export const PROMPT_MARKER = "Permission needed";
@@ -60,15 +53,14 @@ export class BufferedRenderer extends Renderer {
   private answered = false;
   private finished = false;
   private contextUsagePct: number | undefined;
-  /** The longest silence already reported in the current quiet stretch (0: none yet). */
-  private silenceSaid = 0;
-  private waitingSaid = false;
+  private readonly notices: QuietNotices;
   /** requestId -> the prompt on screen, so its outcome can name it. */
   private readonly open = new Map<string, { messageId: string | undefined; title: string }>();
 
   constructor(private readonly o: BufferedRendererOptions) {
     super(o.capabilities);
     this.startedAt = o.now();
+    this.notices = new QuietNotices(o.commands.stop);
     this.queue = new SerialQueue((error) => {
       this.deliveryFailed = true;
       o.logger.warn(`${o.channel}: a message did not land`, { error: String(error) });
@@ -85,20 +77,20 @@ export class BufferedRenderer extends Renderer {
 
   async onTextChunk(text: string): Promise<void> {
     this.body += this.paragraphs.next(this.body, text);
-    this.silenceSaid = 0;
+    this.notices.activity();
   }
 
   async onThinking(): Promise<void> {
-    this.silenceSaid = 0;
+    this.notices.activity();
   }
 
   async onToolCall(): Promise<void> {
     this.paragraphs.toolCalled();
-    this.silenceSaid = 0;
+    this.notices.activity();
   }
 
   async onToolUpdate(): Promise<void> {
-    this.silenceSaid = 0;
+    this.notices.activity();
   }
 
   async onAgentStatus(status: AgentStatus): Promise<void> {
@@ -106,18 +98,8 @@ export class BufferedRenderer extends Renderer {
       this.say(freshSessionNotice(status.cause, status.reason, status.replayed));
       return;
     }
-    if (status.type === "waiting") {
-      // Said once: the place in line changes, and a message per step would be noise.
-      if (this.waitingSaid) return;
-      this.waitingSaid = true;
-    } else {
-      // A long silence is said when it starts and each time it doubles, not every 30 seconds.
-      if (this.silenceSaid > 0 && status.seconds < this.silenceSaid * 2) return;
-      this.silenceSaid = Math.max(1, status.seconds);
-    }
-    const line = new LiveStatus(this.o.commands.stop);
-    line.agent(status);
-    this.say(line.line);
+    const notice = this.notices.notice(status);
+    if (notice) this.say(notice);
   }
 
   async onPromptChoice(
@@ -156,35 +138,27 @@ export class BufferedRenderer extends Renderer {
 
   override async onSteerConsumed(summary: string): Promise<void> {
     const chip = steerChip(this.noted.shift() ?? summary);
-    if (!chip) return;
-    const gap =
-      !this.body.trim() || this.body.endsWith("\n\n") ? "" : this.body.endsWith("\n") ? "\n" : "\n\n";
-    this.body += gap + chip;
+    if (chip) this.body = appendChip(this.body, chip);
   }
 
   async onDone(stopReason: string, ending: TurnEnding = {}): Promise<void> {
     if (this.finished) return;
     this.finished = true;
     if (ending.contextUsagePct !== undefined) this.contextUsagePct = ending.contextUsagePct;
-    const { body, choices } = splitOptionsTrailer(this.body, { hidePartial: false });
-    this.body = "";
-    const capped = applyOptionsCap(body, choices, this.capabilities);
-    const silent = !this.answered && capped.body.trim() === "";
-    const status = turnStatusLine(stopReason, {
-      elapsedMs: this.o.now() - this.startedAt,
-      ...(this.contextUsagePct === undefined ? {} : { contextUsagePct: this.contextUsagePct }),
-      ...(ending.error ? { error: ending.error } : {}),
-      reasonShown: silent,
-    });
-    const text = silent
-      ? noAnswerNotice(stopReason === "error", this.o.commands.new, ending.error)
-      : capped.body;
-    // A prompt the turn ended without an answer to says so, since the prompt itself cannot.
-    const abandoned = [...this.open.values()].map(
-      (p) => `🔐 ${p.title}: ${approvalOutcomeLabel("abandoned")}`,
-    );
+    const abandoned = [...this.open.values()].map((p) => p.title);
     this.abandonPrompts();
-    this.say([text.trimEnd(), ...abandoned, status].filter(Boolean).join("\n\n"));
+    this.say(
+      finalAnswerText({
+        body: this.takeBody(),
+        answered: this.answered,
+        stopReason,
+        ending,
+        elapsedMs: this.o.now() - this.startedAt,
+        contextUsagePct: this.contextUsagePct,
+        newCommand: this.o.commands.new,
+        abandoned,
+      }),
+    );
     await this.queue.idle();
     this.o.busy?.stop();
   }
@@ -210,12 +184,17 @@ export class BufferedRenderer extends Renderer {
 
   /** The answer so far goes out (a seal at a prompt): its options as a numbered list. */
   private sealAnswer(): void {
+    const body = this.takeBody();
+    if (body.trim() === "") return;
+    this.answered = true;
+    this.say(body);
+  }
+
+  /** The answer so far, taken; its options a numbered list (no buttons: every choice is a line). */
+  private takeBody(): string {
     const { body, choices } = splitOptionsTrailer(this.body, { hidePartial: false });
     this.body = "";
-    const capped = applyOptionsCap(body, choices, this.capabilities);
-    if (capped.body.trim() === "") return;
-    this.answered = true;
-    this.say(capped.body);
+    return applyOptionsCap(body, choices, this.capabilities).body;
   }
 
   private abandonPrompts(): void {
