@@ -17,7 +17,7 @@ import { realClock } from "../../src/messaging/base/clock.js";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import type { MessagingTransport } from "../../src/messaging/channel/transport.js";
 import type { AuditSink } from "../../src/messaging/security/audit.js";
-import { FakeImsgFolder, waitFor } from "../fakes/imessage/control.js";
+import { FakeImsgFolder, waitFor } from "../fakes/imsg/control.js";
 import { testChannelContext } from "../helpers/channel-context.js";
 import { macHost } from "../imessage/channel-harness.js";
 import type { ChannelHarness, OutboundMessage } from "./contract.js";

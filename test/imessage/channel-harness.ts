@@ -20,7 +20,7 @@ import type { ParleyStore } from "../../src/messaging/store/port.js";
 import type { PipelineProvider } from "../../src/messaging/turn/pipeline.js";
 import type { ScriptedProviderOptions, ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
 import { ScriptedProvider } from "../../src/providers/scripted.js";
-import { FakeImsgFolder, type FakeScenario, waitFor } from "../fakes/imessage/control.js";
+import { FakeImsgFolder, type FakeScenario, waitFor } from "../fakes/imsg/control.js";
 import { openTestStore, testChannelContext } from "../helpers/channel-context.js";
 
 export const OWNER = "+61400000000";

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { childEnv, ImsgClient, imsgArgv } from "../../src/imessage/client.js";
 import { realClock } from "../../src/messaging/base/clock.js";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
-import { FakeImsgFolder, waitFor } from "../fakes/imessage/control.js";
+import { FakeImsgFolder, waitFor } from "../fakes/imsg/control.js";
 
 describe("the imsg child", () => {
   it("is spawned by argv, logs stderr redacted, and exits when its stdin closes", async () => {

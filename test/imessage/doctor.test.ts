@@ -16,7 +16,7 @@ import { imessageChannel, imessageSettingsSchema } from "../../src/imessage/inde
 import { start } from "../../src/imessage/start.js";
 import { SessionManager } from "../../src/messaging/session/session-manager.js";
 import type { PipelineProvider } from "../../src/messaging/turn/pipeline.js";
-import { FakeImsgFolder } from "../fakes/imessage/control.js";
+import { FakeImsgFolder } from "../fakes/imsg/control.js";
 import { testChannelContext } from "../helpers/channel-context.js";
 import { macHost, OWNER } from "./channel-harness.js";
 

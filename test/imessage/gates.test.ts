@@ -4,7 +4,7 @@
  * answered; then, last, the own-message ledger. Handles match normalized on both sides.
  */
 import { describe, expect, it } from "vitest";
-import { waitFor } from "../fakes/imessage/control.js";
+import { waitFor } from "../fakes/imsg/control.js";
 import { caughtUp, done, GUEST, imsgLab, OWNER, promptsOf, STRANGER, text } from "./channel-harness.js";
 
 const lab = imsgLab();

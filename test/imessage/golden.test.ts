@@ -15,7 +15,7 @@ import { IMessageTransport } from "../../src/imessage/transport.js";
 import { type Clock, realClock } from "../../src/messaging/base/clock.js";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
-import { FakeImsgFolder } from "../fakes/imessage/control.js";
+import { FakeImsgFolder } from "../fakes/imsg/control.js";
 import type { RendererScenario } from "../helpers/golden-scenarios.js";
 import {
   describeGolden,

@@ -5,8 +5,8 @@
  * the turn and off for good at its first rejection, and read receipts alike.
  */
 import { describe, expect, it } from "vitest";
-import type { LoggedRequest } from "../fakes/imessage/control.js";
-import { waitFor } from "../fakes/imessage/control.js";
+import type { LoggedRequest } from "../fakes/imsg/control.js";
+import { waitFor } from "../fakes/imsg/control.js";
 import { done, GUEST, imsgLab, OWNER, text } from "./channel-harness.js";
 
 const lab = imsgLab();

@@ -6,7 +6,7 @@
  * "Killed" here: the first process's watch and imsg child stop without its turns settling.
  */
 import { describe, expect, it } from "vitest";
-import { waitFor } from "../fakes/imessage/control.js";
+import { waitFor } from "../fakes/imsg/control.js";
 import { permissionRequest } from "../helpers/events.js";
 import { caughtUp, done, imsgLab, OWNER, promptsOf, startChannel, text } from "./channel-harness.js";
 

@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { RECEIPT_MAX_ITEMS } from "../../src/messaging/queue/receipt.js";
 import type { ScriptedTurn } from "../../src/providers/scripted.js";
-import { waitFor } from "../fakes/imessage/control.js";
+import { waitFor } from "../fakes/imsg/control.js";
 import { permissionRequest } from "../helpers/events.js";
 import { ManualClock } from "../helpers/manual-clock.js";
 import { caughtUp, done, imsgLab, OWNER, text } from "./channel-harness.js";

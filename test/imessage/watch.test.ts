@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { IMESSAGE_CURSOR } from "../../src/imessage/watch.js";
-import { waitFor } from "../fakes/imessage/control.js";
+import { waitFor } from "../fakes/imsg/control.js";
 import { caughtUp, done, GUEST, imsgLab, OWNER, promptsOf, STRANGER, text } from "./channel-harness.js";
 
 const lab = imsgLab();
