@@ -316,11 +316,16 @@ function shutdown(code) {
   try {
     control.close();
     if (existsSync(sockPath)) unlinkSync(sockPath);
-  } catch {}
+  } catch (error) {
+    // Leaving anyway: a stale socket file is the only cost, and the test's temp folder holds it.
+    process.stderr.write(`fake imsg: cleanup failed: ${error}\n`);
+  }
   process.exit(code);
 }
 process.on("exit", () => {
   try {
     if (existsSync(sockPath)) unlinkSync(sockPath);
-  } catch {}
+  } catch (error) {
+    process.stderr.write(`fake imsg: removing the control socket failed: ${error}\n`);
+  }
 });
