@@ -106,6 +106,8 @@ describe("weixin -14 pause", () => {
     lab.fake.inject("getupdates", 5000, 3);
     const failed = () => lab.fake.callsTo("getupdates").filter((x) => x.code === 5000).length;
     await until(() => failed() === 1, "the first failure");
+    // The fake records the call before the client has read the error body: wait for the client.
+    await until(() => !c.running.health().healthy, "the failure seen by the client");
     expect(c.running.health()).toEqual({
       healthy: false,
       reason: expect.stringContaining("iLink error 5000"),
