@@ -9,7 +9,7 @@
  *   on another (the cross-gateway path: FOR UPDATE SKIP LOCKED), in batches as the owner's tick does.
  */
 
-import { ClusterMember } from "../src/gateway/cluster.js";
+import { ClusterMember, signalsOf } from "../src/gateway/cluster.js";
 import { realClock } from "../src/messaging/base/clock.js";
 import { silentLogger } from "../src/messaging/base/logger.js";
 import type { InboundMessage } from "../src/messaging/store/port.js";
@@ -65,6 +65,7 @@ export default async function run(): Promise<Record<string, number>> {
     const join = (s: SqlParleyStore, name: string) =>
       ClusterMember.join({
         registry: s.cluster,
+        signals: signalsOf(s),
         clock: realClock,
         logger: silentLogger,
         name,

@@ -11,10 +11,12 @@ import type { Clock, TimerHandle } from "../messaging/base/clock.js";
 import { realClock } from "../messaging/base/clock.js";
 import type { Logger } from "../messaging/base/logger.js";
 import type { AdoptedIntake, ConversationOwnership } from "../messaging/store/ownership.js";
-import type { ParleyStore } from "../messaging/store/port.js";
+import type { JsonValue, ParleyStore } from "../messaging/store/port.js";
 import type { SqlClusterRegistry } from "../store/sql/cluster.js";
+import type { ClusterSignals } from "../store/sql/engine.js";
 import { SqlParleyStore } from "../store/sql/store.js";
 import type { ParleyConfig } from "./config.js";
+import { GatewayForwarding } from "./forwarding.js";
 
 /** At most 15 s: a dead gateway's conversations move within lease + one tick (well inside 30 s). */
 export const DEFAULT_LEASE_MS = 15_000;
@@ -23,6 +25,10 @@ export const DEFAULT_PICK_UP_MS = 1_000;
 
 export interface ClusterOptions {
   registry: SqlClusterRegistry;
+  /** How presses reach the gateway serving their conversation (forwarding.ts). */
+  signals: ClusterSignals;
+  /** How long a forwarded press waits for its answer (default 5 s). */
+  forwardTimeoutMs?: number;
   clock: Clock;
   logger: Logger;
   leaseMs?: number;
@@ -72,6 +78,7 @@ export class ClusterMember implements ConversationOwnership {
   private ticking: Promise<void> = Promise.resolve();
   private readonly adopters = new Set<() => Promise<void>>();
   private readonly elections: Election[] = [];
+  private readonly forwarding: GatewayForwarding;
 
   private constructor(private readonly o: ClusterOptions) {
     this.leaseMs = o.leaseMs ?? DEFAULT_LEASE_MS;
@@ -82,6 +89,13 @@ export class ClusterMember implements ConversationOwnership {
     const incarnation = o.incarnation ?? randomBytes(4).toString("hex");
     this.gatewayId = `${o.name ?? hostname()}/${process.pid}/${incarnation}`;
     this.lastRenewedMs = o.clock.now();
+    this.forwarding = new GatewayForwarding({
+      gatewayId: this.gatewayId,
+      signals: o.signals,
+      clock: o.clock,
+      logger: o.logger,
+      ...(o.forwardTimeoutMs !== undefined ? { timeoutMs: o.forwardTimeoutMs } : {}),
+    });
   }
 
   /** Register as alive and start the heartbeat. */
@@ -92,6 +106,13 @@ export class ClusterMember implements ConversationOwnership {
       member.lastRenewedMs,
       member.leaseMs,
     );
+    try {
+      await member.forwarding.start();
+    } catch (error) {
+      // Not half a member: the others must not wait out a lease for one that never served.
+      await o.registry.leave(member.gatewayId);
+      throw error;
+    }
     member.schedule();
     return member;
   }
@@ -230,6 +251,22 @@ export class ClusterMember implements ConversationOwnership {
     return this.o.registry.pickUp(channel, this.gatewayId, now);
   }
 
+  async servedElsewhere(conversationKey: string): Promise<string | undefined> {
+    const held = await this.o.registry.holder(conversationResource(conversationKey), this.o.clock.now());
+    return held?.alive && held.gatewayId !== this.gatewayId ? held.gatewayId : undefined;
+  }
+
+  forward(to: string, channel: string, request: JsonValue): Promise<JsonValue | undefined> {
+    return this.forwarding.forward(to, channel, request);
+  }
+
+  onForwarded(channel: string, answer: (request: JsonValue) => Promise<JsonValue>): () => void {
+    // A gateway that lost its lease serves nothing any more, forwarded presses included.
+    return this.forwarding.onForwarded(channel, async (request) =>
+      this.fenced || this.stopped ? { refused: "not_serving" } : answer(request),
+    );
+  }
+
   onTick(adopt: () => Promise<void>): () => void {
     this.adopters.add(adopt);
     return () => this.adopters.delete(adopt);
@@ -249,6 +286,7 @@ export class ClusterMember implements ConversationOwnership {
       election.held = false;
       await election.deposed();
     }
+    await this.forwarding.stop();
     await this.o.registry.leave(this.gatewayId);
   }
 }
@@ -269,6 +307,13 @@ export const SINGLE_CONNECTIONS: Readonly<Record<string, string>> = {
   whatsapp: "whatsapp.linkedDevice",
 };
 
+/** The store's notifications between gateways; only a shareable (PostgreSQL) store has them. */
+export function signalsOf(store: SqlParleyStore): ClusterSignals {
+  const signals = store.signals;
+  if (!signals) throw new Error(`cluster: ${store.constructor.name} cannot signal between gateways`);
+  return signals;
+}
+
 /**
  * Join the group when the store is shared (PostgreSQL); undefined on SQLite, where one gateway
  * owns everything. A fenced gateway shuts down (`stop`): its work is the survivors' now, and a
@@ -282,6 +327,7 @@ export async function joinCluster(
   if (!(store instanceof SqlParleyStore) || !store.shareable) return undefined;
   const member = await ClusterMember.join({
     registry: store.cluster,
+    signals: signalsOf(store),
     clock: realClock,
     logger: o.logger,
     leaseMs: Math.round(o.config.cluster.leaseSeconds * 1000),

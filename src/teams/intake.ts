@@ -279,8 +279,9 @@ export class TeamsIntake {
       ...(label ? { label } : {}),
     });
     if (!outcome.ok) {
-      // A stale or forged press approves nothing; its card stops inviting presses.
-      if (cardId) await this.settle(address, cardId, outcome.text);
+      // A stale or forged press approves nothing; its card stops inviting presses (not when it went
+      // unjudged: the prompt may still be open on the gateway serving the conversation).
+      if (cardId && !("unconfirmed" in outcome)) await this.settle(address, cardId, outcome.text);
       await this.o.surface.reply(address, outcome.text);
       return;
     }

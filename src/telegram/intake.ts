@@ -124,7 +124,8 @@ export class TelegramUpdates {
       const outcome = press ? await this.hub.press(r, press) : { ok: false as const, text: "" };
       if (!outcome.ok) {
         await t.answerCallback(q.id, outcome.text || undefined);
-        // A stale button should not keep inviting presses.
+        // A stale button should not keep inviting presses; an unjudged one may still count.
+        if ("unconfirmed" in outcome) return;
         await t
           .clearKeyboard(r.chatId, m.message_id)
           .catch((error: unknown) =>

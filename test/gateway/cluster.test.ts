@@ -5,7 +5,7 @@
  * never ticked again is one that was SIGKILLed: its lease simply runs out).
  */
 import { describe, expect, it } from "vitest";
-import { ClusterMember, DEFAULT_LEASE_MS } from "../../src/gateway/cluster.js";
+import { ClusterMember, DEFAULT_LEASE_MS, signalsOf } from "../../src/gateway/cluster.js";
 import { silentLogger } from "../../src/messaging/base/logger.js";
 import type { InboundMessage } from "../../src/messaging/store/port.js";
 import { openStore } from "../../src/store/index.js";
@@ -26,6 +26,7 @@ async function gateway(url: string, clock: ManualClock, name = "host-1"): Promis
   const fenced: string[] = [];
   const member = await ClusterMember.join({
     registry: store.cluster,
+    signals: signalsOf(store),
     clock,
     logger: silentLogger,
     name,

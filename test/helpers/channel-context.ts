@@ -28,6 +28,7 @@ import type { RotationPolicy } from "../../src/messaging/session/keys.js";
 import type { SessionManager } from "../../src/messaging/session/session-manager.js";
 import type { SessionStore } from "../../src/messaging/session/session-store.js";
 import { MemorySessionStore } from "../../src/messaging/session/session-store.js";
+import type { ConversationOwnership } from "../../src/messaging/store/ownership.js";
 import type { ParleyStore } from "../../src/messaging/store/port.js";
 import type { ApprovalMode } from "../../src/messaging/turn/driver.js";
 import type { PipelineProvider, TurnPipelineDeps } from "../../src/messaging/turn/pipeline.js";
@@ -41,6 +42,8 @@ export interface TestContextOptions {
   store?: SessionStore;
   /** The real store, wired like the gateway wires it (see openTestStore). */
   parley?: ParleyStore;
+  /** Several gateways on one store: this gateway's membership (the gateway wires its ClusterMember). */
+  ownership?: ConversationOwnership;
   /** Over the gateway's defaults (15 minutes, 3 attempts). */
   staleAfterMs?: number;
   audit?: MemoryAuditSink;
@@ -104,7 +107,14 @@ export function testChannelContext<S extends ChannelSettings>(
       ...(history ? { history } : {}),
     },
     ...(parley
-      ? { durable: { state: parley, staleAfterMs: o.staleAfterMs ?? 15 * 60_000, maxAttempts: 3 } }
+      ? {
+          durable: {
+            state: parley,
+            staleAfterMs: o.staleAfterMs ?? 15 * 60_000,
+            maxAttempts: 3,
+            ...(o.ownership ? { ownership: o.ownership } : {}),
+          },
+        }
       : {}),
     grant: o.grant ?? new AutoApproveGrant({ audit, clock, logger }),
     announce: o.announce ?? (() => {}),

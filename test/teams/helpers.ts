@@ -14,6 +14,7 @@ import type { GrantControl } from "../../src/messaging/channel/contract.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import { SessionManager } from "../../src/messaging/session/session-manager.js";
 import type { SessionStore } from "../../src/messaging/session/session-store.js";
+import type { ConversationOwnership } from "../../src/messaging/store/ownership.js";
 import type { ParleyStore } from "../../src/messaging/store/port.js";
 import type { PipelineProvider } from "../../src/messaging/turn/pipeline.js";
 import type { ScriptedProviderOptions, ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
@@ -60,6 +61,10 @@ export interface StackOptions {
   both?: boolean;
   /** Session rows instead of the store's own (seeded web chat sessions for /sessions). */
   store?: SessionStore;
+  /** This gateway's store (default: a fresh SQLite one in its home); closed with the stack. */
+  parley?: ParleyStore;
+  /** Several gateways on one store: this gateway's membership. */
+  ownership?: ConversationOwnership;
 }
 
 export async function startStack(o: StackOptions = {}): Promise<Stack> {
@@ -80,7 +85,7 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
   });
   const home = o.home ?? mkdtempSync(join(tmpdir(), "parley-teams-"));
   const { clock, ...overrides } = o.overrides ?? {};
-  const parley = await openTestStore(home, clock ? { now: () => clock.now() } : {});
+  const parley = o.parley ?? (await openTestStore(home, clock ? { now: () => clock.now() } : {}));
   const ctx = testChannelContext<TeamsSettings>(teamsChannel, {
     parley,
     section: {
@@ -99,6 +104,7 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
     ...(clock ? { clock } : {}),
     ...(o.grant ? { grant: o.grant } : {}),
     ...(o.store ? { store: o.store } : {}),
+    ...(o.ownership ? { ownership: o.ownership } : {}),
   });
   const running = await startTeams(ctx, { listen: "127.0.0.1:0", throttleMs: 0, ...overrides });
   const driver = new TeamsDriver(fake, running.url);

@@ -47,6 +47,9 @@ import { TurnParts } from "./delivery.js";
 import type { IntakeSource, IntakeTicket } from "./journal.js";
 import { ChannelJournal } from "./journal.js";
 import { ModelPicker } from "./model-picker.js";
+import { PICK_REFUSAL_TEXT } from "./picker.js";
+import type { ApprovalOutcome, ForwardedModelOutcome } from "./press-forwarding.js";
+import { PressForwarding } from "./press-forwarding.js";
 import { approvalOutcomeLabel, resendNotice } from "./render-kit.js";
 import type {
   ChannelSurface,
@@ -163,6 +166,10 @@ export class ConversationHub<A, P = undefined> {
   private adopting = false;
   /** Stops the pick-up ticks (several gateways); set once the channel resumed. */
   private untick: (() => void) | undefined;
+  /** Several gateways: presses for conversations served elsewhere go there (press-forwarding.ts). */
+  private readonly forwarding: PressForwarding | undefined;
+  /** Stops judging presses other gateways forward here; set once the channel resumed. */
+  private unserve: (() => void) | undefined;
   /** Per conversation: the routing of its received messages, one after another in arrival order. */
   private readonly routing = new Map<string, Promise<unknown>>();
   /** Channel-server mode: where authorized messages go instead of an agent turn. */
@@ -237,6 +244,10 @@ export class ConversationHub<A, P = undefined> {
           );
       },
     });
+    const ownership = c.durable?.ownership;
+    this.forwarding = ownership
+      ? new PressForwarding({ channel: this.channel, ownership, logger: this.logger })
+      : undefined;
     this.models = new ModelPicker({
       sessions: this.sessions,
       logger: this.logger,
@@ -339,7 +350,7 @@ export class ConversationHub<A, P = undefined> {
     message: IncomingMessage<A, P>,
     ownership: ConversationOwnership,
   ): Promise<boolean> {
-    const key = `${this.channel}:${this.o.surface.conversation(message.address).route}`;
+    const key = this.ownershipKey(message.address);
     try {
       if (!(await ownership.acquire(key))) return false;
       for (const t of message.tickets ?? []) if (!(await ownership.takeInHand(t.id))) return false;
@@ -466,6 +477,10 @@ export class ConversationHub<A, P = undefined> {
     const ownership = this.o.ctx.durable?.ownership;
     if (ownership) {
       this.untick ??= ownership.onTick(() => this.adopt());
+      this.unserve ??= this.forwarding?.serve({
+        approval: (press) => this.pressHere(press.address as unknown as A, press),
+        model: (press) => this.pickModelForwarded(press.address as unknown as A, press),
+      });
       return this.adopt();
     }
     // A typed 1/2/3 found unfinished answered a prompt that died with the earlier process: it must
@@ -563,7 +578,8 @@ export class ConversationHub<A, P = undefined> {
   /**
    * A press on an approval widget. The prompt is found under whichever of this conversation's keys
    * opened it (a resumed session's, or its own) and the nonce alone decides. Returns the outcome
-   * label when it landed, or the neutral expiry receipt.
+   * label when it landed, or the neutral expiry receipt. With several gateways, a prompt that is not
+   * open here is judged by the gateway serving the conversation, if that is another one.
    */
   async press(
     address: A,
@@ -574,7 +590,28 @@ export class ConversationHub<A, P = undefined> {
       /** What the prompt shows once decided, when the press did more than the verdict says. */
       label?: string;
     },
-  ): Promise<{ ok: true; label: string } | { ok: false; text: string }> {
+  ): Promise<ApprovalOutcome> {
+    const openHere = this.conversationKeys(address).some((k) =>
+      this.approvals.registry.isOpen(k, p.requestId),
+    );
+    if (!openHere && this.forwarding) {
+      const forwarded = await this.forwarding.approval(this.ownershipKey(address), {
+        address: address as unknown as JsonValue,
+        requestId: p.requestId,
+        nonce: p.nonce ?? null,
+        verdict: p.verdict,
+        ...(p.label !== undefined ? { label: p.label } : {}),
+      });
+      if (forwarded) return forwarded;
+    }
+    return this.pressHere(address, p);
+  }
+
+  /** `press` judged on this gateway only (a forwarded press is never forwarded again). */
+  private async pressHere(
+    address: A,
+    p: { requestId: string; nonce: string | null | undefined; verdict: ApprovalVerdict; label?: string },
+  ): Promise<ApprovalOutcome> {
     const keys = this.conversationKeys(address);
     const key = keys.find((k) => this.approvals.registry.isOpen(k, p.requestId)) ?? keys[0] ?? "";
     // Taken before the press: the verdict can end the turn (and retire its renderer) at once.
@@ -596,14 +633,44 @@ export class ConversationHub<A, P = undefined> {
     );
   }
 
-  /** A press on a posted model list: a refusal for the presser, or the switch under way. */
-  pickModel(
+  /**
+   * A press on a posted model list: a refusal for the presser, or the switch under way. With several
+   * gateways, a list not posted here is judged by the gateway serving the conversation.
+   */
+  async pickModel(
     address: A,
     p: { handle: string; index: number; presser: string },
     pickers: PickerSurface & { retire?(handle: string): Promise<void> },
   ): Promise<{ refusal: string } | { applied: Promise<void> }> {
+    if (!this.models.offers(p.handle) && this.forwarding) {
+      const forwarded = await this.forwarding.model(this.ownershipKey(address), {
+        address: address as unknown as JsonValue,
+        ...p,
+      });
+      // Applied there: the list there is settled to the outcome by the gateway that posted it.
+      if (forwarded) return "refusal" in forwarded ? forwarded : { applied: Promise.resolve() };
+    }
     const scope = placeOf(this.o.surface.conversation(address));
     return this.models.press(p.handle, p.index, { presser: p.presser, scope }, pickers);
+  }
+
+  /** A model-list press another gateway forwarded: judged here, the switch tracked here. */
+  private async pickModelForwarded(
+    address: A,
+    p: { handle: string; index: number; presser: string },
+  ): Promise<ForwardedModelOutcome> {
+    const pickers = this.o.surface.pickers?.(address);
+    if (!pickers) return { refusal: PICK_REFUSAL_TEXT.unknown };
+    const scope = placeOf(this.o.surface.conversation(address));
+    const pick = await this.models.press(p.handle, p.index, { presser: p.presser, scope }, pickers);
+    if ("refusal" in pick) return pick;
+    void this.track(pick.applied);
+    return { applied: true };
+  }
+
+  /** The key a conversation's ownership and journal rows go by across gateways. */
+  private ownershipKey(address: A): string {
+    return `${this.channel}:${this.o.surface.conversation(address).route}`;
   }
 
   /** Keep a promise in flight until it settles (shutdown waits for it); failures are logged. */
@@ -624,6 +691,7 @@ export class ConversationHub<A, P = undefined> {
   async shutdown(): Promise<void> {
     this.closing = true;
     this.untick?.();
+    this.unserve?.();
     for (const id of [...this.sinkPrompts.keys()])
       this.approvals.registry.denyAll(id.slice(0, id.lastIndexOf(":")));
     for (const key of [...this.active.keys()]) {

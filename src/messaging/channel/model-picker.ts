@@ -131,6 +131,11 @@ export class ModelPicker {
     return this.offered.size;
   }
 
+  /** Whether this gateway posted list `handle` (still kept, if used or expired): it judges the press. */
+  offers(handle: string): boolean {
+    return this.offered.has(handle);
+  }
+
   /** `/model [arg]`: the reply text ("" when a picker was posted and is the answer). */
   async command(r: ModelRequest): Promise<string> {
     const loaded = await loadModelMenu(this.o.sessions, r.sessionKey);

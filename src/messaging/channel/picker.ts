@@ -99,6 +99,11 @@ export class PickerRegistry<T> {
     return { ok: true, item: entry.items[index] as T, index };
   }
 
+  /** Whether `handle` names a list kept here (live, used, or expired and not yet pruned). */
+  has(handle: string): boolean {
+    return this.entries.has(handle);
+  }
+
   /** Drop a list (its posting was replaced or withdrawn). */
   withdraw(handle: string): boolean {
     return this.entries.delete(handle);

@@ -4,7 +4,7 @@
  * conversation's owner runs it. Types only: the gateway supplies the implementation (the core never
  * depends on a database). Layer: messaging/store.
  */
-import type { UnfinishedIntake } from "./port.js";
+import type { JsonValue, UnfinishedIntake } from "./port.js";
 
 /** A journaled message taken in hand by this gateway from the shared journal. */
 export interface AdoptedIntake extends UnfinishedIntake {
@@ -31,4 +31,16 @@ export interface ConversationOwnership {
   pickUp(channel: string): Promise<AdoptedIntake[]>;
   /** Call `adopt` at each pick-up tick until the returned function is called. */
   onTick(adopt: () => Promise<void>): () => void;
+  /**
+   * The live gateway serving this conversation when that is ANOTHER gateway; undefined when this
+   * one serves it or none does (a press is then judged here).
+   */
+  servedElsewhere(conversationKey: string): Promise<string | undefined>;
+  /**
+   * Hand `request` to gateway `to`'s answerer for `channel`: its answer, or undefined when none came
+   * in time (the gateway died, or the request was lost). Never throws.
+   */
+  forward(to: string, channel: string, request: JsonValue): Promise<JsonValue | undefined>;
+  /** Answer the requests other gateways forward here for `channel`, until the returned function is called. */
+  onForwarded(channel: string, answer: (request: JsonValue) => Promise<JsonValue>): () => void;
 }

@@ -12,9 +12,10 @@
 import { Kysely, PostgresDialect, sql } from "kysely";
 import type { Pool, PoolConfig } from "pg";
 import type { IntegrityResult } from "../../messaging/store/port.js";
-import type { ParleyDb, SqlEngine } from "../sql/engine.js";
+import type { ClusterSignals, ParleyDb, SqlEngine } from "../sql/engine.js";
 import { migrateToLatest } from "../sql/migrations.js";
 import type { ParleyDatabase } from "../sql/schema.js";
+import { PostgresSignals } from "./signals.js";
 
 export interface PostgresEngineOptions {
   /** Connections per gateway: the intake path, turns and the lease heartbeat share them. */
@@ -62,12 +63,19 @@ async function loadPool(): Promise<new (config: PoolConfig) => Pool> {
 
 export class PostgresEngine implements SqlEngine {
   readonly dialect = "postgres" as const;
+  private readonly notifications: PostgresSignals;
 
   private constructor(
     readonly db: ParleyDb,
     readonly location: string,
-    private readonly pool: Pool,
-  ) {}
+    pool: Pool,
+  ) {
+    this.notifications = new PostgresSignals(pool, db);
+  }
+
+  get signals(): ClusterSignals {
+    return this.notifications;
+  }
 
   /** Connect, and bring the schema to the latest version (once across racing gateways). */
   static async open(url: string, options: PostgresEngineOptions = {}): Promise<PostgresEngine> {
@@ -124,12 +132,8 @@ export class PostgresEngine implements SqlEngine {
     return problems.length === 0 ? { ok: true } : { ok: false, problems };
   }
 
-  /** The raw pool, for LISTEN/NOTIFY and the lease heartbeat's dedicated client. */
-  get connections(): Pool {
-    return this.pool;
-  }
-
   async close(): Promise<void> {
+    await this.notifications.closeAll();
     await this.db.destroy();
   }
 }

@@ -24,7 +24,31 @@ export interface SqlEngine {
   sizeBytes(): Promise<number>;
   /** A full check; slow on a large database. */
   integrity(): Promise<IntegrityResult>;
+  /** Notifications between the gateways sharing the database (absent: it is one gateway's). */
+  readonly signals?: ClusterSignals;
   close(): Promise<void>;
+}
+
+/** A listening subscription: `close` stops it and gives its connection back. */
+export interface SignalSubscription {
+  close(): Promise<void>;
+}
+
+/**
+ * Short messages between the gateways sharing one database (PostgreSQL's LISTEN/NOTIFY). Delivery
+ * is at most once: a payload sent while a listener's connection is being re-opened is lost, so a
+ * user of it must time out.
+ */
+export interface ClusterSignals {
+  /** The largest payload `notify` takes (bytes of UTF-8). */
+  readonly maxPayloadBytes: number;
+  /** Receive every payload sent on `channel` from now on; `onTrouble` hears of lost connections. */
+  listen(
+    channel: string,
+    onPayload: (payload: string) => void,
+    onTrouble: (problem: string) => void,
+  ): Promise<SignalSubscription>;
+  notify(channel: string, payload: string): Promise<void>;
 }
 
 /** bigint columns come back as strings from some drivers (pg); every id and time goes through this. */

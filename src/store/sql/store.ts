@@ -7,7 +7,7 @@ import type { Logger } from "../../messaging/base/logger.js";
 import type { ParleyStore, StoreHealth } from "../../messaging/store/port.js";
 import { SqlClusterRegistry } from "./cluster.js";
 import { SqlDeliveryLedger } from "./deliveries.js";
-import type { SqlEngine } from "./engine.js";
+import type { ClusterSignals, SqlEngine } from "./engine.js";
 import { SqlIntakeJournal } from "./intake.js";
 import { SqlInboxStore, SqlJobStore } from "./jobs-inbox.js";
 import { appliedMigrations, schemaVersionOf } from "./migrations.js";
@@ -73,6 +73,11 @@ export class SqlParleyStore implements ParleyStore {
     this.jobs = new SqlJobStore(db);
     this.inbox = new SqlInboxStore(db);
     this.cluster = new SqlClusterRegistry(db, engine.dialect, engine.location);
+  }
+
+  /** Notifications between the gateways sharing it (PostgreSQL only). */
+  get signals(): ClusterSignals | undefined {
+    return this.engine.signals;
   }
 
   /** Several gateways can share it only on PostgreSQL (SQLite is one file of one gateway). */

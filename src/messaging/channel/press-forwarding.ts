@@ -1,0 +1,137 @@
+/**
+ * Presses that land on a gateway other than the one serving their conversation (several gateways on
+ * one store, docs/scale-out.md). A webhook, or a Slack Socket Mode event, reaches whichever gateway
+ * the platform or the load balancer picks, but an open approval prompt and a posted model list live
+ * in the memory of the gateway running the conversation's turns. Such a press is forwarded there as
+ * plain data and judged by the same rules as a local one (the nonce, the list's owner and scope);
+ * the outcome comes back for the presser. Nothing is decided on the receiving side: a press that
+ * gets no answer approves nothing. Layer: messaging/channel.
+ */
+import { z } from "zod";
+import type { Logger } from "../base/logger.js";
+import type { ConversationOwnership } from "../store/ownership.js";
+import type { JsonValue } from "../store/port.js";
+
+/** What the presser is told when the serving gateway did not answer in time (it may be dying). */
+export const PRESS_UNCONFIRMED =
+  "That press could not be confirmed (the gateway running this conversation did not answer); press again in a moment.";
+
+const approvalPress = z.object({
+  kind: z.literal("approval"),
+  address: z.json(),
+  requestId: z.string().max(512),
+  nonce: z.string().max(512).nullable(),
+  verdict: z.enum(["approve", "approve_always", "deny"]),
+  label: z.string().max(2000).optional(),
+});
+
+const modelPress = z.object({
+  kind: z.literal("model"),
+  address: z.json(),
+  handle: z.string().max(512),
+  index: z.number().int().nonnegative(),
+  presser: z.string().max(512),
+});
+
+/** Strict: a request another gateway wrote is still input, and a malformed one is refused whole. */
+const forwardedPress = z.discriminatedUnion("kind", [approvalPress, modelPress]);
+
+export type ForwardedPress = z.infer<typeof forwardedPress>;
+export type ForwardedApproval = z.infer<typeof approvalPress>;
+export type ForwardedModelPick = z.infer<typeof modelPress>;
+
+const approvalOutcome = z.union([
+  z.object({ ok: z.literal(true), label: z.string() }),
+  z.object({ ok: z.literal(false), text: z.string() }),
+]);
+/**
+ * A press's outcome. `unconfirmed`: nobody judged it (the serving gateway did not answer), so the
+ * prompt may still be open there: keep its buttons, the user may press again.
+ */
+export type ApprovalOutcome =
+  | z.infer<typeof approvalOutcome>
+  | { ok: false; text: string; unconfirmed: true };
+
+const UNCONFIRMED: ApprovalOutcome = { ok: false, text: PRESS_UNCONFIRMED, unconfirmed: true };
+
+const modelOutcome = z.union([z.object({ refusal: z.string() }), z.object({ applied: z.literal(true) })]);
+export type ForwardedModelOutcome = z.infer<typeof modelOutcome>;
+
+/** How the serving gateway judges each kind of forwarded press (the hub's own press paths). */
+export interface ForwardedPressJudge {
+  approval(press: ForwardedApproval): Promise<ApprovalOutcome>;
+  model(press: ForwardedModelPick): Promise<ForwardedModelOutcome>;
+}
+
+export class PressForwarding {
+  constructor(private readonly o: { channel: string; ownership: ConversationOwnership; logger: Logger }) {}
+
+  /**
+   * An approval press whose prompt is not open here: the serving gateway's outcome, or undefined
+   * when this gateway serves the conversation (or none does) and so judges it itself.
+   */
+  async approval(
+    conversationKey: string,
+    press: Omit<ForwardedApproval, "kind">,
+  ): Promise<ApprovalOutcome | undefined> {
+    const answer = await this.forward(conversationKey, { kind: "approval", ...press });
+    if (answer === undefined) return undefined;
+    if (answer === "unanswered") return UNCONFIRMED;
+    const parsed = approvalOutcome.safeParse(answer);
+    return parsed.success ? parsed.data : this.malformed("approval outcome");
+  }
+
+  /** A press on a model list this gateway did not post: as `approval`. */
+  async model(
+    conversationKey: string,
+    press: Omit<ForwardedModelPick, "kind">,
+  ): Promise<ForwardedModelOutcome | undefined> {
+    const answer = await this.forward(conversationKey, { kind: "model", ...press });
+    if (answer === undefined) return undefined;
+    if (answer === "unanswered") return { refusal: PRESS_UNCONFIRMED };
+    const parsed = modelOutcome.safeParse(answer);
+    if (parsed.success) return parsed.data;
+    this.malformed("model outcome");
+    return { refusal: PRESS_UNCONFIRMED };
+  }
+
+  /** Judge the presses other gateways forward here, until the returned function is called. */
+  serve(judge: ForwardedPressJudge): () => void {
+    return this.o.ownership.onForwarded(this.o.channel, async (request) => {
+      const parsed = forwardedPress.safeParse(request);
+      if (!parsed.success) {
+        this.o.logger.warn(`${this.o.channel}: a forwarded press was malformed; refused`, {
+          problem: parsed.error.issues[0]?.message ?? "invalid",
+        });
+        return { refused: "malformed" };
+      }
+      const press = parsed.data;
+      return press.kind === "approval" ? judge.approval(press) : judge.model(press);
+    });
+  }
+
+  private async forward(
+    conversationKey: string,
+    press: ForwardedPress,
+  ): Promise<JsonValue | "unanswered" | undefined> {
+    let owner: string | undefined;
+    try {
+      owner = await this.o.ownership.servedElsewhere(conversationKey);
+    } catch (error) {
+      // Unknown owner: judged here, where the prompt is not open, so the press approves nothing.
+      this.o.logger.warn(`${this.o.channel}: could not look up who serves ${conversationKey}`, {
+        error: String(error),
+      });
+      return undefined;
+    }
+    if (owner === undefined) return undefined;
+    const answer = await this.o.ownership.forward(owner, this.o.channel, press);
+    return answer === undefined ? "unanswered" : answer;
+  }
+
+  /** A refusal by the serving gateway (it stopped serving), or a malformed answer: nothing approved. */
+  private malformed(what: string): ApprovalOutcome {
+    this.o.logger.warn(`${this.o.channel}: a forwarded press got no usable ${what}`);
+    return UNCONFIRMED;
+  }
+}

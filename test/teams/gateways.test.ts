@@ -1,0 +1,185 @@
+/**
+ * Approvals and pickers across gateways (issue 26): two Teams gateways on one PostgreSQL, both
+ * behind the same bot (a load balancer may hand any activity to either). The conversation is
+ * served by the gateway that received its message; a card press that reaches the other gateway is
+ * forwarded to it over LISTEN/NOTIFY and settles the turn there, exactly once. Real botbuilder
+ * against the Teams fake, real stores and memberships; only the agent is scripted.
+ */
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { ClusterMember, signalsOf } from "../../src/gateway/cluster.js";
+import { RECEIPT_EXPIRED } from "../../src/messaging/approval/approvals.js";
+import { realClock } from "../../src/messaging/base/clock.js";
+import { MemoryLogger } from "../../src/messaging/base/logger.js";
+import { PRESS_UNCONFIRMED } from "../../src/messaging/channel/press-forwarding.js";
+import type { ModelMenu } from "../../src/messaging/session/agent-controls.js";
+import type { ScriptedTurn } from "../../src/providers/scripted.js";
+import { openStore } from "../../src/store/index.js";
+import type { SqlParleyStore } from "../../src/store/sql/store.js";
+import type { Json, ShownMessage } from "../fakes/teams/server.js";
+import { FakeTeams } from "../fakes/teams/server.js";
+import { permissionRequest } from "../helpers/events.js";
+import { useTestPostgres } from "../helpers/use-postgres.js";
+import type { Stack, StackOptions } from "./helpers.js";
+import { cardTexts, done, seen, startStack, text } from "./helpers.js";
+
+const pg = useTestPostgres();
+
+interface Gateway {
+  stack: Stack;
+  member: ClusterMember;
+}
+
+let fake: FakeTeams | undefined;
+let gateways: Gateway[] = [];
+
+afterEach(async () => {
+  for (const g of gateways) {
+    await g.member.leave().catch(() => {});
+    await g.stack.close();
+  }
+  gateways = [];
+  await fake?.close();
+  fake = undefined;
+});
+
+async function gateway(url: string, name: string, o: StackOptions = {}): Promise<Gateway> {
+  const parley = (await openStore("/nonexistent-home", { url })) as SqlParleyStore;
+  const member = await ClusterMember.join({
+    registry: parley.cluster,
+    signals: signalsOf(parley),
+    clock: realClock,
+    logger: new MemoryLogger(),
+    name,
+    onFenced: () => {},
+  });
+  fake ??= await new FakeTeams().start();
+  const stack = await startStack({ ...o, fake, parley, ownership: member });
+  const g = { stack, member };
+  gateways.push(g);
+  return g;
+}
+
+const toolTurn: ScriptedTurn = {
+  steps: [text("Let me clean up."), permissionRequest({ requestId: "r1", title: "rm -rf build" })],
+  onPermission: { approve: [text("Removed."), done], deny: [text("Kept everything."), done] },
+};
+
+async function approvalCard(s: Stack): Promise<ShownMessage> {
+  const conversation = s.fake.personalConversation(s.alice);
+  return vi.waitFor(() => {
+    const found = s.fake.shown(conversation).filter((m) => cardTexts(m).text.includes("Permission needed"));
+    const last = found.at(-1);
+    if (!last) throw new Error("no approval card yet");
+    return last;
+  });
+}
+
+function button(m: ShownMessage, title: string): Json {
+  const content = (m.attachments[0]?.content ?? {}) as { actions?: { title: string; data: Json }[] };
+  const found = (content.actions ?? []).find((a) => a.title === title);
+  if (!found) throw new Error(`no button ${title}`);
+  return found.data;
+}
+
+function shownNow(s: Stack, id: string): ShownMessage {
+  return s.fake.shown(s.fake.personalConversation(s.alice)).find((m) => m.id === id) as ShownMessage;
+}
+
+describe("teams on two gateways: presses reach the gateway running the turn", () => {
+  it("an Approve pressed through the other gateway runs the tool once, on the gateway that asked", async () => {
+    const url = await pg.server.createDatabase();
+    const a = await gateway(url, "gw-a", { turns: [toolTurn] });
+    const b = await gateway(url, "gw-b");
+    await a.stack.driver.post(a.stack.driver.message(a.stack.alice, "clean up"));
+    const prompt = await approvalCard(a.stack);
+    // Read before pressing: the shown card is live and loses its buttons once decided.
+    const approve = button(prompt, "Approve");
+    const press = await b.stack.driver.post(b.stack.driver.submit(b.stack.alice, prompt.id, approve));
+    expect(press.status).toBe(200);
+    await seen(a.stack.fake, "Removed.");
+    expect(a.stack.provider.answers).toEqual([{ requestId: "r1", verdict: "approve" }]);
+    // B never ran a turn or judged the press itself.
+    expect(b.stack.startedKeys).toEqual([]);
+    expect(b.stack.provider.answers).toEqual([]);
+    expect(cardTexts(shownNow(a.stack, prompt.id))).toEqual({
+      text: expect.stringContaining("Approved (this once)"),
+      buttons: [],
+    });
+    // A second press, again through B, finds the prompt decided: the neutral receipt, nothing re-run.
+    await b.stack.driver.post(b.stack.driver.submit(b.stack.alice, prompt.id, approve));
+    await seen(a.stack.fake, RECEIPT_EXPIRED);
+    expect(a.stack.provider.answers).toHaveLength(1);
+    expect(
+      a.stack.fake
+        .shown(a.stack.fake.personalConversation(a.stack.alice))
+        .filter((m) => m.text.includes("Removed.")),
+    ).toHaveLength(1);
+  });
+
+  it("a forged nonce forwarded to the serving gateway approves nothing", async () => {
+    const url = await pg.server.createDatabase();
+    const a = await gateway(url, "gw-a", { turns: [toolTurn] });
+    const b = await gateway(url, "gw-b");
+    await a.stack.driver.post(a.stack.driver.message(a.stack.alice, "clean up"));
+    const prompt = await approvalCard(a.stack);
+    const deny = button(prompt, "Deny");
+    const forged = { ...(button(prompt, "Approve") as Record<string, Json>), n: "not-the-nonce" };
+    await b.stack.driver.post(b.stack.driver.submit(b.stack.alice, prompt.id, forged));
+    await seen(a.stack.fake, RECEIPT_EXPIRED);
+    expect(a.stack.provider.answers).toEqual([]);
+    // The real button still works afterwards.
+    await b.stack.driver.post(b.stack.driver.submit(b.stack.alice, prompt.id, deny));
+    await seen(a.stack.fake, "Kept everything.");
+    expect(a.stack.provider.answers).toEqual([{ requestId: "r1", verdict: "deny" }]);
+  });
+
+  it("a model list posted by one gateway is chosen from through the other", async () => {
+    const menu: ModelMenu = {
+      configId: "model",
+      current: "fast",
+      options: [
+        { id: "fast", name: "Fast" },
+        { id: "deep", name: "Deep" },
+      ],
+    };
+    const url = await pg.server.createDatabase();
+    const a = await gateway(url, "gw-a", { turns: [[text("hi"), done]], provider: { modelMenu: menu } });
+    const b = await gateway(url, "gw-b", { provider: { modelMenu: menu } });
+    await a.stack.driver.post(a.stack.driver.message(a.stack.alice, "hello"));
+    await seen(a.stack.fake, "hi");
+    await vi.waitFor(() => expect(a.stack.sessions.isBusy(a.stack.startedKeys[0] ?? "")).toBe(false));
+    await a.stack.driver.post(a.stack.driver.message(a.stack.alice, "/model"));
+    const conversation = a.stack.fake.personalConversation(a.stack.alice);
+    const list = await vi.waitFor(() => {
+      const found = a.stack.fake
+        .shown(conversation)
+        .find((m) => cardTexts(m).buttons.some((t) => t.includes("Deep")));
+      if (!found) throw new Error("no model card");
+      return found;
+    });
+    const deep = cardTexts(list).buttons.findIndex((t) => t.includes("Deep"));
+    await b.stack.driver.post(b.stack.driver.submit(b.stack.alice, list.id, { parley: "model", i: deep }));
+    await vi.waitFor(() => expect(a.stack.provider.modelChoices).toEqual(["deep"]));
+    await vi.waitFor(() => expect(cardTexts(shownNow(a.stack, list.id)).buttons).toEqual([]));
+    expect(b.stack.provider.modelChoices).toEqual([]);
+    // The list is used up on the gateway that posted it: a second press is refused there.
+    await b.stack.driver.post(b.stack.driver.submit(b.stack.alice, list.id, { parley: "model", i: deep }));
+    await seen(a.stack.fake, "That list was already used: ask for a new one.");
+    expect(a.stack.provider.modelChoices).toEqual(["deep"]);
+  });
+
+  it("a press for a gateway that no longer judges presses approves nothing and says so", async () => {
+    const url = await pg.server.createDatabase();
+    const a = await gateway(url, "gw-a", { turns: [toolTurn] });
+    const b = await gateway(url, "gw-b");
+    await a.stack.driver.post(a.stack.driver.message(a.stack.alice, "clean up"));
+    const prompt = await approvalCard(a.stack);
+    const approve = button(prompt, "Approve");
+    // A's channel stops (a graceful stop denies its open prompt) while its membership still holds
+    // the conversation: a press forwarded to it now finds no Teams there.
+    await a.stack.stop();
+    await b.stack.driver.post(b.stack.driver.submit(b.stack.alice, prompt.id, approve));
+    await seen(b.stack.fake, PRESS_UNCONFIRMED);
+    expect(a.stack.provider.answers.filter((x) => x.verdict === "approve")).toEqual([]);
+  });
+});
