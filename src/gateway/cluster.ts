@@ -7,6 +7,7 @@
  */
 import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
+import type { AutoApproveGrant } from "../messaging/approval/grant.js";
 import type { Clock, TimerHandle } from "../messaging/base/clock.js";
 import { realClock } from "../messaging/base/clock.js";
 import type { Logger } from "../messaging/base/logger.js";
@@ -17,6 +18,7 @@ import type { ClusterSignals } from "../store/sql/engine.js";
 import { SqlParleyStore } from "../store/sql/store.js";
 import type { ParleyConfig } from "./config.js";
 import { GatewayForwarding } from "./forwarding.js";
+import { shareGrant } from "./shared-grant.js";
 
 /** At most 15 s: a dead gateway's conversations move within lease + one tick (well inside 30 s). */
 export const DEFAULT_LEASE_MS = 15_000;
@@ -119,6 +121,11 @@ export class ClusterMember implements ConversationOwnership {
 
   get isFenced(): boolean {
     return this.fenced;
+  }
+
+  /** Neither fenced nor gone: what this gateway holds is still its own. */
+  get serving(): boolean {
+    return !this.fenced && !this.stopped;
   }
 
   private schedule(): void {
@@ -323,6 +330,7 @@ export async function joinCluster(
   o: { config: ParleyConfig; logger: Logger },
   store: ParleyStore,
   stop: () => void,
+  grant?: AutoApproveGrant,
 ): Promise<ClusterMember | undefined> {
   if (!(store instanceof SqlParleyStore) || !store.shareable) return undefined;
   const member = await ClusterMember.join({
@@ -337,5 +345,13 @@ export async function joinCluster(
     onTakeover: async () => void (await store.sessions.refresh()),
   });
   o.logger.info(`cluster: joined as ${member.gatewayId} (lease ${member.leaseMs} ms)`);
+  if (grant)
+    await shareGrant({
+      grant,
+      routes: store.routes,
+      logger: o.logger,
+      onTick: (read) => member.onTick(read),
+      serving: () => member.serving,
+    });
   return member;
 }

@@ -413,7 +413,13 @@ export class Gateway {
       titles: agentTitleGenerator(sessions, { audit: audit.sink, logger: o.logger }),
     };
     let gatewayRef: Gateway | undefined;
-    const cluster = await joinCluster(o, store, () => void gatewayRef?.shutdown());
+    const cluster = await joinCluster(
+      o,
+      store,
+      () => void gatewayRef?.shutdown(),
+      // A grant supplied from outside (a library user's own) is theirs to share.
+      grant instanceof AutoApproveGrant ? grant : undefined,
+    );
     if (cluster && shared.durable) shared.durable = { ...shared.durable, ownership: cluster };
     const gateway = new Gateway(shared, o, audit, store, lock, {
       pool,

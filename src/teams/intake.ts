@@ -262,14 +262,7 @@ export class TeamsIntake {
       }
       // Armed only when the press will count: a stale card must not switch prompts off everywhere.
       if (this.o.hub.promptOpen(address, p)) {
-        grantNotice = this.o.ctx.grant.command("on", {
-          source: "teams",
-          caller: address.identity,
-          owner: true,
-          direct: true,
-          command: this.o.hub.commands.spell("yolo").replace(/`/g, ""),
-          notify: async (text) => void (await this.o.surface.reply(address, text)),
-        });
+        grantNotice = this.armGrant(address);
         if (this.o.ctx.grant.isActive()) label = `${approvalOutcomeLabel("approve")} · ⚠️ auto-approve is on`;
       }
     }
@@ -285,7 +278,21 @@ export class TeamsIntake {
       await this.o.surface.reply(address, outcome.text);
       return;
     }
+    // A prompt open on another gateway (several gateways): armed once its press counted there.
+    if (press.v === "approve_auto" && !grantNotice) grantNotice = this.armGrant(address);
     if (grantNotice) await this.o.surface.reply(address, grantNotice);
+  }
+
+  /** The owner's Approve + auto-approve arms the one grant, as `/yolo on` would; its reply text. */
+  private armGrant(address: TeamsAddress): string {
+    return this.o.ctx.grant.command("on", {
+      source: "teams",
+      caller: address.identity,
+      owner: true,
+      direct: true,
+      command: this.o.hub.commands.spell("yolo").replace(/`/g, ""),
+      notify: async (text) => void (await this.o.surface.reply(address, text)),
+    });
   }
 
   /** Replace a card with a line (its buttons gone); cosmetic, so a failure is only logged. */

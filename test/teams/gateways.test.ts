@@ -7,10 +7,13 @@
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { ClusterMember, signalsOf } from "../../src/gateway/cluster.js";
+import { shareGrant } from "../../src/gateway/shared-grant.js";
 import { RECEIPT_EXPIRED } from "../../src/messaging/approval/approvals.js";
+import { AutoApproveGrant } from "../../src/messaging/approval/grant.js";
 import { realClock } from "../../src/messaging/base/clock.js";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import { PRESS_UNCONFIRMED } from "../../src/messaging/channel/press-forwarding.js";
+import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import type { ModelMenu } from "../../src/messaging/session/agent-controls.js";
 import type { ScriptedTurn } from "../../src/providers/scripted.js";
 import { openStore } from "../../src/store/index.js";
@@ -27,6 +30,7 @@ const pg = useTestPostgres();
 interface Gateway {
   stack: Stack;
   member: ClusterMember;
+  grant: AutoApproveGrant;
 }
 
 let fake: FakeTeams | undefined;
@@ -53,8 +57,17 @@ async function gateway(url: string, name: string, o: StackOptions = {}): Promise
     onFenced: () => {},
   });
   fake ??= await new FakeTeams().start();
-  const stack = await startStack({ ...o, fake, parley, ownership: member });
-  const g = { stack, member };
+  // The gateway's one auto-approve grant, shared with the others as the gateway wires it.
+  const grant = new AutoApproveGrant({ audit: new MemoryAuditSink() });
+  await shareGrant({
+    grant,
+    routes: parley.routes,
+    logger: new MemoryLogger(),
+    onTick: (read) => member.onTick(read),
+    serving: () => member.serving,
+  });
+  const stack = await startStack({ ...o, fake, parley, ownership: member, grant });
+  const g = { stack, member, grant };
   gateways.push(g);
   return g;
 }
@@ -114,6 +127,24 @@ describe("teams on two gateways: presses reach the gateway running the turn", ()
         .shown(a.stack.fake.personalConversation(a.stack.alice))
         .filter((m) => m.text.includes("Removed.")),
     ).toHaveLength(1);
+  });
+
+  it("the owner's Approve + auto-approve through the other gateway approves there and arms the one grant for both", async () => {
+    const url = await pg.server.createDatabase();
+    const a = await gateway(url, "gw-a", { turns: [toolTurn] });
+    const b = await gateway(url, "gw-b");
+    await a.stack.driver.post(a.stack.driver.message(a.stack.alice, "clean up"));
+    const prompt = await approvalCard(a.stack);
+    await b.stack.driver.post(
+      b.stack.driver.submit(b.stack.alice, prompt.id, button(prompt, "Approve + auto-approve")),
+    );
+    await seen(a.stack.fake, "Removed.");
+    expect(a.stack.provider.answers).toEqual([{ requestId: "r1", verdict: "approve" }]);
+    await seen(a.stack.fake, "Auto-approve is ON");
+    expect(b.grant.isActive()).toBe(true);
+    // A, which runs this conversation's turns, follows at its next heartbeat tick.
+    await vi.waitFor(() => expect(a.grant.isActive()).toBe(true), { timeout: 5_000 });
+    expect(a.grant.current()).toEqual(b.grant.current());
   });
 
   it("a forged nonce forwarded to the serving gateway approves nothing", async () => {

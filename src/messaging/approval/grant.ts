@@ -31,6 +31,12 @@ export interface ActiveGrant {
   caller: string;
 }
 
+/** An arm (the grant now) or a disarm (null), and when it was made. */
+export interface GrantChange {
+  state: ActiveGrant | null;
+  atMs: number;
+}
+
 export interface AutoApproveGrantOptions {
   audit: AuditSink;
   clock?: Clock;
@@ -57,7 +63,11 @@ export const GRANT_SCOPE_NOTE =
   "until it expires (not just this chat); hard denies still apply.";
 
 export class AutoApproveGrant {
-  private grant: (ActiveGrant & { notify?: GrantHolder["notify"] }) | null = null;
+  /** `armedHere`: by a command on this gateway, which audits its lapse and tells its holder. */
+  private grant: (ActiveGrant & { notify?: GrantHolder["notify"]; armedHere: boolean }) | null = null;
+  private readonly watchers = new Set<(change: GrantChange) => void>();
+  /** When the grant was last armed or disarmed (here, or adopted from another gateway). */
+  private changedAtMs = 0;
   private timer: TimerHandle | undefined;
   private readonly clock: Clock;
   private readonly log: Logger;
@@ -99,6 +109,7 @@ export class AutoApproveGrant {
       expiresAtMs,
       source: holder.source,
       caller: holder.caller,
+      armedHere: true,
       ...(holder.notify ? { notify: holder.notify } : {}),
     };
     this.o.audit.log("auto_approve", "granted", {
@@ -108,6 +119,7 @@ export class AutoApproveGrant {
       renewed,
     });
     this.scheduleExpiry();
+    this.changed();
     return { expiresAtMs, ttlMs, renewed };
   }
 
@@ -117,7 +129,46 @@ export class AutoApproveGrant {
     this.grant = null;
     this.scheduleExpiry();
     if (wasActive) this.o.audit.log("auto_approve", "revoked", { source: by.source, caller: by.caller });
+    this.changed();
     return wasActive;
+  }
+
+  /**
+   * Hear of every arm and disarm made here (several gateways share one grant: docs/scale-out.md);
+   * not of lapses, which every gateway sees at the same expiry, nor of `adopt`.
+   */
+  onChange(watch: (change: GrantChange) => void): () => void {
+    this.watchers.add(watch);
+    return () => this.watchers.delete(watch);
+  }
+
+  /**
+   * Take an arm or disarm made on another gateway, unless a later change is already known here (the
+   * latest change wins, by the clocks the gateways keep in sync). No audit row and no lapse notice
+   * here: the gateway where it was made writes and tells them.
+   */
+  adopt(change: GrantChange): void {
+    if (change.atMs <= this.changedAtMs) return;
+    this.changedAtMs = change.atMs;
+    const state = change.state;
+    this.grant =
+      state && state.expiresAtMs > this.clock.now()
+        ? { expiresAtMs: state.expiresAtMs, source: state.source, caller: state.caller, armedHere: false }
+        : null;
+    this.scheduleExpiry();
+  }
+
+  private changed(): void {
+    // Strictly increasing: two changes within one millisecond still order.
+    this.changedAtMs = Math.max(this.clock.now(), this.changedAtMs + 1);
+    const change: GrantChange = { state: this.current(), atMs: this.changedAtMs };
+    for (const watch of [...this.watchers]) {
+      try {
+        watch(change);
+      } catch (error) {
+        this.log.warn("auto-approve: a change watcher failed", { error: String(error) });
+      }
+    }
   }
 
   /** One line for /status. */
@@ -188,6 +239,8 @@ export class AutoApproveGrant {
     this.grant = null;
     if (this.timer !== undefined) this.clock.clearTimeout(this.timer);
     this.timer = undefined;
+    // One lapse, one audit row and one notice: on the gateway where it was armed.
+    if (!grant.armedHere) return;
     this.o.audit.log("auto_approve", "expired", { source: grant.source, caller: grant.caller });
     if (!grant.notify) return;
     try {

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { GrantCaller } from "../../../src/messaging/approval/grant.js";
+import type { GrantCaller, GrantChange } from "../../../src/messaging/approval/grant.js";
 import {
   AutoApproveGrant,
   formatTtl,
@@ -114,6 +114,56 @@ describe("AutoApproveGrant", () => {
     expect(grant.describe()).toBe("off");
     grant.arm({ ttlMs: 30 * MIN, source: "telegram", caller: "u1" });
     expect(grant.describe()).toMatch(/^ON until \d\d:\d\d UTC \(30m left, armed on telegram\)$/);
+  });
+});
+
+describe("one grant across gateways (onChange / adopt)", () => {
+  it("reports each arm and disarm made here, in order, and not a lapse", () => {
+    const { clock, grant } = setup();
+    const changes: GrantChange[] = [];
+    grant.onChange((c) => void changes.push(c));
+    grant.arm({ ttlMs: 10 * MIN, source: "slack", caller: "U1" });
+    grant.disarm({ source: "teams", caller: "a@x" });
+    grant.arm({ ttlMs: 5 * MIN, source: "slack", caller: "U1" });
+    clock.advance(5 * MIN);
+    expect(changes.map((c) => c.state?.source ?? null)).toEqual(["slack", null, "slack"]);
+    expect(changes[0]?.state).toEqual({ expiresAtMs: 1_000_000 + 10 * MIN, source: "slack", caller: "U1" });
+    // Strictly increasing, even within one millisecond.
+    expect(changes[1]?.atMs).toBeGreaterThan(changes[0]?.atMs ?? 0);
+    expect(changes[2]?.atMs).toBeGreaterThan(changes[1]?.atMs ?? 0);
+  });
+
+  it("an adopted grant is active to the same expiry, but audits and tells nothing here", () => {
+    const { clock, audit, grant } = setup();
+    const changes: GrantChange[] = [];
+    grant.onChange((c) => void changes.push(c));
+    grant.adopt({ state: { expiresAtMs: clock.t + 10 * MIN, source: "slack", caller: "U1" }, atMs: clock.t });
+    expect(grant.isActive()).toBe(true);
+    expect(grant.describe()).toMatch(/armed on slack/);
+    clock.advance(10 * MIN);
+    expect(grant.isActive()).toBe(false);
+    expect(audit.records).toEqual([]);
+    // Adoption is never echoed back (it would be written again by the gateway that adopted it).
+    expect(changes).toEqual([]);
+  });
+
+  it("the latest change wins: an older one is ignored, a later disarm ends a grant armed here quietly", () => {
+    const told: string[] = [];
+    const { clock, audit, grant } = setup();
+    grant.arm({ ttlMs: 10 * MIN, source: "teams", caller: "a@x", notify: (t) => void told.push(t) });
+    // A change made elsewhere before this arm (the other gateway's tick read it late): ignored.
+    grant.adopt({ state: null, atMs: clock.t - 1 });
+    expect(grant.isActive()).toBe(true);
+    clock.t += 1000;
+    grant.adopt({ state: null, atMs: clock.t });
+    expect(grant.isActive()).toBe(false);
+    clock.advance(10 * MIN);
+    // Revoked elsewhere (audited there): no lapse row and no lapse notice here.
+    expect(audit.find("auto_approve", "expired")).toEqual([]);
+    expect(told).toEqual([]);
+    // An expired grant adopted is nothing.
+    grant.adopt({ state: { expiresAtMs: clock.t - 1, source: "slack", caller: "U1" }, atMs: clock.t + 1 });
+    expect(grant.isActive()).toBe(false);
   });
 });
 
