@@ -511,6 +511,8 @@ export class Gateway {
         elected: () => this.parts.scheduler.start(configured),
         deposed: async () => this.parts.scheduler.halt(),
       });
+      // Jobs added, run or cancelled on any gateway reach every other within a tick (and the leader runs them).
+      this.parts.cluster.onTick(() => this.parts.scheduler.refresh());
     } else await this.parts.scheduler.start(configured);
   }
 

@@ -57,7 +57,11 @@ export class Scheduler implements ScheduleControl {
   private readonly jobs = new Map<string, ScheduledJob>();
   private readonly active = new Map<string, Promise<void>>();
   private timer: unknown = null;
-  private stopped = false;
+  /**
+   * Runs jobs (started and not halted). With several gateways only the elected one leads; the
+   * others keep the stored jobs for /jobs and write new ones to the store for the leader to run.
+   */
+  private leading = false;
 
   constructor(private readonly o: SchedulerOptions) {}
 
@@ -66,7 +70,8 @@ export class Scheduler implements ScheduleControl {
    * starts afresh, a removed one goes), resume a run a crash cut short, then arm.
    */
   async start(configured: readonly ScheduledJob[] = []): Promise<void> {
-    for (const job of await this.o.store.list()) this.jobs.set(job.id, job);
+    this.leading = true;
+    for (const job of await this.o.store.list()) if (!this.active.has(job.id)) this.jobs.set(job.id, job);
     const wanted = new Map(configured.map((j) => [j.id, j]));
     for (const job of [...this.jobs.values()]) {
       if (job.channel !== "config" || wanted.has(job.id)) continue;
@@ -82,10 +87,23 @@ export class Scheduler implements ScheduleControl {
     this.arm();
   }
 
-  /** Arm nothing more (the first step of a shutdown; runs in flight go on). */
+  /** Arm nothing more (a shutdown's first step, or the election lost; runs in flight go on). */
   halt(): void {
-    this.stopped = true;
+    this.leading = false;
     this.o.clock.clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  /**
+   * Several gateways share the store: take in what the others added, changed or cancelled, then arm
+   * if leading. A run in flight here keeps its own copy (it saves it when it ends), unless the job
+   * was cancelled meanwhile: then nothing is written back.
+   */
+  async refresh(): Promise<void> {
+    const stored = new Map((await this.o.store.list()).map((j) => [j.id, j]));
+    for (const id of [...this.jobs.keys()]) if (!stored.has(id)) this.jobs.delete(id);
+    for (const [id, job] of stored) if (!this.active.has(id)) this.jobs.set(id, job);
+    this.arm();
   }
 
   /** Halt, then wait for runs in flight (they finish, or a shutdown cuts them short). */
@@ -142,7 +160,7 @@ export class Scheduler implements ScheduleControl {
 
   /** One timer, for the earliest due job (a run already in flight is not due again). */
   private arm(): void {
-    if (this.stopped) return;
+    if (!this.leading) return;
     this.o.clock.clearTimeout(this.timer);
     this.timer = null;
     const now = this.o.clock.now();

@@ -162,3 +162,72 @@ describe("scheduler", () => {
     await scheduler.stop();
   });
 });
+
+describe("scheduler on several gateways (one store)", () => {
+  /** A second gateway's scheduler over the same job store. */
+  function peer(o: Awaited<ReturnType<typeof setup>>) {
+    const runs = new Runs(o.clock);
+    let n = 0;
+    const scheduler = new Scheduler({
+      store: o.store.jobs,
+      clock: o.clock,
+      logger: new MemoryLogger(),
+      audit: new MemoryAuditSink(),
+      runner: runs,
+      newId: () => `p${++n}`,
+    });
+    return { scheduler, runs };
+  }
+
+  it("a job added on a gateway that does not lead is run by the leader, once, and listed on both", async () => {
+    const leader = await setup();
+    const follower = peer(leader);
+    await leader.scheduler.start();
+    await follower.scheduler.add(request());
+    await leader.scheduler.refresh();
+    await leader.clock.advance(25 * MIN);
+    await follower.scheduler.refresh();
+    expect(follower.runs.seen).toEqual([]);
+    expect(leader.runs.seen.map((r) => [r.id, r.run])).toEqual([
+      ["p1", 1],
+      ["p1", 2],
+    ]);
+    expect(follower.scheduler.list("telegram:42")).toMatchObject([
+      { id: "p1", runs: 2, nextRunMs: 30 * MIN },
+    ]);
+  });
+
+  it("a job cancelled elsewhere while it runs here is not written back when the run ends", async () => {
+    const leader = await setup();
+    const follower = peer(leader);
+    await leader.scheduler.start();
+    await leader.scheduler.add(request());
+    let release: () => void = () => {};
+    leader.runs.hold = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    await leader.clock.advance(10 * MIN);
+    expect(leader.runs.seen).toHaveLength(1);
+    await follower.scheduler.refresh();
+    expect(await follower.scheduler.cancel("telegram:42", "j1")).toBe(true);
+    await leader.scheduler.refresh();
+    release();
+    await settle();
+    expect(await leader.store.jobs.list()).toEqual([]);
+    await leader.clock.advance(30 * MIN);
+    expect(leader.runs.seen).toHaveLength(1);
+  });
+
+  it("a leader that lost the election runs nothing; elected again, it runs again", async () => {
+    const { scheduler, runs, clock } = await setup();
+    await scheduler.start();
+    await scheduler.add(request());
+    scheduler.halt();
+    await clock.advance(15 * MIN);
+    await scheduler.refresh();
+    expect(runs.seen).toEqual([]);
+    await scheduler.start();
+    await clock.advance(0);
+    expect(runs.seen.map((r) => r.run)).toEqual([1]);
+  });
+});
