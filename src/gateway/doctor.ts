@@ -88,7 +88,9 @@ export async function doctor(loaded: LoadedConfig, o: DoctorOptions = {}): Promi
   lines.push(...securityWarnings(loaded.home, agent, !loaded.config.agent?.command));
   healthy &&= home.healthy;
   // Read-only (safe while parley runs); a damaged store is reported with its repair, never touched.
-  const store = storeReportLines(await storeReport(loaded.home), o.nowMs ?? Date.now());
+  const now = o.nowMs ?? Date.now();
+  const url = loaded.config.store.url ?? loaded.env.PARLEY_DATABASE_URL;
+  const store = storeReportLines(await storeReport(loaded.home, url, now), now);
   lines.push(...store.lines);
   healthy &&= store.healthy;
   for (const entry of channels) {

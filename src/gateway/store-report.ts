@@ -1,17 +1,18 @@
 /**
  * What `parley doctor` says about the store: where it is, its schema version and size, a full
- * integrity check, and any message accepted but not yet answered. Read-only (see inspect.ts).
+ * integrity check, and any message accepted but not yet answered; on a shared PostgreSQL store,
+ * also the gateways of the cluster and who holds each single connection. Read-only (inspect.ts).
  */
 import { storePath } from "../store/index.js";
-import { sqliteRepairHint } from "../store/sqlite/engine.js";
-import type { StoreInspection } from "../store/sqlite/inspect.js";
+import type { ClusterView, PostgresInspection } from "../store/postgres/inspect.js";
+import { inspectPostgresStore } from "../store/postgres/inspect.js";
 import { inspectSqliteStore } from "../store/sqlite/inspect.js";
 
-export type StoreReport = StoreInspection;
+export type StoreReport = PostgresInspection;
 
-/** Inspect the store of the data home `home`. */
-export function storeReport(home: string): Promise<StoreReport> {
-  return inspectSqliteStore(storePath(home));
+/** Inspect the store the gateway would open: the database at `url` when set, else the home's SQLite file. */
+export function storeReport(home: string, url?: string, nowMs = Date.now()): Promise<StoreReport> {
+  return url ? inspectPostgresStore(url, nowMs) : inspectSqliteStore(storePath(home));
 }
 
 function size(bytes: number): string {
@@ -33,6 +34,12 @@ export function storeReportLines(report: StoreReport, nowMs: number): { lines: s
   if (report.state === "absent") {
     return { lines: [`- store: ${where} not created yet (the first start creates it)`], healthy: true };
   }
+  if (report.state === "unreachable") {
+    return {
+      lines: [`✗ store: ${where} did not answer (${report.problem}); start refuses until it does`],
+      healthy: false,
+    };
+  }
   if (report.state === "corrupt") {
     return {
       lines: [`✗ store: ${where} ${report.problem}; start refuses. ${report.repair}`],
@@ -45,9 +52,7 @@ export function storeReportLines(report: StoreReport, nowMs: number): { lines: s
   if (!report.integrity.ok) {
     healthy = false;
     const shown = report.integrity.problems.slice(0, 3).join("; ");
-    lines.push(
-      `✗ store: ${where} (${summary}) fails its integrity check: ${shown}. ${sqliteRepairHint(where)}`,
-    );
+    lines.push(`✗ store: ${where} (${summary}) fails its integrity check: ${shown}. ${report.repair}`);
   } else if (report.schemaVersion > report.latestSchemaVersion) {
     healthy = false;
     lines.push(
@@ -69,5 +74,35 @@ export function storeReportLines(report: StoreReport, nowMs: number): { lines: s
         "the next start resumes them",
     );
   }
+  if (report.cluster) lines.push(...clusterLines(report.cluster));
   return { lines, healthy };
+}
+
+function seconds(ms: number): string {
+  return `${Math.max(0, Math.round(ms / 1000))} s`;
+}
+
+/** The gateways sharing the store, and who holds what must be single (docs/scale-out.md). */
+function clusterLines(view: ClusterView): string[] {
+  const live = view.members.filter((m) => m.leaseLeftMs > 0);
+  const gone = view.members.length - live.length;
+  const lines = [
+    live.length === 0
+      ? "- cluster: no gateway running on this store"
+      : `✓ cluster: ${live.length} gateway(s) running: ${live
+          .map(
+            (m) =>
+              `${m.gatewayId} (lease ${seconds(m.leaseLeftMs)} left, ${m.conversations} conversation(s))`,
+          )
+          .join("; ")}`,
+  ];
+  if (gone > 0)
+    lines.push(`! cluster: ${gone} gateway(s) gone, their leases run out: the others take their work over`);
+  for (const h of view.held)
+    lines.push(
+      h.alive
+        ? `- cluster: ${h.resource} held by ${h.gatewayId}`
+        : `! cluster: ${h.resource} held by ${h.gatewayId}, which is gone: a running gateway takes it at its next tick`,
+    );
+  return lines;
 }

@@ -54,7 +54,7 @@ export function postgresRepairHint(location: string): string {
   );
 }
 
-async function loadPool(): Promise<new (config: PoolConfig) => Pool> {
+export async function loadPool(): Promise<new (config: PoolConfig) => Pool> {
   const pg = await import("pg");
   // pg is CommonJS: its classes sit on the default export under ESM.
   const mod = (pg as unknown as { default?: { Pool: new (config: PoolConfig) => Pool } }).default ?? pg;
@@ -116,24 +116,29 @@ export class PostgresEngine implements SqlEngine {
     return Number(result.rows[0]?.size ?? 0);
   }
 
-  /**
-   * PostgreSQL checks its own pages (checksums, WAL replay); parley checks that the database
-   * answers and that every table it needs is readable.
-   */
-  async integrity(): Promise<IntegrityResult> {
-    const problems: string[] = [];
-    for (const table of ["session", "intake", "delivery", "transcript", "cursor", "audit"]) {
-      try {
-        await sql`select 1 from ${sql.table(table)} limit 1`.execute(this.db);
-      } catch (error) {
-        problems.push(`${table}: ${(error as Error).message}`);
-      }
-    }
-    return problems.length === 0 ? { ok: true } : { ok: false, problems };
+  /** See postgresIntegrity. */
+  integrity(): Promise<IntegrityResult> {
+    return postgresIntegrity(this.db);
   }
 
   async close(): Promise<void> {
     await this.notifications.closeAll();
     await this.db.destroy();
   }
+}
+
+/**
+ * PostgreSQL checks its own pages (checksums, WAL replay); parley checks that the database answers
+ * and that every table it needs is readable.
+ */
+export async function postgresIntegrity(db: ParleyDb): Promise<IntegrityResult> {
+  const problems: string[] = [];
+  for (const table of ["session", "intake", "delivery", "transcript", "cursor", "audit"]) {
+    try {
+      await sql`select 1 from ${sql.table(table)} limit 1`.execute(db);
+    } catch (error) {
+      problems.push(`${table}: ${(error as Error).message}`);
+    }
+  }
+  return problems.length === 0 ? { ok: true } : { ok: false, problems };
 }

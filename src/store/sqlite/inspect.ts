@@ -14,6 +14,8 @@ import { fileSizes, integrityOf, isCorruption, sqliteRepairHint } from "./engine
 export type StoreInspection =
   | { state: "absent"; location: string }
   | { state: "corrupt"; location: string; sizeBytes: number; problem: string; repair: string }
+  /** A database server that did not answer (PostgreSQL): a start would fail the same way. */
+  | { state: "unreachable"; location: string; problem: string }
   | {
       state: "present";
       location: string;
@@ -22,6 +24,8 @@ export type StoreInspection =
       /** The newest version this build migrates to; a larger schemaVersion means a newer parley wrote it. */
       latestSchemaVersion: number;
       integrity: IntegrityResult;
+      /** What the operator does when the integrity check fails (the engine's own tools). */
+      repair: string;
       unfinishedIntake: number;
       /** Acceptance time (epoch ms) of the oldest unfinished message, if any. */
       oldestUnfinishedAtMs: number | null;
@@ -57,6 +61,7 @@ export async function inspectSqliteStore(path: string): Promise<StoreInspection>
       schemaVersion,
       latestSchemaVersion: LATEST_SCHEMA_VERSION,
       integrity,
+      repair: sqliteRepairHint(path),
       unfinishedIntake,
       oldestUnfinishedAtMs,
     };
