@@ -317,8 +317,14 @@ export class TurnDriver {
   }
 
   private async emit(event: Parameters<Renderer["dispatch"]>[0]): Promise<void> {
+    await this.tryEmit(event);
+  }
+
+  /** `emit`, saying whether the renderer took it (a failure is recorded, never raised). */
+  private async tryEmit(event: Parameters<Renderer["dispatch"]>[0]): Promise<boolean> {
     try {
       await this.o.renderer.dispatch(event);
+      return true;
     } catch (error) {
       // A renderer failure must not strand the agent mid-turn; it is recorded as a delivery failure.
       this.o.renderer.deliveryFailed = true;
@@ -327,6 +333,7 @@ export class TurnDriver {
         kind: event.kind,
         error: String(error),
       });
+      return false;
     }
   }
 
@@ -422,7 +429,7 @@ export class TurnDriver {
     let timer: unknown;
     try {
       const ticket = decider.open(request, abort.signal);
-      await this.emit({
+      const shown = await this.tryEmit({
         kind: PROMPT_CHOICE,
         requestId: event.requestId,
         options,
@@ -430,6 +437,15 @@ export class TurnDriver {
         toolPurpose,
         nonce: ticket.nonce,
       });
+      // A prompt nobody could see is answered by nobody: deny now instead of waiting out the window.
+      if (!shown) {
+        abort.abort(new Error("approval prompt not shown"));
+        this.log.warn("approval prompt could not be shown; denied at once", {
+          session: this.o.sessionKey,
+          request: event.requestId,
+        });
+        return "deny";
+      }
       const timeout = new Promise<ApprovalVerdict>((resolve) => {
         timer = this.timers.setTimeout(() => {
           abort.abort(new Error("decider timeout"));

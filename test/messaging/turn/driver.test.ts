@@ -416,6 +416,25 @@ describe("TurnDriver: approval ladder", () => {
     expect(audit.records[0]).toMatchObject({ outcome: "approved", fields: { reason: "decider" } });
   });
 
+  it("a prompt the renderer could not show is denied at once, not after the approval window", async () => {
+    const reg = new PendingApprovals();
+    const decider = new WidgetApprovalDecider(reg);
+    const provider = new ScriptedProvider([
+      [{ type: "tool_call", toolCallId: "t1", title: "Run rm", kind: "execute" }, permission("r1"), done],
+    ]);
+    const renderer = new RecordingRenderer();
+    renderer.onPromptChoice = async () => {
+      throw new Error("the platform refused the post");
+    };
+    const audit = new MemoryAuditSink();
+    // No timer ever fires here (a never-answered prompt would wait the default window, minutes).
+    await new TurnDriver({ provider, renderer, audit, sessionKey: "k", policy: { decider } }).run("go");
+    expect(provider.answers).toEqual([{ requestId: "r1", verdict: "deny" }]);
+    expect(audit.records[0]).toMatchObject({ outcome: "denied", fields: { reason: "decider" } });
+    // The prompt is closed: a late press approves nothing.
+    expect(reg.isOpen("k", "r1")).toBe(false);
+  });
+
   it("a decider that throws or never answers denies", async () => {
     const throwing: ApprovalDecider = {
       open: () => {
