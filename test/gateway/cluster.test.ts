@@ -5,35 +5,19 @@
  * never ticked again is one that was SIGKILLed: its lease simply runs out).
  */
 import { describe, expect, it } from "vitest";
-import { ClusterMember, DEFAULT_LEASE_MS, signalsOf } from "../../src/gateway/cluster.js";
-import { silentLogger } from "../../src/messaging/base/logger.js";
+import { DEFAULT_LEASE_MS } from "../../src/gateway/cluster.js";
 import type { InboundMessage } from "../../src/messaging/store/port.js";
-import { openStore } from "../../src/store/index.js";
-import type { SqlParleyStore } from "../../src/store/sql/store.js";
+import type { TestMember } from "../helpers/cluster-member.js";
+import { joinTestMember } from "../helpers/cluster-member.js";
 import { ManualClock } from "../helpers/manual-clock.js";
 import { useTestPostgres } from "../helpers/use-postgres.js";
 
 const pg = useTestPostgres();
 
-interface Node {
-  store: SqlParleyStore;
-  member: ClusterMember;
-  fenced: string[];
-}
+type Node = TestMember;
 
-async function gateway(url: string, clock: ManualClock, name = "host-1"): Promise<Node> {
-  const store = (await openStore("/nonexistent-home", { url })) as SqlParleyStore;
-  const fenced: string[] = [];
-  const member = await ClusterMember.join({
-    registry: store.cluster,
-    signals: signalsOf(store),
-    clock,
-    logger: silentLogger,
-    name,
-    onFenced: (reason) => fenced.push(reason),
-    onTakeover: async () => void (await store.sessions.refresh()),
-  });
-  return { store, member, fenced };
+function gateway(url: string, clock: ManualClock, name = "host-1"): Promise<Node> {
+  return joinTestMember(url, clock, name);
 }
 
 function msg(id: string, conversation = "chat-1"): InboundMessage {

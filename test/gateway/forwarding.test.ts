@@ -6,43 +6,23 @@
  */
 import pg from "pg";
 import { describe, expect, it, vi } from "vitest";
-import { ClusterMember, signalsOf } from "../../src/gateway/cluster.js";
 import { FORWARDING_CHANNEL } from "../../src/gateway/forwarding.js";
-import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import type { JsonValue } from "../../src/messaging/store/port.js";
-import { openStore } from "../../src/store/index.js";
-import type { SqlParleyStore } from "../../src/store/sql/store.js";
+import type { TestMember } from "../helpers/cluster-member.js";
+import { joinTestMember } from "../helpers/cluster-member.js";
 import { ManualClock } from "../helpers/manual-clock.js";
 import { useTestPostgres } from "../helpers/use-postgres.js";
 
 const db = useTestPostgres();
 
-interface Node {
-  store: SqlParleyStore;
-  member: ClusterMember;
-  logger: MemoryLogger;
-}
+type Node = TestMember;
 
 async function gateway(url: string, clock: ManualClock, name: string): Promise<Node> {
-  const store = (await openStore("/nonexistent-home", { url })) as SqlParleyStore;
-  const logger = new MemoryLogger();
-  const member = await ClusterMember.join({
-    registry: store.cluster,
-    signals: signalsOf(store),
-    clock,
-    logger,
-    name,
-    forwardTimeoutMs: 5_000,
-    onFenced: () => {},
-  });
-  return { store, member, logger };
+  return joinTestMember(url, clock, name, { forwardTimeoutMs: 5_000 });
 }
 
 async function close(...nodes: Node[]): Promise<void> {
-  for (const n of nodes) {
-    await n.member.leave();
-    await n.store.close();
-  }
+  for (const n of nodes) await n.close();
 }
 
 /** A raw notification on the forwarding channel, as anything else connected to the database could send. */

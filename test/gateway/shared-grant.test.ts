@@ -5,48 +5,34 @@
  * Time is a ManualClock; each gateway's heartbeat is a tick() call.
  */
 import { describe, expect, it } from "vitest";
-import { ClusterMember, signalsOf } from "../../src/gateway/cluster.js";
 import { GRANT_ROW, shareGrant } from "../../src/gateway/shared-grant.js";
 import { AutoApproveGrant, GRANT_LAPSED } from "../../src/messaging/approval/grant.js";
-import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
-import { openStore } from "../../src/store/index.js";
-import type { SqlParleyStore } from "../../src/store/sql/store.js";
+import type { TestMember } from "../helpers/cluster-member.js";
+import { joinTestMember } from "../helpers/cluster-member.js";
 import { ManualClock } from "../helpers/manual-clock.js";
 import { useTestPostgres } from "../helpers/use-postgres.js";
 
 const db = useTestPostgres();
 const MIN = 60_000;
 
-interface Node {
-  store: SqlParleyStore;
-  member: ClusterMember;
+interface Node extends TestMember {
   grant: AutoApproveGrant;
   audit: MemoryAuditSink;
-  logger: MemoryLogger;
 }
 
 async function gateway(url: string, clock: ManualClock, name: string): Promise<Node> {
-  const store = (await openStore("/nonexistent-home", { url })) as SqlParleyStore;
-  const logger = new MemoryLogger();
+  const joined = await joinTestMember(url, clock, name);
   const audit = new MemoryAuditSink();
-  const member = await ClusterMember.join({
-    registry: store.cluster,
-    signals: signalsOf(store),
-    clock,
-    logger,
-    name,
-    onFenced: () => {},
-  });
-  const grant = new AutoApproveGrant({ audit, clock, logger });
+  const grant = new AutoApproveGrant({ audit, clock, logger: joined.logger });
   await shareGrant({
     grant,
-    routes: store.routes,
-    logger,
-    onTick: (read) => member.onTick(read),
-    serving: () => member.serving,
+    routes: joined.store.routes,
+    logger: joined.logger,
+    onTick: (read) => joined.member.onTick(read),
+    serving: () => joined.member.serving,
   });
-  return { store, member, grant, audit, logger };
+  return { ...joined, grant, audit };
 }
 
 const owner = (source: string, caller: string, told: string[] = []) => ({
@@ -64,10 +50,7 @@ async function settle(): Promise<void> {
 }
 
 async function close(...nodes: Node[]): Promise<void> {
-  for (const n of nodes) {
-    await n.member.leave();
-    await n.store.close();
-  }
+  for (const n of nodes) await n.close();
 }
 
 describe("one auto-approve grant across gateways", () => {

@@ -8,10 +8,10 @@
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { RECEIPT_EXPIRED } from "../../src/messaging/approval/approvals.js";
-import type { Json, ShownMessage } from "../fakes/teams/server.js";
+import type { ShownMessage } from "../fakes/teams/server.js";
 import { permissionRequest } from "../helpers/events.js";
 import type { Stack } from "./helpers.js";
-import { cardTexts, done, seen, startStack, text } from "./helpers.js";
+import { approvalCard, cardButton, cardTexts, done, seen, startStack, text } from "./helpers.js";
 
 let stack: Stack | undefined;
 afterEach(async () => {
@@ -24,37 +24,17 @@ const toolTurn = (title = "rm -rf build") => ({
   onPermission: { approve: [text("Removed."), done], deny: [text("Kept everything."), done] },
 });
 
-/** The approval card in a conversation (the newest one). */
-async function card(s: Stack, user = s.alice): Promise<ShownMessage> {
-  const conversation = s.fake.personalConversation(user);
-  return vi.waitFor(() => {
-    const found = s.fake.shown(conversation).filter((m) => cardTexts(m).text.includes("Permission needed"));
-    const last = found.at(-1);
-    if (!last) throw new Error("no approval card yet");
-    return last;
-  });
-}
-
-/** The data of the card's button titled `title`. */
-function button(m: ShownMessage, title: string): Json {
-  const content = (m.attachments[0]?.content ?? {}) as { actions?: { title: string; data: Json }[] };
-  const actions = content.actions ?? [];
-  const found = actions.find((a) => a.title === title);
-  if (!found) throw new Error(`no button ${title}: ${actions.map((a) => a.title).join(", ")}`);
-  return found.data;
-}
-
 describe("teams: approval cards", () => {
   it("Approve runs the tool and the card becomes its outcome", async () => {
     stack = await startStack({ turns: [toolTurn()] });
     const { driver, alice, fake, provider } = stack;
     await driver.post(driver.message(alice, "clean up"));
-    const prompt = await card(stack);
+    const prompt = await approvalCard(stack);
     expect(cardTexts(prompt).buttons).toEqual(["Approve", "Approve + auto-approve", "Deny"]);
     expect(cardTexts(prompt).text).toContain("Or reply 1 to approve or 2 to deny.");
     // What the middle button reaches is said on the card, before anyone presses it.
     expect(cardTexts(prompt).text).toContain("every conversation, on every channel");
-    await driver.post(driver.submit(alice, prompt.id, button(prompt, "Approve")));
+    await driver.post(driver.submit(alice, prompt.id, cardButton(prompt, "Approve")));
     await seen(fake, "Removed.");
     expect(provider.answers).toEqual([{ requestId: "r1", verdict: "approve" }]);
     const settled = fake
@@ -70,9 +50,9 @@ describe("teams: approval cards", () => {
     stack = await startStack({ both: true, turns: [toolTurn()] });
     const { driver, bob, fake, provider, audit } = stack;
     await driver.post(driver.message(bob, "clean up"));
-    const prompt = await card(stack, bob);
+    const prompt = await approvalCard(stack, bob);
     expect(cardTexts(prompt).buttons).toEqual(["Approve", "Deny"]);
-    const forged = { ...button(prompt, "Approve"), v: "approve_auto" };
+    const forged = { ...cardButton(prompt, "Approve"), v: "approve_auto" };
     await driver.post(driver.submit(bob, prompt.id, forged));
     await seen(fake, "Only the owner of this bot can switch auto-approve on.");
     expect(audit.find("auto_approve", "refused")[0]?.fields).toMatchObject({
@@ -83,7 +63,7 @@ describe("teams: approval cards", () => {
     expect(provider.answers).toEqual([]);
     expect(audit.find("auto_approve", "granted")).toEqual([]);
     // The real button still works.
-    await driver.post(driver.submit(bob, prompt.id, button(prompt, "Deny")));
+    await driver.post(driver.submit(bob, prompt.id, cardButton(prompt, "Deny")));
     await seen(fake, "Kept everything.");
     expect(provider.answers).toEqual([{ requestId: "r1", verdict: "deny" }]);
   });
@@ -100,17 +80,17 @@ describe("teams: approval cards", () => {
     });
     const { driver, alice, fake, provider } = stack;
     await driver.post(driver.message(alice, "one"));
-    const old = await card(stack);
+    const old = await approvalCard(stack);
     // Kept as pressed: the fake shows the card as it is now, and it is about to be settled.
-    const oldApprove = button(old, "Approve");
-    await driver.post(driver.submit(alice, old.id, button(old, "Deny")));
+    const oldApprove = cardButton(old, "Approve");
+    await driver.post(driver.submit(alice, old.id, cardButton(old, "Deny")));
     await seen(fake, "❌ Denied");
     await vi.waitFor(() => expect(stack?.sessions.isBusy(stack.startedKeys[0] ?? "")).toBe(false));
     await driver.post(driver.message(alice, "two"));
     await seen(fake, "second tool");
-    const fresh = await card(stack);
+    const fresh = await approvalCard(stack);
     expect(fresh.id).not.toBe(old.id);
-    const freshApprove = button(fresh, "Approve");
+    const freshApprove = cardButton(fresh, "Approve");
     // ACP request ids restart: the old card names r1 again, with its old nonce.
     await driver.post(driver.submit(alice, old.id, oldApprove));
     await seen(fake, RECEIPT_EXPIRED);
@@ -132,8 +112,8 @@ describe("teams: approval cards", () => {
     stack = await startStack({ turns: [toolTurn()] });
     const { driver, alice, fake, provider, audit } = stack;
     await driver.post(driver.message(alice, "clean up"));
-    const prompt = await card(stack);
-    await driver.post(driver.submit(alice, prompt.id, button(prompt, "Approve + auto-approve")));
+    const prompt = await approvalCard(stack);
+    await driver.post(driver.submit(alice, prompt.id, cardButton(prompt, "Approve + auto-approve")));
     await seen(fake, "Removed.");
     await seen(fake, "Auto-approve is ON for 1h");
     expect(provider.answers).toEqual([{ requestId: "r1", verdict: "approve" }]);
@@ -152,7 +132,7 @@ describe("teams: approval cards", () => {
     stack = await startStack({ turns: [toolTurn()], overrides: { approvalTimeoutMs: 1500 } });
     const { driver, alice, fake, provider } = stack;
     await driver.post(driver.message(alice, "clean up"));
-    const prompt = await card(stack);
+    const prompt = await approvalCard(stack);
     await seen(fake, "No answer in time: denied");
     await seen(fake, "Kept everything.");
     expect(provider.answers).toEqual([{ requestId: "r1", verdict: "deny" }]);

@@ -23,7 +23,7 @@ import { FakeTeams } from "../fakes/teams/server.js";
 import { permissionRequest } from "../helpers/events.js";
 import { useTestPostgres } from "../helpers/use-postgres.js";
 import type { Stack, StackOptions } from "./helpers.js";
-import { cardTexts, done, seen, startStack, text } from "./helpers.js";
+import { approvalCard, cardButton, cardTexts, done, seen, startStack, text } from "./helpers.js";
 
 const pg = useTestPostgres();
 
@@ -77,23 +77,6 @@ const toolTurn: ScriptedTurn = {
   onPermission: { approve: [text("Removed."), done], deny: [text("Kept everything."), done] },
 };
 
-async function approvalCard(s: Stack): Promise<ShownMessage> {
-  const conversation = s.fake.personalConversation(s.alice);
-  return vi.waitFor(() => {
-    const found = s.fake.shown(conversation).filter((m) => cardTexts(m).text.includes("Permission needed"));
-    const last = found.at(-1);
-    if (!last) throw new Error("no approval card yet");
-    return last;
-  });
-}
-
-function button(m: ShownMessage, title: string): Json {
-  const content = (m.attachments[0]?.content ?? {}) as { actions?: { title: string; data: Json }[] };
-  const found = (content.actions ?? []).find((a) => a.title === title);
-  if (!found) throw new Error(`no button ${title}`);
-  return found.data;
-}
-
 function shownNow(s: Stack, id: string): ShownMessage {
   return s.fake.shown(s.fake.personalConversation(s.alice)).find((m) => m.id === id) as ShownMessage;
 }
@@ -106,7 +89,7 @@ describe("teams on two gateways: presses reach the gateway running the turn", ()
     await a.stack.driver.post(a.stack.driver.message(a.stack.alice, "clean up"));
     const prompt = await approvalCard(a.stack);
     // Read before pressing: the shown card is live and loses its buttons once decided.
-    const approve = button(prompt, "Approve");
+    const approve = cardButton(prompt, "Approve");
     const press = await b.stack.driver.post(b.stack.driver.submit(b.stack.alice, prompt.id, approve));
     expect(press.status).toBe(200);
     await seen(a.stack.fake, "Removed.");
@@ -136,7 +119,7 @@ describe("teams on two gateways: presses reach the gateway running the turn", ()
     await a.stack.driver.post(a.stack.driver.message(a.stack.alice, "clean up"));
     const prompt = await approvalCard(a.stack);
     await b.stack.driver.post(
-      b.stack.driver.submit(b.stack.alice, prompt.id, button(prompt, "Approve + auto-approve")),
+      b.stack.driver.submit(b.stack.alice, prompt.id, cardButton(prompt, "Approve + auto-approve")),
     );
     await seen(a.stack.fake, "Removed.");
     expect(a.stack.provider.answers).toEqual([{ requestId: "r1", verdict: "approve" }]);
@@ -153,8 +136,8 @@ describe("teams on two gateways: presses reach the gateway running the turn", ()
     const b = await gateway(url, "gw-b");
     await a.stack.driver.post(a.stack.driver.message(a.stack.alice, "clean up"));
     const prompt = await approvalCard(a.stack);
-    const deny = button(prompt, "Deny");
-    const forged = { ...(button(prompt, "Approve") as Record<string, Json>), n: "not-the-nonce" };
+    const deny = cardButton(prompt, "Deny");
+    const forged = { ...(cardButton(prompt, "Approve") as Record<string, Json>), n: "not-the-nonce" };
     await b.stack.driver.post(b.stack.driver.submit(b.stack.alice, prompt.id, forged));
     await seen(a.stack.fake, RECEIPT_EXPIRED);
     expect(a.stack.provider.answers).toEqual([]);
@@ -205,7 +188,7 @@ describe("teams on two gateways: presses reach the gateway running the turn", ()
     const b = await gateway(url, "gw-b");
     await a.stack.driver.post(a.stack.driver.message(a.stack.alice, "clean up"));
     const prompt = await approvalCard(a.stack);
-    const approve = button(prompt, "Approve");
+    const approve = cardButton(prompt, "Approve");
     // A's channel stops (a graceful stop denies its open prompt) while its membership still holds
     // the conversation: a press forwarded to it now finds no Teams there.
     await a.stack.stop();

@@ -24,7 +24,7 @@ import { teamsChannel } from "../../src/teams/index.js";
 import type { RunningTeams, TeamsStartOverrides } from "../../src/teams/start.js";
 import { start as startTeams } from "../../src/teams/start.js";
 import { TeamsDriver } from "../fakes/teams/driver.js";
-import type { FakeTeamsUser, ShownMessage } from "../fakes/teams/server.js";
+import type { FakeTeamsUser, Json, ShownMessage } from "../fakes/teams/server.js";
 import { FakeTeams } from "../fakes/teams/server.js";
 import { openTestStore, testChannelContext } from "../helpers/channel-context.js";
 
@@ -180,3 +180,23 @@ export async function seen(
 
 export const text = (t: string): ScriptStep => ({ type: "text", text: t });
 export const done: ScriptStep = { type: "complete", stopReason: "end_turn" };
+
+/** The newest approval card in `user`'s personal chat (default Alice), once one is shown. */
+export async function approvalCard(s: Stack, user = s.alice): Promise<ShownMessage> {
+  const conversation = s.fake.personalConversation(user);
+  return vi.waitFor(() => {
+    const found = s.fake.shown(conversation).filter((m) => cardTexts(m).text.includes("Permission needed"));
+    const last = found.at(-1);
+    if (!last) throw new Error("no approval card yet");
+    return last;
+  });
+}
+
+/** The data of the card's button titled `title`. */
+export function cardButton(m: ShownMessage, title: string): Json {
+  const content = (m.attachments[0]?.content ?? {}) as { actions?: { title: string; data: Json }[] };
+  const actions = content.actions ?? [];
+  const found = actions.find((a) => a.title === title);
+  if (!found) throw new Error(`no button ${title}: ${actions.map((a) => a.title).join(", ")}`);
+  return found.data;
+}
