@@ -77,17 +77,22 @@ const toolTurn: ScriptedTurn = {
   onPermission: { approve: [text("Removed."), done], deny: [text("Kept everything."), done] },
 };
 
+/** Two gateways; Alice's message reached A, whose turn now shows its approval card. */
+async function promptOnA(): Promise<{ a: Gateway; b: Gateway; prompt: ShownMessage }> {
+  const url = await pg.server.createDatabase();
+  const a = await gateway(url, "gw-a", { turns: [toolTurn] });
+  const b = await gateway(url, "gw-b");
+  await a.stack.driver.post(a.stack.driver.message(a.stack.alice, "clean up"));
+  return { a, b, prompt: await approvalCard(a.stack) };
+}
+
 function shownNow(s: Stack, id: string): ShownMessage {
   return s.fake.shown(s.fake.personalConversation(s.alice)).find((m) => m.id === id) as ShownMessage;
 }
 
 describe("teams on two gateways: presses reach the gateway running the turn", () => {
   it("an Approve pressed through the other gateway runs the tool once, on the gateway that asked", async () => {
-    const url = await pg.server.createDatabase();
-    const a = await gateway(url, "gw-a", { turns: [toolTurn] });
-    const b = await gateway(url, "gw-b");
-    await a.stack.driver.post(a.stack.driver.message(a.stack.alice, "clean up"));
-    const prompt = await approvalCard(a.stack);
+    const { a, b, prompt } = await promptOnA();
     // Read before pressing: the shown card is live and loses its buttons once decided.
     const approve = cardButton(prompt, "Approve");
     const press = await b.stack.driver.post(b.stack.driver.submit(b.stack.alice, prompt.id, approve));
@@ -113,11 +118,7 @@ describe("teams on two gateways: presses reach the gateway running the turn", ()
   });
 
   it("the owner's Approve + auto-approve through the other gateway approves there and arms the one grant for both", async () => {
-    const url = await pg.server.createDatabase();
-    const a = await gateway(url, "gw-a", { turns: [toolTurn] });
-    const b = await gateway(url, "gw-b");
-    await a.stack.driver.post(a.stack.driver.message(a.stack.alice, "clean up"));
-    const prompt = await approvalCard(a.stack);
+    const { a, b, prompt } = await promptOnA();
     await b.stack.driver.post(
       b.stack.driver.submit(b.stack.alice, prompt.id, cardButton(prompt, "Approve + auto-approve")),
     );
@@ -131,11 +132,7 @@ describe("teams on two gateways: presses reach the gateway running the turn", ()
   });
 
   it("a forged nonce forwarded to the serving gateway approves nothing", async () => {
-    const url = await pg.server.createDatabase();
-    const a = await gateway(url, "gw-a", { turns: [toolTurn] });
-    const b = await gateway(url, "gw-b");
-    await a.stack.driver.post(a.stack.driver.message(a.stack.alice, "clean up"));
-    const prompt = await approvalCard(a.stack);
+    const { a, b, prompt } = await promptOnA();
     const deny = cardButton(prompt, "Deny");
     const forged = { ...(cardButton(prompt, "Approve") as Record<string, Json>), n: "not-the-nonce" };
     await b.stack.driver.post(b.stack.driver.submit(b.stack.alice, prompt.id, forged));
@@ -183,11 +180,7 @@ describe("teams on two gateways: presses reach the gateway running the turn", ()
   });
 
   it("a press for a gateway that no longer judges presses approves nothing and says so", async () => {
-    const url = await pg.server.createDatabase();
-    const a = await gateway(url, "gw-a", { turns: [toolTurn] });
-    const b = await gateway(url, "gw-b");
-    await a.stack.driver.post(a.stack.driver.message(a.stack.alice, "clean up"));
-    const prompt = await approvalCard(a.stack);
+    const { a, b, prompt } = await promptOnA();
     const approve = cardButton(prompt, "Approve");
     // A's channel stops (a graceful stop denies its open prompt) while its membership still holds
     // the conversation: a press forwarded to it now finds no Teams there.
