@@ -22,6 +22,7 @@ import { testChannelContext } from "../helpers/channel-context.js";
 import { macHost } from "../imessage/channel-harness.js";
 import type { ChannelHarness, OutboundMessage } from "./contract.js";
 import type { DispatcherHarness } from "./dispatcher-contract.js";
+import { liveChannel } from "./dispatcher-contract.js";
 
 const OWNER = "+61400000000";
 const GUEST = "guest@example.com";
@@ -100,13 +101,11 @@ export const imessageDispatcher: DispatcherHarness = {
         const before = folder.starts();
         const running = await startIMessage(ctx, { platform: macHost, restartFirstMs: 100 });
         await waitFor(() => folder.starts() > before, "imsg started");
-        const keyOf = (user: string) => running.hub.keyOf(user);
-        return {
-          say: async (user, text) => void (await folder.incoming(user, text)),
-          keyOf,
-          queued: (user) => running.hub.router.receiptQueue(keyOf(user)).size,
-          stop: () => running.stop(),
-        };
+        return liveChannel(
+          running,
+          (user) => user,
+          async (user, text) => void (await folder.incoming(user, text)),
+        );
       },
       visible: () => folder.sent(),
       // iMessage declares no reactions: nothing is ever put on a user's message.

@@ -5,9 +5,6 @@
  * titles, image names. The dispatcher half runs the whole channel (start()) with activities the
  * fake's driver signs and posts to the messaging endpoint.
  */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { realClock } from "../../src/messaging/base/clock.js";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import type { MessagingTransport } from "../../src/messaging/channel/transport.js";
@@ -30,9 +27,11 @@ import { TeamsDriver } from "../fakes/teams/driver.js";
 import type { FakeTeams, FakeTeamsUser } from "../fakes/teams/server.js";
 import { FakeTeams as Fake } from "../fakes/teams/server.js";
 import { testChannelContext } from "../helpers/channel-context.js";
+import { tempHome } from "../helpers/channel-under-test.js";
 import { cardTexts, visible } from "../teams/helpers.js";
 import type { ChannelHarness, OutboundMessage } from "./contract.js";
 import type { DispatcherHarness } from "./dispatcher-contract.js";
+import { liveChannel } from "./dispatcher-contract.js";
 
 function addressOf(fake: FakeTeams, user: FakeTeamsUser): TeamsAddress {
   return {
@@ -155,7 +154,7 @@ export const teamsDispatcher: DispatcherHarness = {
     const owner = fake.addUser("Olivia Owner");
     const guest = fake.addUser("Gus Guest");
     const byUpn = new Map([owner, guest].map((u) => [u.upn, u]));
-    const home = mkdtempSync(join(tmpdir(), "parley-teams-dispatch-"));
+    const home = tempHome("teams-dispatch");
     return {
       owner: owner.upn,
       guest: guest.upn,
@@ -175,16 +174,14 @@ export const teamsDispatcher: DispatcherHarness = {
         const running = await startTeams(ctx, { listen: "127.0.0.1:0", throttleMs: 0 });
         const driver = new TeamsDriver(fake, running.url);
         const userOf = (upn: string) => byUpn.get(upn) ?? fake.addUser(upn);
-        const keyOf = (upn: string) => running.hub.keyOf(addressOf(fake, userOf(upn)));
-        return {
-          say: async (upn, text) => {
+        return liveChannel(
+          running,
+          (upn) => addressOf(fake, userOf(upn)),
+          async (upn, text) => {
             const res = await driver.post(driver.message(userOf(upn), text));
             if (res.status !== 200) throw new Error(`the endpoint answered ${res.status}`);
           },
-          keyOf,
-          queued: (upn) => running.hub.router.receiptQueue(keyOf(upn)).size,
-          stop: () => running.stop(),
-        };
+        );
       },
       visible: () => visible(fake),
       // A bot cannot react to a user's message on Teams.
