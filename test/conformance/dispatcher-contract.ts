@@ -17,7 +17,7 @@ import type { PipelineProvider } from "../../src/messaging/turn/pipeline.js";
 import type { ScriptedProviderOptions, ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
 import { ScriptedProvider } from "../../src/providers/scripted.js";
 import { openTestStore } from "../helpers/channel-context.js";
-import { done, tempHome, text } from "../helpers/channel-under-test.js";
+import { done, tempHome, text, untilShown } from "../helpers/channel-under-test.js";
 import { permissionRequest } from "../helpers/events.js";
 import { ManualClock } from "../helpers/manual-clock.js";
 import type { CheckResult } from "./contract.js";
@@ -148,16 +148,7 @@ export async function close(r: Rig): Promise<void> {
   await r.lab.close();
 }
 
-export const seen = (r: Rig, pattern: RegExp | string) =>
-  vi.waitFor(
-    () => {
-      const all = r.lab.visible();
-      const hit =
-        typeof pattern === "string" ? all.some((v) => v.includes(pattern)) : all.some((v) => pattern.test(v));
-      if (!hit) throw new Error(`not shown yet: ${pattern}\n${all.join("\n---\n")}`);
-    },
-    { timeout: 8000, interval: 10 },
-  );
+export const seen = (r: Rig, pattern: RegExp | string) => untilShown(() => r.lab.visible(), pattern);
 
 export function dispatcherContract(h: DispatcherHarness, results: Map<string, CheckResult>): void {
   const check = (name: (typeof DISPATCHER_CHECKS)[number], fn: () => Promise<void>) =>

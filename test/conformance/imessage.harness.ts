@@ -1,9 +1,3 @@
-/**
- * iMessage under the channel contract: the real transport and renderer over a real imsg child (the
- * fake executable, through the real framing), and the whole channel (start()) for the dispatcher
- * half. What a user sees is what the fake recorded as sent: plain text, one bubble per send.
- */
-import { ImsgClient } from "../../src/imessage/client.js";
 import type { IMessageSettings } from "../../src/imessage/index.js";
 import { imessageChannel } from "../../src/imessage/index.js";
 import { OwnMessageLedger } from "../../src/imessage/ledger.js";
@@ -19,7 +13,7 @@ import type { MessagingTransport } from "../../src/messaging/channel/transport.j
 import type { AuditSink } from "../../src/messaging/security/audit.js";
 import { FakeImsgFolder, waitFor } from "../fakes/imsg/control.js";
 import { testChannelContext } from "../helpers/channel-context.js";
-import { macHost } from "../imessage/channel-harness.js";
+import { imsgClientOn, macHost } from "../imessage/channel-harness.js";
 import type { ChannelHarness, OutboundMessage } from "./contract.js";
 import type { DispatcherHarness } from "./dispatcher-contract.js";
 import { liveChannel } from "./dispatcher-contract.js";
@@ -42,14 +36,7 @@ export const imessageHarness: ChannelHarness = {
   async configured(audit: AuditSink) {
     const folder = new FakeImsgFolder();
     const logger = new MemoryLogger();
-    const client = new ImsgClient({
-      cliPath: folder.cliPath,
-      dbPath: folder.dbPath,
-      clock: realClock,
-      logger,
-      onNotification: () => {},
-      onStarted: async () => {},
-    });
+    const client = imsgClientOn(folder, logger);
     await client.start();
     const transport = new IMessageTransport({
       audit,

@@ -3,9 +3,6 @@
  * the real transport/dispatcher/renderer, the shared turn pipeline, and a ScriptedProvider as the
  * agent. Only the network boundary is fake.
  */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { vi } from "vitest";
 import type { DiscordSettings } from "../../src/discord/index.js";
 import { discordChannel } from "../../src/discord/index.js";
@@ -24,6 +21,7 @@ import type { ScriptedProviderOptions, ScriptedTurn, ScriptStep } from "../../sr
 import { ScriptedProvider } from "../../src/providers/scripted.js";
 import { FakeDiscord } from "../fakes/discord/server.js";
 import { openTestStore, testChannelContext } from "../helpers/channel-context.js";
+import { tempHome } from "../helpers/channel-under-test.js";
 import { ManualClock } from "../helpers/manual-clock.js";
 
 export const ALICE = "200000000000000001";
@@ -72,7 +70,7 @@ export async function startStack(o: {
       return provider;
     },
   });
-  const home = o.home ?? mkdtempSync(join(tmpdir(), "parley-discord-"));
+  const home = o.home ?? tempHome("discord");
   const { clock, ...overrides } = o.overrides ?? {};
   const parley = await openTestStore(home, clock ? { now: () => clock.now() } : {});
   const ctx = testChannelContext<DiscordSettings>(discordChannel, {

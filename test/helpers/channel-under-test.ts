@@ -1,13 +1,14 @@
 /**
  * What every channel harness wires the same way around its channel's start(): the memory sinks, a
  * SessionManager whose sessions each get a scripted agent, the real store in a data home, stopping
- * all of it once, and one wire-level fake per test. A harness adds only its platform's part: the
- * section and env pointing at its fake, its start overrides, and how its users talk.
+ * all of it once, one wire-level fake per test, and bounded waits for what the fake shows. A harness
+ * adds only its platform's part: the section and env pointing at its fake, its start overrides, and
+ * how its users talk and what they see.
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach } from "vitest";
+import { afterEach, beforeEach, vi } from "vitest";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import type { AgentPromptCapabilities } from "../../src/messaging/files/prompt-blocks.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
@@ -168,4 +169,34 @@ export function fakePerTest<F, C extends { stop(): Promise<void> }>(o: {
       return channel;
     },
   };
+}
+
+/** Wait (bounded, polling every 10 ms; no fixed sleeps) until `check` holds, or fail naming `what`. */
+export async function until(
+  check: () => boolean | Promise<boolean>,
+  what: string,
+  timeout = 8_000,
+): Promise<void> {
+  await vi.waitFor(
+    async () => {
+      if (!(await check())) throw new Error(`still waiting for ${what}`);
+    },
+    { timeout, interval: 10 },
+  );
+}
+
+/**
+ * Wait (bounded) until some line a user could read matches `pattern` (a string: contains it); the
+ * failure lists every line shown so far.
+ */
+export async function untilShown(visible: () => string[], pattern: RegExp | string): Promise<void> {
+  await vi.waitFor(
+    () => {
+      const all = visible();
+      const hit =
+        typeof pattern === "string" ? all.some((v) => v.includes(pattern)) : all.some((v) => pattern.test(v));
+      if (!hit) throw new Error(`not shown yet: ${pattern}\n${all.join("\n---\n")}`);
+    },
+    { timeout: 8000, interval: 10 },
+  );
 }

@@ -4,11 +4,14 @@
  * The platform probe is the one test seam (this runs on Linux).
  */
 import { afterEach } from "vitest";
+import { ImsgClient } from "../../src/imessage/client.js";
 import type { IMessageSettings } from "../../src/imessage/index.js";
 import { imessageChannel } from "../../src/imessage/index.js";
 import type { PlatformProbe } from "../../src/imessage/platform.js";
 import type { IMessageStartOverrides, RunningIMessage } from "../../src/imessage/start.js";
 import { start as startIMessage } from "../../src/imessage/start.js";
+import { realClock } from "../../src/messaging/base/clock.js";
+import type { Logger } from "../../src/messaging/base/logger.js";
 import type { GrantControl } from "../../src/messaging/channel/contract.js";
 import { FakeImsgFolder, type FakeScenario, waitFor } from "../fakes/imsg/control.js";
 import { testChannelContext } from "../helpers/channel-context.js";
@@ -28,6 +31,18 @@ export const macHost: PlatformProbe = async (dbPath) => ({
   dbPath: dbPath ?? "/Users/op/Library/Messages/chat.db",
   dbReadable: true,
 });
+
+/** The real imsg client over the fake folder's executable, not started yet; it ignores notifications. */
+export function imsgClientOn(folder: FakeImsgFolder, logger: Logger): ImsgClient {
+  return new ImsgClient({
+    cliPath: folder.cliPath,
+    dbPath: folder.dbPath,
+    clock: realClock,
+    logger,
+    onNotification: () => {},
+    onStarted: async () => {},
+  });
+}
 
 export type ChannelUnderTest = StartedChannel<RunningIMessage>;
 

@@ -3,10 +3,6 @@
  * over HTTP) and @slack/web-api pointed at it, the real transport, hub, renderer and store, and a
  * ScriptedProvider as the agent. Only the network boundary is fake.
  */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { vi } from "vitest";
 import type { Clock } from "../../src/messaging/base/clock.js";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import type { GrantControl } from "../../src/messaging/channel/contract.js";
@@ -24,6 +20,9 @@ import { start as startSlack } from "../../src/slack/start.js";
 import type { FakeMessage } from "../fakes/slack/server.js";
 import { buttonsOf, FakeSlack } from "../fakes/slack/server.js";
 import { openTestStore, testChannelContext } from "../helpers/channel-context.js";
+import { tempHome, until } from "../helpers/channel-under-test.js";
+
+export { done, text, until } from "../helpers/channel-under-test.js";
 
 export const ALICE = "U0000000001";
 export const BOB = "U0000000002";
@@ -78,7 +77,7 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
       return provider;
     },
   });
-  const home = o.home ?? mkdtempSync(join(tmpdir(), "parley-slack-"));
+  const home = o.home ?? tempHome("slack");
   const parley =
     o.parley ?? (await openTestStore(home, o.clock ? { now: () => (o.clock as Clock).now() } : {}));
   const ctx = testChannelContext<SlackSettings>(slackChannel, {
@@ -135,20 +134,6 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
   };
 }
 
-/** Wait (bounded) until `check` holds. */
-export async function until(
-  check: () => boolean | Promise<boolean>,
-  what: string,
-  timeout = 8_000,
-): Promise<void> {
-  await vi.waitFor(
-    async () => {
-      if (!(await check())) throw new Error(`not yet: ${what}`);
-    },
-    { timeout, interval: 10 },
-  );
-}
-
 /** Every turn has ended and released its session, and the fake heard nothing more for `quietMs`. */
 export async function settled(s: Stack, quietMs = 80): Promise<void> {
   await until(() => s.startedKeys.every((k) => !s.sessions.isBusy(k)), "every turn released");
@@ -187,6 +172,3 @@ export function fenceLines(text: string): number {
 export function buttonIds(m: FakeMessage | undefined): string[] {
   return m ? buttonsOf(m).map((b) => b.actionId) : [];
 }
-
-export const text = (t: string): ScriptStep => ({ type: "text", text: t });
-export const done: ScriptStep = { type: "complete", stopReason: "end_turn" };

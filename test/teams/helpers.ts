@@ -4,10 +4,6 @@
  * client sending through parley's Connector edge, the real transport/intake/hub/renderer and the
  * real store, with a ScriptedProvider as the agent. Only the network boundary is fake.
  */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { vi } from "vitest";
 import type { Clock } from "../../src/messaging/base/clock.js";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import type { GrantControl } from "../../src/messaging/channel/contract.js";
@@ -26,6 +22,9 @@ import { TeamsDriver } from "../fakes/teams/driver.js";
 import type { FakeTeamsUser, ShownMessage } from "../fakes/teams/server.js";
 import { FakeTeams } from "../fakes/teams/server.js";
 import { openTestStore, testChannelContext } from "../helpers/channel-context.js";
+import { tempHome, untilShown } from "../helpers/channel-under-test.js";
+
+export { done, text } from "../helpers/channel-under-test.js";
 
 export interface Stack {
   fake: FakeTeams;
@@ -78,7 +77,7 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
       return provider;
     },
   });
-  const home = o.home ?? mkdtempSync(join(tmpdir(), "parley-teams-"));
+  const home = o.home ?? tempHome("teams");
   const { clock, ...overrides } = o.overrides ?? {};
   const parley = await openTestStore(home, clock ? { now: () => clock.now() } : {});
   const ctx = testChannelContext<TeamsSettings>(teamsChannel, {
@@ -156,21 +155,6 @@ export function visible(fake: FakeTeams, conversationId?: string): string[] {
 }
 
 /** Wait (bounded) until some visible entry matches. */
-export async function seen(
-  fake: FakeTeams,
-  pattern: RegExp | string,
-  conversationId?: string,
-): Promise<void> {
-  await vi.waitFor(
-    () => {
-      const all = visible(fake, conversationId);
-      const hit =
-        typeof pattern === "string" ? all.some((v) => v.includes(pattern)) : all.some((v) => pattern.test(v));
-      if (!hit) throw new Error(`not shown yet: ${pattern}\n${all.join("\n---\n")}`);
-    },
-    { timeout: 8000, interval: 10 },
-  );
+export function seen(fake: FakeTeams, pattern: RegExp | string, conversationId?: string): Promise<void> {
+  return untilShown(() => visible(fake, conversationId), pattern);
 }
-
-export const text = (t: string): ScriptStep => ({ type: "text", text: t });
-export const done: ScriptStep = { type: "complete", stopReason: "end_turn" };

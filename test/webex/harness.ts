@@ -2,7 +2,6 @@
  * Starts the whole Webex channel (start()) against the loopback fake with scripted agents and the
  * real store: the gateway's wiring with only the network boundary faked.
  */
-import { vi } from "vitest";
 import type { Clock } from "../../src/messaging/base/clock.js";
 import type { ScriptedProviderOptions, ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
 import { ScriptedProvider } from "../../src/providers/scripted.js";
@@ -15,7 +14,7 @@ import { testChannelContext } from "../helpers/channel-context.js";
 import type { StartedChannel } from "../helpers/channel-under-test.js";
 import { channelMachinery, fakePerTest, startedChannel, tempHome } from "../helpers/channel-under-test.js";
 
-export { done, text } from "../helpers/channel-under-test.js";
+export { done, text, until } from "../helpers/channel-under-test.js";
 
 export const ALICE = "alice@example.com";
 export const DM = "room-alice";
@@ -54,16 +53,6 @@ export async function startWebexChannel(fake: FakeWebex, o: WebexOptions = {}): 
   });
   const running = await startWebex(ctx, { statusStartMs: 0, ...o.overrides });
   return { ...startedChannel(machinery, running), providers };
-}
-
-/** Wait until `check` holds (polling the fake; no fixed sleeps). */
-export function until(check: () => boolean, what: string, timeout = 8000): Promise<void> {
-  return vi.waitFor(
-    () => {
-      if (!check()) throw new Error(`still waiting for ${what}`);
-    },
-    { timeout, interval: 10 },
-  );
 }
 
 /**
