@@ -12,7 +12,6 @@ import type { AuditSink } from "../../src/messaging/security/audit.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import { SessionManager } from "../../src/messaging/session/session-manager.js";
 import { ChoiceBook } from "../../src/teams/cards.js";
-import { TeamsClient } from "../../src/teams/client.js";
 import type { TeamsSettings } from "../../src/teams/index.js";
 import { teamsChannel } from "../../src/teams/index.js";
 import { TeamsOutbox } from "../../src/teams/outbox.js";
@@ -28,7 +27,7 @@ import type { FakeTeams, FakeTeamsUser } from "../fakes/teams/server.js";
 import { FakeTeams as Fake } from "../fakes/teams/server.js";
 import { testChannelContext } from "../helpers/channel-context.js";
 import { tempHome } from "../helpers/channel-under-test.js";
-import { cardTexts, visible } from "../teams/helpers.js";
+import { cardTexts, teamsClientOn, visible } from "../teams/helpers.js";
 import type { ChannelHarness, OutboundMessage } from "./contract.js";
 import type { DispatcherHarness } from "./dispatcher-contract.js";
 import { liveChannel } from "./dispatcher-contract.js";
@@ -42,21 +41,6 @@ function addressOf(fake: FakeTeams, user: FakeTeamsUser): TeamsAddress {
     identity: user.upn,
     botId: `28:${fake.appId}`,
   };
-}
-
-function clientFor(fake: FakeTeams): TeamsClient {
-  const gate = connectorHostGate([fake.connectorHost]);
-  return new TeamsClient({
-    appId: fake.appId,
-    password: fake.password,
-    authority: `${fake.loginUrl}/botframework.com`,
-    tenantId: fake.tenantId,
-    openIdMetadataUrl: fake.openIdMetadataUrl,
-    tokenIssuer: fake.tokenIssuer,
-    admits: gate.admits,
-    clock: realClock,
-    logger: new MemoryLogger(),
-  });
 }
 
 let seq = 0;
@@ -74,7 +58,7 @@ export const teamsHarness: ChannelHarness = {
   async configured(audit: AuditSink) {
     const fake = await new Fake().start();
     const alice = fake.addUser("Alice");
-    const client = clientFor(fake);
+    const client = teamsClientOn(fake);
     const gate = connectorHostGate([fake.connectorHost]);
     const logger = new MemoryLogger();
     const routes = new TeamsRoutes(undefined, { admits: gate.admits, logger });

@@ -5,6 +5,7 @@
  * real store, with a ScriptedProvider as the agent. Only the network boundary is fake.
  */
 import type { Clock } from "../../src/messaging/base/clock.js";
+import { realClock } from "../../src/messaging/base/clock.js";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import type { GrantControl } from "../../src/messaging/channel/contract.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
@@ -14,10 +15,13 @@ import type { ParleyStore } from "../../src/messaging/store/port.js";
 import type { PipelineProvider } from "../../src/messaging/turn/pipeline.js";
 import type { ScriptedProviderOptions, ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
 import { ScriptedProvider } from "../../src/providers/scripted.js";
+import type { TeamsClientOptions } from "../../src/teams/client.js";
+import { TeamsClient } from "../../src/teams/client.js";
 import type { TeamsSettings } from "../../src/teams/index.js";
 import { teamsChannel } from "../../src/teams/index.js";
 import type { RunningTeams, TeamsStartOverrides } from "../../src/teams/start.js";
 import { start as startTeams } from "../../src/teams/start.js";
+import { connectorHostGate } from "../../src/teams/transport.js";
 import { TeamsDriver } from "../fakes/teams/driver.js";
 import type { FakeTeamsUser, ShownMessage } from "../fakes/teams/server.js";
 import { FakeTeams } from "../fakes/teams/server.js";
@@ -129,6 +133,22 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
       if (!o.fake) await fake.close();
     },
   };
+}
+
+/** The real Teams client against the fake (its login, metadata and Connector host), on real time. */
+export function teamsClientOn(fake: FakeTeams, o: Partial<TeamsClientOptions> = {}): TeamsClient {
+  return new TeamsClient({
+    appId: fake.appId,
+    password: fake.password,
+    authority: `${fake.loginUrl}/botframework.com`,
+    tenantId: fake.tenantId,
+    openIdMetadataUrl: fake.openIdMetadataUrl,
+    tokenIssuer: fake.tokenIssuer,
+    admits: connectorHostGate([fake.connectorHost]).admits,
+    clock: realClock,
+    logger: new MemoryLogger(),
+    ...o,
+  });
 }
 
 /** What a card shows: its TextBlocks (joined) and its button titles. */
