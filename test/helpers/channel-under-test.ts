@@ -85,6 +85,29 @@ export async function channelMachinery(o: {
   return { home: o.home, audit, logger, sessions, providers, parley };
 }
 
+/**
+ * One scripted agent behind every session (the Slack, Discord and Teams stacks' way), with the
+ * session keys it was started for, in order. Its SessionManager has no sinks of its own.
+ */
+export function oneAgentForEverySession(o: {
+  turns?: (ScriptedTurn | ScriptStep[])[];
+  provider?: ScriptedProviderOptions;
+}): {
+  provider: ScriptedProvider;
+  startedKeys: string[];
+  sessions: SessionManager<PipelineProvider>;
+} {
+  const provider = new ScriptedProvider(o.turns ?? [], o.provider ?? {});
+  const startedKeys: string[] = [];
+  const sessions = new SessionManager<PipelineProvider>({
+    createProvider: (key) => {
+      startedKeys.push(key);
+      return provider;
+    },
+  });
+  return { provider, startedKeys, sessions };
+}
+
 /** A channel started on the machinery, as tests drive it. */
 export interface StartedChannel<R> extends ChannelMachinery {
   running: R;

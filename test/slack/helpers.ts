@@ -8,11 +8,15 @@ import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import type { GrantControl } from "../../src/messaging/channel/contract.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import type { TitleGenerator } from "../../src/messaging/session/auto-title.js";
-import { SessionManager } from "../../src/messaging/session/session-manager.js";
+import type { SessionManager } from "../../src/messaging/session/session-manager.js";
 import type { ParleyStore } from "../../src/messaging/store/port.js";
 import type { PipelineProvider } from "../../src/messaging/turn/pipeline.js";
-import type { ScriptedProviderOptions, ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
-import { ScriptedProvider } from "../../src/providers/scripted.js";
+import type {
+  ScriptedProvider,
+  ScriptedProviderOptions,
+  ScriptedTurn,
+  ScriptStep,
+} from "../../src/providers/scripted.js";
 import type { SlackSettings } from "../../src/slack/index.js";
 import { slackChannel } from "../../src/slack/index.js";
 import type { RunningSlack, SlackStartOverrides } from "../../src/slack/start.js";
@@ -20,7 +24,7 @@ import { start as startSlack } from "../../src/slack/start.js";
 import type { FakeMessage } from "../fakes/slack/server.js";
 import { buttonsOf, FakeSlack } from "../fakes/slack/server.js";
 import { openTestStore, testChannelContext } from "../helpers/channel-context.js";
-import { tempHome, until } from "../helpers/channel-under-test.js";
+import { oneAgentForEverySession, tempHome, until } from "../helpers/channel-under-test.js";
 
 export { done, text, until } from "../helpers/channel-under-test.js";
 
@@ -69,14 +73,7 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
   const fake = o.fake ?? (await new FakeSlack().start());
   const audit = new MemoryAuditSink();
   const logger = new MemoryLogger();
-  const provider = new ScriptedProvider(o.turns ?? [], o.provider ?? {});
-  const startedKeys: string[] = [];
-  const sessions = new SessionManager<PipelineProvider>({
-    createProvider: (key) => {
-      startedKeys.push(key);
-      return provider;
-    },
-  });
+  const { provider, startedKeys, sessions } = oneAgentForEverySession(o);
   const home = o.home ?? tempHome("slack");
   const parley =
     o.parley ?? (await openTestStore(home, o.clock ? { now: () => (o.clock as Clock).now() } : {}));

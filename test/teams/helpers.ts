@@ -9,12 +9,16 @@ import { realClock } from "../../src/messaging/base/clock.js";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import type { GrantControl } from "../../src/messaging/channel/contract.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
-import { SessionManager } from "../../src/messaging/session/session-manager.js";
+import type { SessionManager } from "../../src/messaging/session/session-manager.js";
 import type { SessionStore } from "../../src/messaging/session/session-store.js";
 import type { ParleyStore } from "../../src/messaging/store/port.js";
 import type { PipelineProvider } from "../../src/messaging/turn/pipeline.js";
-import type { ScriptedProviderOptions, ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
-import { ScriptedProvider } from "../../src/providers/scripted.js";
+import type {
+  ScriptedProvider,
+  ScriptedProviderOptions,
+  ScriptedTurn,
+  ScriptStep,
+} from "../../src/providers/scripted.js";
 import type { TeamsClientOptions } from "../../src/teams/client.js";
 import { TeamsClient } from "../../src/teams/client.js";
 import type { TeamsSettings } from "../../src/teams/index.js";
@@ -26,7 +30,7 @@ import { TeamsDriver } from "../fakes/teams/driver.js";
 import type { FakeTeamsUser, ShownMessage } from "../fakes/teams/server.js";
 import { FakeTeams } from "../fakes/teams/server.js";
 import { openTestStore, testChannelContext } from "../helpers/channel-context.js";
-import { tempHome, untilShown } from "../helpers/channel-under-test.js";
+import { oneAgentForEverySession, tempHome, untilShown } from "../helpers/channel-under-test.js";
 
 export { done, text } from "../helpers/channel-under-test.js";
 
@@ -73,14 +77,7 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
   const mallory = users.find((u) => u.name === "Mallory") ?? fake.addUser("Mallory");
   const audit = new MemoryAuditSink();
   const logger = new MemoryLogger();
-  const provider = new ScriptedProvider(o.turns ?? [], o.provider ?? {});
-  const startedKeys: string[] = [];
-  const sessions = new SessionManager<PipelineProvider>({
-    createProvider: (key) => {
-      startedKeys.push(key);
-      return provider;
-    },
-  });
+  const { provider, startedKeys, sessions } = oneAgentForEverySession(o);
   const home = o.home ?? tempHome("teams");
   const { clock, ...overrides } = o.overrides ?? {};
   const parley = await openTestStore(home, clock ? { now: () => clock.now() } : {});
