@@ -128,7 +128,7 @@ export function startedChannel<R extends { stop(): Promise<void> }>(
   m: ChannelMachinery,
   running: R,
 ): StartedChannel<R> {
-  return crashableChannel(m, running, async () => {});
+  return { ...m, running, stop: stopOnce(m, running, () => false) };
 }
 
 /** `kill` is what dying does to this channel: stop taking messages and drop the connection. */
@@ -137,23 +137,31 @@ export function crashableChannel<R extends { stop(): Promise<void> }>(
   running: R,
   kill: (running: R) => Promise<void>,
 ): CrashableChannel<R> {
-  let stopped = false;
   let crashed = false;
   return {
     ...m,
     running,
-    async stop() {
-      if (stopped) return;
-      stopped = true;
-      // A crashed channel's turns are abandoned, never settled: only its agents and store close.
-      if (!crashed) await running.stop();
-      await m.sessions.closeAll();
-      await m.parley.close();
-    },
+    stop: stopOnce(m, running, () => crashed),
     async crash() {
       crashed = true;
       await kill(running);
     },
+  };
+}
+
+function stopOnce(
+  m: ChannelMachinery,
+  running: { stop(): Promise<void> },
+  crashed: () => boolean,
+): () => Promise<void> {
+  let stopped = false;
+  return async () => {
+    if (stopped) return;
+    stopped = true;
+    // A crashed channel's turns are abandoned, never settled: only its agents and store close.
+    if (!crashed()) await running.stop();
+    await m.sessions.closeAll();
+    await m.parley.close();
   };
 }
 
