@@ -3,9 +3,6 @@
  * the real REST client, against the loopback fake. `outbound()` reads what the fake stored, i.e. what
  * a Discord user would see: message bodies, button labels and attachment descriptions.
  */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { DiscordClient } from "../../src/discord/client.js";
 import type { DiscordSettings } from "../../src/discord/index.js";
 import { discordChannel } from "../../src/discord/index.js";
@@ -19,8 +16,10 @@ import type { AuditSink } from "../../src/messaging/security/audit.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import { FakeDiscord } from "../fakes/discord/server.js";
 import { testChannelContext } from "../helpers/channel-context.js";
+import { tempHome } from "../helpers/channel-under-test.js";
 import type { ChannelHarness, OutboundMessage } from "./contract.js";
 import type { DispatcherHarness } from "./dispatcher-contract.js";
+import { liveChannel } from "./dispatcher-contract.js";
 
 const ALLOWED = "200000000000000001";
 const DM = "300000000000000001";
@@ -119,7 +118,7 @@ export const discordDispatcher: DispatcherHarness = {
     const dms: Record<string, string> = { [owner]: "300000000000000001", [guest]: "300000000000000002" };
     for (const id of Object.values(dms)) fake.addChannel({ id, type: 1 });
     const address = (user: string) => ({ channelId: dms[user] ?? "", userId: user });
-    const home = mkdtempSync(join(tmpdir(), "parley-discord-dispatch-"));
+    const home = tempHome("discord-dispatch");
     return {
       owner,
       guest,
@@ -132,14 +131,12 @@ export const discordDispatcher: DispatcherHarness = {
         });
         const running = await startDiscord(ctx, { throttleMs: 0 });
         await running.registration;
-        const keyOf = (user: string) => running.hub.keyOf(address(user));
-        return {
-          say: async (user, text) =>
+        return liveChannel(
+          running,
+          address,
+          async (user, text) =>
             void fake.userMessage({ channelId: dms[user] ?? "", userId: user, content: text }),
-          keyOf,
-          queued: (user) => running.hub.router.receiptQueue(keyOf(user)).size,
-          stop: () => running.stop(),
-        };
+        );
       },
       visible: () =>
         Object.values(dms).flatMap((dm) =>

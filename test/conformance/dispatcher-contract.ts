@@ -4,12 +4,10 @@
  * These are the behaviours that drifted when each channel had its own dispatcher; every channel
  * must pass them, so a new one cannot drift either.
  */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { expect, it, vi } from "vitest";
 import { AutoApproveGrant } from "../../src/messaging/approval/grant.js";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
+import type { ConversationHub } from "../../src/messaging/channel/hub.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import type { ModelMenu } from "../../src/messaging/session/agent-controls.js";
 import { SessionManager } from "../../src/messaging/session/session-manager.js";
@@ -19,6 +17,7 @@ import type { PipelineProvider } from "../../src/messaging/turn/pipeline.js";
 import type { ScriptedProviderOptions, ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
 import { ScriptedProvider } from "../../src/providers/scripted.js";
 import { openTestStore } from "../helpers/channel-context.js";
+import { done, tempHome, text, untilShown } from "../helpers/channel-under-test.js";
 import { permissionRequest } from "../helpers/events.js";
 import { ManualClock } from "../helpers/manual-clock.js";
 import type { CheckResult } from "./contract.js";
@@ -44,6 +43,24 @@ export interface LiveChannel {
   /** How many messages wait behind the user's running turn. */
   queued(user: string): number;
   stop(): Promise<void>;
+}
+
+/**
+ * A started channel as the contract drives it: `say` is how a user's message reaches the channel,
+ * `addressOf` names the user's direct conversation, and its hub answers keyOf and queued from that.
+ */
+export function liveChannel<A, P>(
+  running: { hub: ConversationHub<A, P>; stop(): Promise<void> },
+  addressOf: (user: string) => A,
+  say: (user: string, text: string) => Promise<void>,
+): LiveChannel {
+  const keyOf = (user: string) => running.hub.keyOf(addressOf(user));
+  return {
+    say,
+    keyOf,
+    queued: (user) => running.hub.router.receiptQueue(keyOf(user)).size,
+    stop: () => running.stop(),
+  };
 }
 
 /** One fake platform that outlives restarts of the channel. */
@@ -82,8 +99,6 @@ export const DISPATCHER_CHECKS = [
 ] as const;
 
 const SECRET = "AKIAQ7ZR3M5TXW2KP9VB";
-const text = (t: string): ScriptStep => ({ type: "text", text: t });
-const done: ScriptStep = { type: "complete", stopReason: "end_turn" };
 
 export interface Rig {
   lab: DispatchLab;
@@ -113,7 +128,7 @@ export async function rig(
       return p;
     },
   });
-  const parley = await openTestStore(mkdtempSync(join(tmpdir(), "parley-contract-")));
+  const parley = await openTestStore(tempHome("contract"));
   const shared: DispatchShared = {
     sessions,
     parley,
@@ -133,16 +148,7 @@ export async function close(r: Rig): Promise<void> {
   await r.lab.close();
 }
 
-export const seen = (r: Rig, pattern: RegExp | string) =>
-  vi.waitFor(
-    () => {
-      const all = r.lab.visible();
-      const hit =
-        typeof pattern === "string" ? all.some((v) => v.includes(pattern)) : all.some((v) => pattern.test(v));
-      if (!hit) throw new Error(`not shown yet: ${pattern}\n${all.join("\n---\n")}`);
-    },
-    { timeout: 8000, interval: 10 },
-  );
+export const seen = (r: Rig, pattern: RegExp | string) => untilShown(() => r.lab.visible(), pattern);
 
 export function dispatcherContract(h: DispatcherHarness, results: Map<string, CheckResult>): void {
   const check = (name: (typeof DISPATCHER_CHECKS)[number], fn: () => Promise<void>) =>

@@ -5,9 +5,6 @@
  * always a reply to one a user sent, so the configured half seeds one message as the conversation's
  * anchor (the intake notes every admitted message so).
  */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { createClient, createHttp, FeishuRest } from "../../src/feishu/client.js";
 import type { FeishuSettings } from "../../src/feishu/index.js";
 import { feishuChannel } from "../../src/feishu/index.js";
@@ -22,8 +19,10 @@ import type { AuditSink } from "../../src/messaging/security/audit.js";
 import { postMarkdown, renderVisible } from "../fakes/feishu/render.js";
 import { FakeFeishu } from "../fakes/feishu/server.js";
 import { testChannelContext } from "../helpers/channel-context.js";
+import { tempHome } from "../helpers/channel-under-test.js";
 import type { ChannelHarness, OutboundMessage } from "./contract.js";
 import type { DispatcherHarness } from "./dispatcher-contract.js";
+import { liveChannel } from "./dispatcher-contract.js";
 
 const OWNER = "ou_conformance0000000000000000000001";
 let next = 1;
@@ -103,7 +102,7 @@ export const feishuDispatcher: DispatcherHarness = {
   steerOnly: true,
   async lab() {
     const fake = await FakeFeishu.start({ lifetimeMs: 60_000 });
-    const home = mkdtempSync(join(tmpdir(), "parley-feishu-dispatch-"));
+    const home = tempHome("feishu-dispatch");
     const owner = "ou_dispatchowner00000000000000000001";
     const guest = "ou_dispatchguest00000000000000000002";
     return {
@@ -119,14 +118,11 @@ export const feishuDispatcher: DispatcherHarness = {
         const before = fake.ws.connections;
         const running = await startFeishu(ctx);
         await fake.waitFor(() => fake.ws.connections > before && fake.ws.ready.size > 0, 5000, "connected");
-        const keyOf = (user: string) =>
-          running.hub.keyOf({ chatType: "p2p", route: user, chatId: `oc_p2p_${user.slice(3)}` });
-        return {
-          say: async (user, text) => void fake.pushMessage({ openId: user }, text),
-          keyOf,
-          queued: (user) => running.hub.router.receiptQueue(keyOf(user)).size,
-          stop: () => running.stop(),
-        };
+        return liveChannel(
+          running,
+          (user) => ({ chatType: "p2p", route: user, chatId: `oc_p2p_${user.slice(3)}` }),
+          async (user, text) => void fake.pushMessage({ openId: user }, text),
+        );
       },
       visible: () => fake.botMessages().map((m) => m.visible),
       // Feishu declares no reactions: nothing is ever put on a user's message.

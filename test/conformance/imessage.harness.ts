@@ -1,9 +1,3 @@
-/**
- * iMessage under the channel contract: the real transport and renderer over a real imsg child (the
- * fake executable, through the real framing), and the whole channel (start()) for the dispatcher
- * half. What a user sees is what the fake recorded as sent: plain text, one bubble per send.
- */
-import { ImsgClient } from "../../src/imessage/client.js";
 import type { IMessageSettings } from "../../src/imessage/index.js";
 import { imessageChannel } from "../../src/imessage/index.js";
 import { OwnMessageLedger } from "../../src/imessage/ledger.js";
@@ -19,9 +13,10 @@ import type { MessagingTransport } from "../../src/messaging/channel/transport.j
 import type { AuditSink } from "../../src/messaging/security/audit.js";
 import { FakeImsgFolder, waitFor } from "../fakes/imsg/control.js";
 import { testChannelContext } from "../helpers/channel-context.js";
-import { macHost } from "../imessage/channel-harness.js";
+import { imsgClientOn, macHost } from "../imessage/channel-harness.js";
 import type { ChannelHarness, OutboundMessage } from "./contract.js";
 import type { DispatcherHarness } from "./dispatcher-contract.js";
+import { liveChannel } from "./dispatcher-contract.js";
 
 const OWNER = "+61400000000";
 const GUEST = "guest@example.com";
@@ -41,14 +36,7 @@ export const imessageHarness: ChannelHarness = {
   async configured(audit: AuditSink) {
     const folder = new FakeImsgFolder();
     const logger = new MemoryLogger();
-    const client = new ImsgClient({
-      cliPath: folder.cliPath,
-      dbPath: folder.dbPath,
-      clock: realClock,
-      logger,
-      onNotification: () => {},
-      onStarted: async () => {},
-    });
+    const client = imsgClientOn(folder, logger);
     await client.start();
     const transport = new IMessageTransport({
       audit,
@@ -100,13 +88,11 @@ export const imessageDispatcher: DispatcherHarness = {
         const before = folder.starts();
         const running = await startIMessage(ctx, { platform: macHost, restartFirstMs: 100 });
         await waitFor(() => folder.starts() > before, "imsg started");
-        const keyOf = (user: string) => running.hub.keyOf(user);
-        return {
-          say: async (user, text) => void (await folder.incoming(user, text)),
-          keyOf,
-          queued: (user) => running.hub.router.receiptQueue(keyOf(user)).size,
-          stop: () => running.stop(),
-        };
+        return liveChannel(
+          running,
+          (user) => user,
+          async (user, text) => void (await folder.incoming(user, text)),
+        );
       },
       visible: () => folder.sent(),
       // iMessage declares no reactions: nothing is ever put on a user's message.

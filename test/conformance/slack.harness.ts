@@ -4,9 +4,6 @@
  * Slack user would see: each message's text as sent (a stream's appends joined), its rendered
  * form, its blocks, button labels, tasks and file titles, and the thread's status line.
  */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import { TurnParts } from "../../src/messaging/channel/delivery.js";
 import type { MessagingTransport } from "../../src/messaging/channel/transport.js";
@@ -22,8 +19,10 @@ import { SLACK_CAPABILITIES, SlackTransport } from "../../src/slack/transport.js
 import type { SlackEnvelope } from "../../src/slack/wire.js";
 import { buttonsOf, FakeSlack } from "../fakes/slack/server.js";
 import { testChannelContext } from "../helpers/channel-context.js";
+import { tempHome } from "../helpers/channel-under-test.js";
 import type { ChannelHarness, OutboundMessage } from "./contract.js";
 import type { DispatcherHarness } from "./dispatcher-contract.js";
+import { liveChannel } from "./dispatcher-contract.js";
 
 const ALLOWED = "U0000000001";
 const DM = "D0000000001";
@@ -133,7 +132,7 @@ export const slackDispatcher: DispatcherHarness = {
       teamId: fake.teamId,
       dm: true,
     });
-    const home = mkdtempSync(join(tmpdir(), "parley-slack-dispatch-"));
+    const home = tempHome("slack-dispatch");
     return {
       owner,
       guest,
@@ -145,21 +144,15 @@ export const slackDispatcher: DispatcherHarness = {
           ...shared,
         });
         const running = await startSlack(ctx, { throttleMs: 0, retry: { retries: 1, minTimeout: 10 } });
-        const keyOf = (user: string) => running.hub.keyOf(address(user));
-        return {
-          say: async (user, text) => {
-            const channel = dms[user] ?? "D0000000099";
-            const thread = threadOf(user);
-            if (opened.has(user)) fake.userMessage({ channel, user, text, threadTs: thread });
-            else {
-              opened.add(user);
-              fake.userMessage({ channel, user, text, ts: thread });
-            }
-          },
-          keyOf,
-          queued: (user) => running.hub.router.receiptQueue(keyOf(user)).size,
-          stop: () => running.stop(),
-        };
+        return liveChannel(running, address, async (user, text) => {
+          const channel = dms[user] ?? "D0000000099";
+          const thread = threadOf(user);
+          if (opened.has(user)) fake.userMessage({ channel, user, text, threadTs: thread });
+          else {
+            opened.add(user);
+            fake.userMessage({ channel, user, text, ts: thread });
+          }
+        });
       },
       visible: () =>
         Object.values(dms).flatMap((dm) => [

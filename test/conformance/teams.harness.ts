@@ -5,9 +5,6 @@
  * titles, image names. The dispatcher half runs the whole channel (start()) with activities the
  * fake's driver signs and posts to the messaging endpoint.
  */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { realClock } from "../../src/messaging/base/clock.js";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import type { MessagingTransport } from "../../src/messaging/channel/transport.js";
@@ -15,7 +12,6 @@ import type { AuditSink } from "../../src/messaging/security/audit.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import { SessionManager } from "../../src/messaging/session/session-manager.js";
 import { ChoiceBook } from "../../src/teams/cards.js";
-import { TeamsClient } from "../../src/teams/client.js";
 import type { TeamsSettings } from "../../src/teams/index.js";
 import { teamsChannel } from "../../src/teams/index.js";
 import { TeamsOutbox } from "../../src/teams/outbox.js";
@@ -30,9 +26,11 @@ import { TeamsDriver } from "../fakes/teams/driver.js";
 import type { FakeTeams, FakeTeamsUser } from "../fakes/teams/server.js";
 import { FakeTeams as Fake } from "../fakes/teams/server.js";
 import { testChannelContext } from "../helpers/channel-context.js";
-import { cardTexts, visible } from "../teams/helpers.js";
+import { tempHome } from "../helpers/channel-under-test.js";
+import { cardTexts, teamsClientOn, visible } from "../teams/helpers.js";
 import type { ChannelHarness, OutboundMessage } from "./contract.js";
 import type { DispatcherHarness } from "./dispatcher-contract.js";
+import { liveChannel } from "./dispatcher-contract.js";
 
 function addressOf(fake: FakeTeams, user: FakeTeamsUser): TeamsAddress {
   return {
@@ -43,21 +41,6 @@ function addressOf(fake: FakeTeams, user: FakeTeamsUser): TeamsAddress {
     identity: user.upn,
     botId: `28:${fake.appId}`,
   };
-}
-
-function clientFor(fake: FakeTeams): TeamsClient {
-  const gate = connectorHostGate([fake.connectorHost]);
-  return new TeamsClient({
-    appId: fake.appId,
-    password: fake.password,
-    authority: `${fake.loginUrl}/botframework.com`,
-    tenantId: fake.tenantId,
-    openIdMetadataUrl: fake.openIdMetadataUrl,
-    tokenIssuer: fake.tokenIssuer,
-    admits: gate.admits,
-    clock: realClock,
-    logger: new MemoryLogger(),
-  });
 }
 
 let seq = 0;
@@ -75,7 +58,7 @@ export const teamsHarness: ChannelHarness = {
   async configured(audit: AuditSink) {
     const fake = await new Fake().start();
     const alice = fake.addUser("Alice");
-    const client = clientFor(fake);
+    const client = teamsClientOn(fake);
     const gate = connectorHostGate([fake.connectorHost]);
     const logger = new MemoryLogger();
     const routes = new TeamsRoutes(undefined, { admits: gate.admits, logger });
@@ -155,7 +138,7 @@ export const teamsDispatcher: DispatcherHarness = {
     const owner = fake.addUser("Olivia Owner");
     const guest = fake.addUser("Gus Guest");
     const byUpn = new Map([owner, guest].map((u) => [u.upn, u]));
-    const home = mkdtempSync(join(tmpdir(), "parley-teams-dispatch-"));
+    const home = tempHome("teams-dispatch");
     return {
       owner: owner.upn,
       guest: guest.upn,
@@ -175,16 +158,14 @@ export const teamsDispatcher: DispatcherHarness = {
         const running = await startTeams(ctx, { listen: "127.0.0.1:0", throttleMs: 0 });
         const driver = new TeamsDriver(fake, running.url);
         const userOf = (upn: string) => byUpn.get(upn) ?? fake.addUser(upn);
-        const keyOf = (upn: string) => running.hub.keyOf(addressOf(fake, userOf(upn)));
-        return {
-          say: async (upn, text) => {
+        return liveChannel(
+          running,
+          (upn) => addressOf(fake, userOf(upn)),
+          async (upn, text) => {
             const res = await driver.post(driver.message(userOf(upn), text));
             if (res.status !== 200) throw new Error(`the endpoint answered ${res.status}`);
           },
-          keyOf,
-          queued: (upn) => running.hub.router.receiptQueue(keyOf(upn)).size,
-          stop: () => running.stop(),
-        };
+        );
       },
       visible: () => visible(fake),
       // A bot cannot react to a user's message on Teams.

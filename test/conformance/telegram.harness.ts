@@ -3,10 +3,6 @@
  * the loopback fake Bot API. Outbound payloads are every sendMessage/editMessageText body (the HTML
  * as sent), with what Telegram would display and every button label as the rendered forms.
  */
-
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { MessagingTransport } from "../../src/messaging/channel/transport.js";
 import type { AuditSink } from "../../src/messaging/security/audit.js";
 import { createTelegramBot, telegramOps } from "../../src/telegram/client.js";
@@ -20,9 +16,11 @@ import type { TgInlineKeyboard, TgUpdate } from "../../src/telegram/wire.js";
 import { parseTelegramHtml } from "../fakes/telegram/html.js";
 import { FakeTelegram } from "../fakes/telegram/server.js";
 import { testChannelContext } from "../helpers/channel-context.js";
+import { tempHome } from "../helpers/channel-under-test.js";
 import { NO_PACE } from "../telegram/helpers.js";
 import type { ChannelHarness, OutboundMessage } from "./contract.js";
 import type { DispatcherHarness } from "./dispatcher-contract.js";
+import { liveChannel } from "./dispatcher-contract.js";
 
 const OWNER = "4242";
 let updateId = 1;
@@ -94,7 +92,7 @@ export const telegramDispatcher: DispatcherHarness = {
   name: "telegram",
   async lab() {
     const fake = await FakeTelegram.start({ lifetimeMs: 60_000 });
-    const home = mkdtempSync(join(tmpdir(), "parley-tg-dispatch-"));
+    const home = tempHome("tg-dispatch");
     const owner = 4242;
     const guest = 4343;
     return {
@@ -108,13 +106,11 @@ export const telegramDispatcher: DispatcherHarness = {
           ...shared,
         });
         const running = await startTelegram(ctx, { pace: NO_PACE, renderer: { throttleMs: 0 } });
-        const keyOf = (user: string) => running.hub.keyOf(routeOf(user, user, undefined));
-        return {
-          say: async (user, text) => void fake.pushMessage({ id: Number(user) }, text),
-          keyOf,
-          queued: (user) => running.hub.router.receiptQueue(keyOf(user)).size,
-          stop: () => running.stop(),
-        };
+        return liveChannel(
+          running,
+          (user) => routeOf(user, user, undefined),
+          async (user, text) => void fake.pushMessage({ id: Number(user) }, text),
+        );
       },
       visible: () => fake.sentMessages().flatMap((m) => [m.visible, ...labels(m.replyMarkup)]),
       reactions: () => fake.callsOf("setMessageReaction").map((c) => JSON.stringify(c.params.reaction)),

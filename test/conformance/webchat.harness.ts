@@ -9,6 +9,7 @@ import { WEBCHAT_CAPABILITIES, WebChatTransport } from "../../src/webchat/transp
 import { testChannelContext } from "../helpers/channel-context.js";
 import type { ChannelHarness } from "./contract.js";
 import type { DispatcherHarness } from "./dispatcher-contract.js";
+import { liveChannel } from "./dispatcher-contract.js";
 
 export const webchatHarness: ChannelHarness = {
   name: "webchat",
@@ -61,18 +62,13 @@ export const webchatDispatcher: DispatcherHarness = {
         );
         transport.admit(OWNER_PRINCIPAL, () => {});
         transports.push(transport);
-        return {
-          say: async (user, text) => {
-            transport.open(conversation(user));
-            frames.handleFrame(
-              { conversationId: conversation(user), principal: user, send: () => {} },
-              { type: "message", text },
-            );
-          },
-          keyOf: (user) => hub.keyOf(conversation(user)),
-          queued: (user) => hub.router.receiptQueue(hub.keyOf(conversation(user))).size,
-          stop: () => hub.shutdown(),
-        };
+        return liveChannel({ hub, stop: () => hub.shutdown() }, conversation, async (user, text) => {
+          transport.open(conversation(user));
+          frames.handleFrame(
+            { conversationId: conversation(user), principal: user, send: () => {} },
+            { type: "message", text },
+          );
+        });
       },
       visible: () =>
         transports.flatMap((t) =>

@@ -3,9 +3,6 @@
  * real REST client, against the loopback fake. `outbound()` reads what the fake stored, i.e. what a
  * Webex user would see: every version of every message the bot posted, and its cards' text.
  */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import type { MessagingTransport } from "../../src/messaging/channel/transport.js";
 import type { AuditSink } from "../../src/messaging/security/audit.js";
@@ -22,8 +19,10 @@ import { WEBEX_CAPABILITIES, WebexTransport } from "../../src/webex/transport.js
 import type { FakeWebex, FakeWebexMessage } from "../fakes/webex/server.js";
 import { FakeWebex as Fake } from "../fakes/webex/server.js";
 import { testChannelContext } from "../helpers/channel-context.js";
+import { tempHome } from "../helpers/channel-under-test.js";
 import type { ChannelHarness, OutboundMessage } from "./contract.js";
 import type { DispatcherHarness } from "./dispatcher-contract.js";
+import { liveChannel } from "./dispatcher-contract.js";
 
 const ALLOWED = "alice@example.com";
 const ROOM = "room-direct-alice";
@@ -120,7 +119,7 @@ export const webexDispatcher: DispatcherHarness = {
     const rooms: Record<string, string> = { [owner]: "room-owner", [guest]: "room-guest" };
     for (const id of Object.values(rooms)) fake.addRoom(id, "direct");
     const address = (user: string) => ({ roomId: rooms[user] ?? "", space: false, email: user });
-    const home = mkdtempSync(join(tmpdir(), "parley-webex-dispatch-"));
+    const home = tempHome("webex-dispatch");
     return {
       owner,
       guest,
@@ -132,14 +131,12 @@ export const webexDispatcher: DispatcherHarness = {
           ...shared,
         });
         const running = await startWebex(ctx, { statusStartMs: 0 });
-        const keyOf = (user: string) => running.hub.keyOf(address(user));
-        return {
-          say: async (user, text) =>
+        return liveChannel(
+          running,
+          address,
+          async (user, text) =>
             void fake.userMessage({ email: user, roomId: rooms[user] ?? "room-stranger", text }),
-          keyOf,
-          queued: (user) => running.hub.router.receiptQueue(keyOf(user)).size,
-          stop: () => running.stop(),
-        };
+        );
       },
       // What a reader sees now: each message's latest version and its card (an edit replaces the text).
       visible: () => fake.botMessages().flatMap((m) => [m.markdown, ...m.attachments.flatMap(cardTexts)]),

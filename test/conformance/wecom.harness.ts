@@ -4,9 +4,6 @@
  * push and response_url body that reached the fake (each frame is what the bubble showed at that
  * moment), so the caps and the redaction are checked on everything a WeCom user could have seen.
  */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type { MessagingTransport } from "../../src/messaging/channel/transport.js";
 import type { AuditSink } from "../../src/messaging/security/audit.js";
 import type { WeComSettings } from "../../src/wecom/index.js";
@@ -16,9 +13,11 @@ import { WECOM_CAPABILITIES, WeComTransport } from "../../src/wecom/transport.js
 import type { CallbackFrame } from "../../src/wecom/wire.js";
 import { FakeWeCom } from "../fakes/wecom/server.js";
 import { testChannelContext } from "../helpers/channel-context.js";
+import { tempHome } from "../helpers/channel-under-test.js";
 import { USER, wire, wireTexts } from "../wecom/helpers.js";
 import type { ChannelHarness, OutboundMessage } from "./contract.js";
 import type { DispatcherHarness } from "./dispatcher-contract.js";
+import { liveChannel } from "./dispatcher-contract.js";
 
 const BOT = "aib-conformance";
 
@@ -71,7 +70,7 @@ export const wecomDispatcher: DispatcherHarness = {
   queueModes: ["steer"],
   async lab() {
     const fake = await FakeWeCom.start({ lifetimeMs: 60_000 });
-    const home = mkdtempSync(join(tmpdir(), "parley-wecom-dispatch-"));
+    const home = tempHome("wecom-dispatch");
     const owner = "zhangsan";
     const guest = "lisi";
     return {
@@ -91,13 +90,11 @@ export const wecomDispatcher: DispatcherHarness = {
         });
         const running = await startWeCom(ctx, { throttleMs: 0 });
         await fake.waitFor(() => fake.connected, 5000, "a subscribed connection");
-        const keyOf = (user: string) => running.hub.keyOf({ userid: user });
-        return {
-          say: async (user, text) => void fake.callback({ userid: user, text }),
-          keyOf,
-          queued: (user) => running.hub.router.receiptQueue(keyOf(user)).size,
-          stop: () => running.stop(),
-        };
+        return liveChannel(
+          running,
+          (user) => ({ userid: user }),
+          async (user, text) => void fake.callback({ userid: user, text }),
+        );
       },
       visible: () => fake.visible(),
       // WeCom has no reactions.

@@ -4,9 +4,6 @@
  * WeChat user reads of it (Markdown rendered away) as the rendered form. iLink sends only with a
  * context token from the peer's latest message, so the configured half has the peer write first.
  */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { realClock } from "../../src/messaging/base/clock.js";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import type { MessagingTransport } from "../../src/messaging/channel/transport.js";
@@ -22,8 +19,10 @@ import { WEIXIN_CAPABILITIES, WeixinTransport } from "../../src/weixin/transport
 import { renderVisible } from "../fakes/weixin/render.js";
 import { FakeIlink } from "../fakes/weixin/server.js";
 import { testChannelContext } from "../helpers/channel-context.js";
+import { tempHome } from "../helpers/channel-under-test.js";
 import type { ChannelHarness, OutboundMessage } from "./contract.js";
 import type { DispatcherHarness } from "./dispatcher-contract.js";
+import { liveChannel } from "./dispatcher-contract.js";
 
 const OWNER = "conformance1@im.wechat";
 let next = 1;
@@ -95,7 +94,7 @@ export const weixinDispatcher: DispatcherHarness = {
   queueModes: ["steer"],
   async lab() {
     const fake = await FakeIlink.start({ lifetimeMs: 60_000, holdMs: 200 });
-    const home = mkdtempSync(join(tmpdir(), "parley-weixin-dispatch-"));
+    const home = tempHome("weixin-dispatch");
     const owner = "dispatchowner@im.wechat";
     const guest = "dispatchguest@im.wechat";
     return {
@@ -109,13 +108,11 @@ export const weixinDispatcher: DispatcherHarness = {
           ...shared,
         });
         const running = await startWeixin(ctx, { sendGapMs: 0 });
-        const keyOf = (user: string) => running.hub.keyOf(user);
-        return {
-          say: async (user, text) => void fake.push(user, text),
-          keyOf,
-          queued: (user) => running.hub.router.receiptQueue(keyOf(user)).size,
-          stop: () => running.stop(),
-        };
+        return liveChannel(
+          running,
+          (user) => user,
+          async (user, text) => void fake.push(user, text),
+        );
       },
       visible: () => fake.visible(),
       // WeChat has no reactions: nothing is ever put on a user's message.

@@ -21,6 +21,7 @@ import { testChannelContext } from "../helpers/channel-context.js";
 import { GUEST, GUEST_JID, linkedHome, openTransport, STRANGER_JID } from "../whatsapp/harness.js";
 import type { ChannelHarness, OutboundMessage } from "./contract.js";
 import type { DispatcherHarness } from "./dispatcher-contract.js";
+import { liveChannel } from "./dispatcher-contract.js";
 
 const OWNER = "+4917000000001";
 
@@ -107,18 +108,15 @@ export const whatsappDispatcher: DispatcherHarness = {
           renderer: { editIntervalMs: 0, firstFrameMs: 0 },
         });
         await fake.waitFor(() => running.connection.state === "open", 5000, "the connection");
-        const addressOf = (user: string) => (user === OWNER ? self : guest);
-        const keyOf = (user: string) => running.hub.keyOf(addressOf(user));
-        return {
-          say: async (user, text) => {
+        return liveChannel(
+          running,
+          (user) => (user === OWNER ? self : guest),
+          async (user, text) => {
             if (user === OWNER) fake.receive({ chat: fake.operator.pn, fromMe: true, text });
             else if (user === GUEST) fake.receive({ chat: GUEST_JID, text });
             else fake.receive({ chat: STRANGER_JID, text });
           },
-          keyOf,
-          queued: (user) => running.hub.router.receiptQueue(keyOf(user)).size,
-          stop: () => running.stop(),
-        };
+        );
       },
       visible: () => fake.visible().map(shownOnPhone),
       reactions: () => fake.reactions().map((r) => r.emoji),

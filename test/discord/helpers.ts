@@ -3,9 +3,6 @@
  * the real transport/dispatcher/renderer, the shared turn pipeline, and a ScriptedProvider as the
  * agent. Only the network boundary is fake.
  */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { vi } from "vitest";
 import type { DiscordSettings } from "../../src/discord/index.js";
 import { discordChannel } from "../../src/discord/index.js";
@@ -16,14 +13,19 @@ import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import type { GrantControl } from "../../src/messaging/channel/contract.js";
 import type { TurnSink } from "../../src/messaging/channel/turn-sink.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
-import { SessionManager } from "../../src/messaging/session/session-manager.js";
+import type { SessionManager } from "../../src/messaging/session/session-manager.js";
 import type { SessionStore } from "../../src/messaging/session/session-store.js";
 import type { ParleyStore } from "../../src/messaging/store/port.js";
 import type { PipelineProvider } from "../../src/messaging/turn/pipeline.js";
-import type { ScriptedProviderOptions, ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
-import { ScriptedProvider } from "../../src/providers/scripted.js";
+import type {
+  ScriptedProvider,
+  ScriptedProviderOptions,
+  ScriptedTurn,
+  ScriptStep,
+} from "../../src/providers/scripted.js";
 import { FakeDiscord } from "../fakes/discord/server.js";
 import { openTestStore, testChannelContext } from "../helpers/channel-context.js";
+import { oneAgentForEverySession, tempHome } from "../helpers/channel-under-test.js";
 import { ManualClock } from "../helpers/manual-clock.js";
 
 export const ALICE = "200000000000000001";
@@ -64,15 +66,8 @@ export async function startStack(o: {
   fake.addChannel({ id: DM, type: 1 });
   const audit = new MemoryAuditSink();
   const logger = new MemoryLogger();
-  const provider = new ScriptedProvider(o.turns ?? [], o.provider ?? {});
-  const startedKeys: string[] = [];
-  const sessions = new SessionManager<PipelineProvider>({
-    createProvider: (key) => {
-      startedKeys.push(key);
-      return provider;
-    },
-  });
-  const home = o.home ?? mkdtempSync(join(tmpdir(), "parley-discord-"));
+  const { provider, startedKeys, sessions } = oneAgentForEverySession(o);
+  const home = o.home ?? tempHome("discord");
   const { clock, ...overrides } = o.overrides ?? {};
   const parley = await openTestStore(home, clock ? { now: () => clock.now() } : {});
   const ctx = testChannelContext<DiscordSettings>(discordChannel, {

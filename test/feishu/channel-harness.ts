@@ -2,51 +2,39 @@
  * Starts the whole Feishu channel (start()) against the fake with scripted agents and the real store:
  * the same wiring the gateway uses, the real SDK on both sides of the wire, only Feishu faked.
  */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, beforeEach, expect } from "vitest";
+import { expect } from "vitest";
 import type { FeishuSettings } from "../../src/feishu/index.js";
 import { feishuChannel } from "../../src/feishu/index.js";
 import type { FeishuStartOverrides, RunningFeishu } from "../../src/feishu/start.js";
 import { start as startFeishu } from "../../src/feishu/start.js";
 import type { Clock } from "../../src/messaging/base/clock.js";
-import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import type { ChannelContext, GrantControl } from "../../src/messaging/channel/contract.js";
-import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import type { RotationPolicy } from "../../src/messaging/session/keys.js";
-import { SessionManager } from "../../src/messaging/session/session-manager.js";
-import type { ParleyStore } from "../../src/messaging/store/port.js";
-import type { PipelineProvider } from "../../src/messaging/turn/pipeline.js";
-import type { ScriptedProviderOptions, ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
-import { ScriptedProvider } from "../../src/providers/scripted.js";
 import type { FakeFeishuOptions } from "../fakes/feishu/server.js";
 import { FakeFeishu } from "../fakes/feishu/server.js";
-import { openTestStore, testChannelContext } from "../helpers/channel-context.js";
+import { testChannelContext } from "../helpers/channel-context.js";
+import type { ScriptedAgentOptions, StartedChannel } from "../helpers/channel-under-test.js";
+import {
+  channelMachinery,
+  fakePerTest,
+  scriptedAgent,
+  startedChannel,
+  tempHome,
+} from "../helpers/channel-under-test.js";
+
+export { done, text } from "../helpers/channel-under-test.js";
 
 export const OWNER = { openId: "ou_owner000000000000000000000000001", name: "Olivia" };
 export const GUEST = { openId: "ou_guest000000000000000000000000002", name: "Gus" };
 export const STRANGER = { openId: "ou_stranger0000000000000000000000003", name: "Sam" };
 export const GROUP = "oc_group0000000000000000000000000001";
 
-export interface ChannelUnderTest {
-  running: RunningFeishu;
-  audit: MemoryAuditSink;
-  logger: MemoryLogger;
-  sessions: SessionManager<PipelineProvider>;
-  /** Providers by session key, in creation order. */
-  providers: Map<string, ScriptedProvider>;
-  home: string;
+export interface ChannelUnderTest extends StartedChannel<RunningFeishu> {
   store: ChannelContext["store"];
-  parley: ParleyStore;
-  stop(): Promise<void>;
 }
 
-export interface ChannelOptions {
+export interface ChannelOptions extends ScriptedAgentOptions {
   feishu?: Record<string, unknown>;
-  turns?: (key: string) => (ScriptedTurn | ScriptStep[])[];
-  supportsSteer?: boolean;
-  provider?: ScriptedProviderOptions;
   home?: string;
   overrides?: FeishuStartOverrides;
   grant?: GrantControl;
@@ -58,25 +46,10 @@ export interface ChannelOptions {
 }
 
 export async function startChannel(fake: FakeFeishu, o: ChannelOptions = {}): Promise<ChannelUnderTest> {
-  const home = o.home ?? mkdtempSync(join(tmpdir(), "parley-feishu-"));
-  const audit = new MemoryAuditSink();
-  const logger = new MemoryLogger();
-  const providers = new Map<string, ScriptedProvider>();
-  const sessions = new SessionManager<PipelineProvider>({
-    logger,
-    audit,
-    createProvider: (key) => {
-      const p = new ScriptedProvider(o.turns?.(key) ?? [], {
-        ...o.provider,
-        supportsSteer: o.supportsSteer ?? false,
-      });
-      providers.set(key, p);
-      return p;
-    },
-  });
-  const parley = await openTestStore(home);
+  const home = o.home ?? tempHome("feishu");
+  const machinery = await channelMachinery({ home, agentFor: (key) => scriptedAgent(key, o) });
   const ctx = testChannelContext<FeishuSettings>(feishuChannel, {
-    parley,
+    ...machinery,
     section: { allowedOpenIds: [OWNER.openId, GUEST.openId], owner: OWNER.openId, ...o.feishu },
     env: {
       FEISHU_APP_ID: fake.appId,
@@ -84,38 +57,14 @@ export async function startChannel(fake: FakeFeishu, o: ChannelOptions = {}): Pr
       FEISHU_DOMAIN: fake.origin,
       ...o.env,
     },
-    home,
-    logger,
-    audit,
-    sessions,
     ...(o.grant ? { grant: o.grant } : {}),
     ...(o.staleAfterMs !== undefined ? { staleAfterMs: o.staleAfterMs } : {}),
     ...(o.clock ? { clock: o.clock } : {}),
     ...(o.rotation ? { rotation: o.rotation } : {}),
   });
   const running = await startFeishu(ctx, { connection: { restartFirstMs: 200 }, ...o.overrides });
-  let stopped = false;
-  return {
-    running,
-    audit,
-    logger,
-    sessions,
-    providers,
-    home,
-    store: ctx.store,
-    parley,
-    async stop() {
-      if (stopped) return;
-      stopped = true;
-      await running.stop();
-      await sessions.closeAll();
-      await parley.close();
-    },
-  };
+  return { ...startedChannel(machinery, running), store: ctx.store };
 }
-
-export const text = (t: string): ScriptStep => ({ type: "text", text: t });
-export const done: ScriptStep = { type: "complete", stopReason: "end_turn" };
 
 /** What a user can read in a chat: the bot's messages there, as rendered, in order. */
 export function shown(fake: FakeFeishu, chatId?: string): string[] {
@@ -135,26 +84,18 @@ export function fakeFeishuLab(options: FakeFeishuOptions = {}): {
   /** Started, with the long connection up and ready for events. */
   connected(o?: ChannelOptions): Promise<ChannelUnderTest>;
 } {
-  let current: FakeFeishu | undefined;
-  const started: ChannelUnderTest[] = [];
-  beforeEach(async () => {
-    current = await FakeFeishu.start({ lifetimeMs: 30_000, ...options });
-  });
-  afterEach(async () => {
-    for (const c of started.splice(0)) await c.stop();
-    expect(current?.overflowed).toBe(false);
-    await current?.stop();
-    current = undefined;
+  const lab = fakePerTest<FakeFeishu, ChannelUnderTest>({
+    name: "the fake",
+    start: () => FakeFeishu.start({ lifetimeMs: 30_000, ...options }),
+    stop: (fake) => fake.stop(),
+    check: (fake) => expect(fake.overflowed).toBe(false),
   });
   return {
     get fake(): FakeFeishu {
-      if (!current) throw new Error("the fake runs only inside a test");
-      return current;
+      return lab.fake;
     },
     async channel(o: ChannelOptions = {}): Promise<ChannelUnderTest> {
-      const c = await startChannel(this.fake, o);
-      started.push(c);
-      return c;
+      return lab.stopAfterTest(await startChannel(lab.fake, o));
     },
     async connected(o: ChannelOptions = {}): Promise<ChannelUnderTest> {
       const before = this.fake.ws.connections;

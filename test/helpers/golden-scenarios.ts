@@ -15,6 +15,7 @@ import { TurnDriver } from "../../src/messaging/turn/driver.js";
 import type { Renderer } from "../../src/messaging/turn/renderer.js";
 import type { ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
 import { ScriptedProvider } from "../../src/providers/scripted.js";
+import { done, text } from "./channel-under-test.js";
 
 /** The re-record switch `npm run golden:record` sets: each transcript is written, then compared as always. */
 export const RECORDING_GOLDEN = process.env.PARLEY_RECORD_GOLDEN === "1";
@@ -70,9 +71,6 @@ export function firstSeenIds(): (prefix: string) => (id: string) => string {
     return ids.get(id) as string;
   };
 }
-
-const text = (t: string): ScriptStep => ({ type: "text", text: t });
-const done: ScriptStep = { type: "complete", stopReason: "end_turn" };
 
 /** A tool prompt offering Allow once / Reject (Slack's ids its tool call after the request). */
 export function toolPermission(

@@ -3,25 +3,22 @@
  * and the real store: the gateway's wiring, the real child process and framing, only imsg faked.
  * The platform probe is the one test seam (this runs on Linux).
  */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterEach } from "vitest";
+import { ImsgClient } from "../../src/imessage/client.js";
 import type { IMessageSettings } from "../../src/imessage/index.js";
 import { imessageChannel } from "../../src/imessage/index.js";
 import type { PlatformProbe } from "../../src/imessage/platform.js";
 import type { IMessageStartOverrides, RunningIMessage } from "../../src/imessage/start.js";
 import { start as startIMessage } from "../../src/imessage/start.js";
-import { MemoryLogger } from "../../src/messaging/base/logger.js";
+import { realClock } from "../../src/messaging/base/clock.js";
+import type { Logger } from "../../src/messaging/base/logger.js";
 import type { GrantControl } from "../../src/messaging/channel/contract.js";
-import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
-import { SessionManager } from "../../src/messaging/session/session-manager.js";
-import type { ParleyStore } from "../../src/messaging/store/port.js";
-import type { PipelineProvider } from "../../src/messaging/turn/pipeline.js";
-import type { ScriptedProviderOptions, ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
-import { ScriptedProvider } from "../../src/providers/scripted.js";
 import { FakeImsgFolder, type FakeScenario, waitFor } from "../fakes/imsg/control.js";
-import { openTestStore, testChannelContext } from "../helpers/channel-context.js";
+import { testChannelContext } from "../helpers/channel-context.js";
+import type { ScriptedAgentOptions, StartedChannel } from "../helpers/channel-under-test.js";
+import { channelMachinery, scriptedAgent, startedChannel, tempHome } from "../helpers/channel-under-test.js";
+
+export { done, text } from "../helpers/channel-under-test.js";
 
 export const OWNER = "+61400000000";
 export const GUEST = "guest@example.com";
@@ -35,21 +32,22 @@ export const macHost: PlatformProbe = async (dbPath) => ({
   dbReadable: true,
 });
 
-export interface ChannelUnderTest {
-  running: RunningIMessage;
-  audit: MemoryAuditSink;
-  logger: MemoryLogger;
-  providers: Map<string, ScriptedProvider>;
-  home: string;
-  parley: ParleyStore;
-  stop(): Promise<void>;
+/** The real imsg client over the fake folder's executable, not started yet; it ignores notifications. */
+export function imsgClientOn(folder: FakeImsgFolder, logger: Logger): ImsgClient {
+  return new ImsgClient({
+    cliPath: folder.cliPath,
+    dbPath: folder.dbPath,
+    clock: realClock,
+    logger,
+    onNotification: () => {},
+    onStarted: async () => {},
+  });
 }
 
-export interface ChannelOptions {
+export type ChannelUnderTest = StartedChannel<RunningIMessage>;
+
+export interface ChannelOptions extends ScriptedAgentOptions {
   section?: Record<string, unknown>;
-  turns?: (key: string) => (ScriptedTurn | ScriptStep[])[];
-  supportsSteer?: boolean;
-  provider?: ScriptedProviderOptions;
   home?: string;
   overrides?: IMessageStartOverrides;
   grant?: GrantControl;
@@ -60,31 +58,12 @@ export async function startChannel(
   folder: FakeImsgFolder,
   o: ChannelOptions = {},
 ): Promise<ChannelUnderTest> {
-  const home = o.home ?? mkdtempSync(join(tmpdir(), "parley-imessage-"));
-  const audit = new MemoryAuditSink();
-  const logger = new MemoryLogger();
-  const providers = new Map<string, ScriptedProvider>();
-  const sessions = new SessionManager<PipelineProvider>({
-    logger,
-    audit,
-    createProvider: (key) => {
-      const p = new ScriptedProvider(o.turns?.(key) ?? [], {
-        ...o.provider,
-        supportsSteer: o.supportsSteer ?? false,
-      });
-      providers.set(key, p);
-      return p;
-    },
-  });
-  const parley = await openTestStore(home);
+  const home = o.home ?? tempHome("imessage");
+  const machinery = await channelMachinery({ home, agentFor: (key) => scriptedAgent(key, o) });
   const ctx = testChannelContext<IMessageSettings>(imessageChannel, {
-    parley,
+    ...machinery,
     section: { allowedHandles: ["+61 400 000 000", "Guest@Example.com"], ...o.section },
     env: { IMESSAGE_CLI_PATH: folder.cliPath, IMESSAGE_DB_PATH: folder.dbPath },
-    home,
-    logger,
-    audit,
-    sessions,
     ...(o.grant ? { grant: o.grant } : {}),
     ...(o.queueMode ? { queueMode: o.queueMode } : {}),
   });
@@ -95,26 +74,8 @@ export async function startChannel(
     sendPolicy: { firstBackoffMs: 100, maxBackoffMs: 400 },
     ...o.overrides,
   });
-  let stopped = false;
-  return {
-    running,
-    audit,
-    logger,
-    providers,
-    home,
-    parley,
-    async stop() {
-      if (stopped) return;
-      stopped = true;
-      await running.stop();
-      await sessions.closeAll();
-      await parley.close();
-    },
-  };
+  return startedChannel(machinery, running);
 }
-
-export const text = (t: string): ScriptStep => ({ type: "text", text: t });
-export const done: ScriptStep = { type: "complete", stopReason: "end_turn" };
 
 /** One fake folder per test, the channels started against it stopped afterwards. Call at module level. */
 export function imsgLab(scenario: FakeScenario = {}): {

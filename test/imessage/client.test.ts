@@ -4,10 +4,10 @@
  */
 import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
-import { childEnv, ImsgClient, imsgArgv } from "../../src/imessage/client.js";
-import { realClock } from "../../src/messaging/base/clock.js";
+import { childEnv, imsgArgv } from "../../src/imessage/client.js";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import { FakeImsgFolder, waitFor } from "../fakes/imsg/control.js";
+import { imsgClientOn } from "./channel-harness.js";
 
 describe("the imsg child", () => {
   it("is spawned by argv, logs stderr redacted, and exits when its stdin closes", async () => {
@@ -22,14 +22,7 @@ describe("the imsg child", () => {
 
     const folder = new FakeImsgFolder();
     const logger = new MemoryLogger();
-    const client = new ImsgClient({
-      cliPath: folder.cliPath,
-      dbPath: folder.dbPath,
-      clock: realClock,
-      logger,
-      onNotification: () => {},
-      onStarted: async () => {},
-    });
+    const client = imsgClientOn(folder, logger);
     const status = await client.start();
     expect(status.version).toBe("0.4.0-fake");
     await folder.command({ op: "stderr", text: "warning: key AKIAQ7ZR3M5TXW2KP9VB in a log line" });

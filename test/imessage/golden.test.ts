@@ -6,7 +6,6 @@
  * diff like code.
  */
 import { afterEach } from "vitest";
-import { ImsgClient } from "../../src/imessage/client.js";
 import { OwnMessageLedger } from "../../src/imessage/ledger.js";
 import { Presence } from "../../src/imessage/presence.js";
 import { IMessageRenderer } from "../../src/imessage/renderer.js";
@@ -23,6 +22,7 @@ import {
   playRendererScenario,
   rendererScenarios,
 } from "../helpers/golden-scenarios.js";
+import { imsgClientOn } from "./channel-harness.js";
 
 const HANDLE = "+61400000000";
 
@@ -41,14 +41,7 @@ afterEach(async () => {
 async function record(scenario: RendererScenario) {
   const folder = new FakeImsgFolder();
   const logger = new MemoryLogger();
-  const client = new ImsgClient({
-    cliPath: folder.cliPath,
-    dbPath: folder.dbPath,
-    clock: realClock,
-    logger,
-    onNotification: () => {},
-    onStarted: async () => {},
-  });
+  const client = imsgClientOn(folder, logger);
   await client.start();
   stops.push(() => client.stop());
   const fixed: Clock = { ...realClock, now: () => 0 };

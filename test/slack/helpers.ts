@@ -3,20 +3,20 @@
  * over HTTP) and @slack/web-api pointed at it, the real transport, hub, renderer and store, and a
  * ScriptedProvider as the agent. Only the network boundary is fake.
  */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { vi } from "vitest";
 import type { Clock } from "../../src/messaging/base/clock.js";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import type { GrantControl } from "../../src/messaging/channel/contract.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import type { TitleGenerator } from "../../src/messaging/session/auto-title.js";
-import { SessionManager } from "../../src/messaging/session/session-manager.js";
+import type { SessionManager } from "../../src/messaging/session/session-manager.js";
 import type { ParleyStore } from "../../src/messaging/store/port.js";
 import type { PipelineProvider } from "../../src/messaging/turn/pipeline.js";
-import type { ScriptedProviderOptions, ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
-import { ScriptedProvider } from "../../src/providers/scripted.js";
+import type {
+  ScriptedProvider,
+  ScriptedProviderOptions,
+  ScriptedTurn,
+  ScriptStep,
+} from "../../src/providers/scripted.js";
 import type { SlackSettings } from "../../src/slack/index.js";
 import { slackChannel } from "../../src/slack/index.js";
 import type { RunningSlack, SlackStartOverrides } from "../../src/slack/start.js";
@@ -24,6 +24,9 @@ import { start as startSlack } from "../../src/slack/start.js";
 import type { FakeMessage } from "../fakes/slack/server.js";
 import { buttonsOf, FakeSlack } from "../fakes/slack/server.js";
 import { openTestStore, testChannelContext } from "../helpers/channel-context.js";
+import { oneAgentForEverySession, tempHome, until } from "../helpers/channel-under-test.js";
+
+export { done, text, until } from "../helpers/channel-under-test.js";
 
 export const ALICE = "U0000000001";
 export const BOB = "U0000000002";
@@ -70,15 +73,8 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
   const fake = o.fake ?? (await new FakeSlack().start());
   const audit = new MemoryAuditSink();
   const logger = new MemoryLogger();
-  const provider = new ScriptedProvider(o.turns ?? [], o.provider ?? {});
-  const startedKeys: string[] = [];
-  const sessions = new SessionManager<PipelineProvider>({
-    createProvider: (key) => {
-      startedKeys.push(key);
-      return provider;
-    },
-  });
-  const home = o.home ?? mkdtempSync(join(tmpdir(), "parley-slack-"));
+  const { provider, startedKeys, sessions } = oneAgentForEverySession(o);
+  const home = o.home ?? tempHome("slack");
   const parley =
     o.parley ?? (await openTestStore(home, o.clock ? { now: () => (o.clock as Clock).now() } : {}));
   const ctx = testChannelContext<SlackSettings>(slackChannel, {
@@ -135,20 +131,6 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
   };
 }
 
-/** Wait (bounded) until `check` holds. */
-export async function until(
-  check: () => boolean | Promise<boolean>,
-  what: string,
-  timeout = 8_000,
-): Promise<void> {
-  await vi.waitFor(
-    async () => {
-      if (!(await check())) throw new Error(`not yet: ${what}`);
-    },
-    { timeout, interval: 10 },
-  );
-}
-
 /** Every turn has ended and released its session, and the fake heard nothing more for `quietMs`. */
 export async function settled(s: Stack, quietMs = 80): Promise<void> {
   await until(() => s.startedKeys.every((k) => !s.sessions.isBusy(k)), "every turn released");
@@ -187,6 +169,3 @@ export function fenceLines(text: string): number {
 export function buttonIds(m: FakeMessage | undefined): string[] {
   return m ? buttonsOf(m).map((b) => b.actionId) : [];
 }
-
-export const text = (t: string): ScriptStep => ({ type: "text", text: t });
-export const done: ScriptStep = { type: "complete", stopReason: "end_turn" };

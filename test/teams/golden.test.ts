@@ -7,14 +7,11 @@
  * Re-record after an intended change with `npm run golden:record` and review the diff like code.
  */
 import { afterEach } from "vitest";
-import { realClock } from "../../src/messaging/base/clock.js";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import { ChoiceBook } from "../../src/teams/cards.js";
-import { TeamsClient } from "../../src/teams/client.js";
 import { TeamsOutbox } from "../../src/teams/outbox.js";
 import { TeamsRenderer } from "../../src/teams/renderer.js";
-import { connectorHostGate } from "../../src/teams/transport.js";
 import { FakeTeams } from "../fakes/teams/server.js";
 import type { RendererScenario } from "../helpers/golden-scenarios.js";
 import {
@@ -25,6 +22,7 @@ import {
   rendererScenarios,
 } from "../helpers/golden-scenarios.js";
 import { ManualClock } from "../helpers/manual-clock.js";
+import { teamsClientOn } from "./helpers.js";
 
 const SCENARIOS = rendererScenarios({
   greeting: "# Hello\n\nHere is <b>some</b> code:\n\n```ts\nconst x = 1 < 2;\n",
@@ -52,20 +50,8 @@ function normalize(value: unknown, f: FakeTeams): unknown {
 async function record(scenario: RendererScenario) {
   fake = await new FakeTeams().start();
   const alice = fake.addUser("Alice");
-  const gate = connectorHostGate([fake.connectorHost]);
   const logger = new MemoryLogger();
-  const client = new TeamsClient({
-    appId: fake.appId,
-    password: fake.password,
-    authority: `${fake.loginUrl}/botframework.com`,
-    tenantId: fake.tenantId,
-    openIdMetadataUrl: fake.openIdMetadataUrl,
-    tokenIssuer: fake.tokenIssuer,
-    admits: gate.admits,
-    clock: realClock,
-    logger,
-    connector: { minGapMs: 0 },
-  });
+  const client = teamsClientOn(fake, { logger, connector: { minGapMs: 0 } });
   const outbox = new TeamsOutbox({
     sender: client,
     address: {

@@ -4,29 +4,37 @@
  * client sending through parley's Connector edge, the real transport/intake/hub/renderer and the
  * real store, with a ScriptedProvider as the agent. Only the network boundary is fake.
  */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { vi } from "vitest";
 import type { Clock } from "../../src/messaging/base/clock.js";
+import { realClock } from "../../src/messaging/base/clock.js";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import type { GrantControl } from "../../src/messaging/channel/contract.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
-import { SessionManager } from "../../src/messaging/session/session-manager.js";
+import type { SessionManager } from "../../src/messaging/session/session-manager.js";
 import type { SessionStore } from "../../src/messaging/session/session-store.js";
 import type { ConversationOwnership } from "../../src/messaging/store/ownership.js";
 import type { ParleyStore } from "../../src/messaging/store/port.js";
 import type { PipelineProvider } from "../../src/messaging/turn/pipeline.js";
-import type { ScriptedProviderOptions, ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
-import { ScriptedProvider } from "../../src/providers/scripted.js";
+import type {
+  ScriptedProvider,
+  ScriptedProviderOptions,
+  ScriptedTurn,
+  ScriptStep,
+} from "../../src/providers/scripted.js";
+import type { TeamsClientOptions } from "../../src/teams/client.js";
+import { TeamsClient } from "../../src/teams/client.js";
 import type { TeamsSettings } from "../../src/teams/index.js";
 import { teamsChannel } from "../../src/teams/index.js";
 import type { RunningTeams, TeamsStartOverrides } from "../../src/teams/start.js";
 import { start as startTeams } from "../../src/teams/start.js";
+import { connectorHostGate } from "../../src/teams/transport.js";
 import { TeamsDriver } from "../fakes/teams/driver.js";
 import type { FakeTeamsUser, Json, ShownMessage } from "../fakes/teams/server.js";
 import { FakeTeams } from "../fakes/teams/server.js";
 import { openTestStore, testChannelContext } from "../helpers/channel-context.js";
+import { oneAgentForEverySession, tempHome, untilShown } from "../helpers/channel-under-test.js";
+
+export { done, text } from "../helpers/channel-under-test.js";
 
 export interface Stack {
   fake: FakeTeams;
@@ -75,15 +83,8 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
   const mallory = users.find((u) => u.name === "Mallory") ?? fake.addUser("Mallory");
   const audit = new MemoryAuditSink();
   const logger = new MemoryLogger();
-  const provider = new ScriptedProvider(o.turns ?? [], o.provider ?? {});
-  const startedKeys: string[] = [];
-  const sessions = new SessionManager<PipelineProvider>({
-    createProvider: (key) => {
-      startedKeys.push(key);
-      return provider;
-    },
-  });
-  const home = o.home ?? mkdtempSync(join(tmpdir(), "parley-teams-"));
+  const { provider, startedKeys, sessions } = oneAgentForEverySession(o);
+  const home = o.home ?? tempHome("teams");
   const { clock, ...overrides } = o.overrides ?? {};
   const parley = o.parley ?? (await openTestStore(home, clock ? { now: () => clock.now() } : {}));
   const ctx = testChannelContext<TeamsSettings>(teamsChannel, {
@@ -138,6 +139,22 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
   };
 }
 
+/** The real Teams client against the fake (its login, metadata and Connector host), on real time. */
+export function teamsClientOn(fake: FakeTeams, o: Partial<TeamsClientOptions> = {}): TeamsClient {
+  return new TeamsClient({
+    appId: fake.appId,
+    password: fake.password,
+    authority: `${fake.loginUrl}/botframework.com`,
+    tenantId: fake.tenantId,
+    openIdMetadataUrl: fake.openIdMetadataUrl,
+    tokenIssuer: fake.tokenIssuer,
+    admits: connectorHostGate([fake.connectorHost]).admits,
+    clock: realClock,
+    logger: new MemoryLogger(),
+    ...o,
+  });
+}
+
 /** What a card shows: its TextBlocks (joined) and its button titles. */
 export function cardTexts(m: ShownMessage): { text: string; buttons: string[] } {
   const texts: string[] = [];
@@ -162,25 +179,9 @@ export function visible(fake: FakeTeams, conversationId?: string): string[] {
 }
 
 /** Wait (bounded) until some visible entry matches. */
-export async function seen(
-  fake: FakeTeams,
-  pattern: RegExp | string,
-  conversationId?: string,
-): Promise<void> {
-  await vi.waitFor(
-    () => {
-      const all = visible(fake, conversationId);
-      const hit =
-        typeof pattern === "string" ? all.some((v) => v.includes(pattern)) : all.some((v) => pattern.test(v));
-      if (!hit) throw new Error(`not shown yet: ${pattern}\n${all.join("\n---\n")}`);
-    },
-    { timeout: 8000, interval: 10 },
-  );
+export function seen(fake: FakeTeams, pattern: RegExp | string, conversationId?: string): Promise<void> {
+  return untilShown(() => visible(fake, conversationId), pattern);
 }
-
-export const text = (t: string): ScriptStep => ({ type: "text", text: t });
-export const done: ScriptStep = { type: "complete", stopReason: "end_turn" };
-
 /** The newest approval card in `user`'s personal chat (default Alice), once one is shown. */
 export async function approvalCard(s: Stack, user = s.alice): Promise<ShownMessage> {
   const conversation = s.fake.personalConversation(user);

@@ -3,22 +3,13 @@
  * home holding a linked device's keys: the gateway's wiring, only the socket faked (at the WaSocket
  * port, see test/fakes/whatsapp/socket.ts).
  */
-import { mkdirSync, mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { AuthenticationState } from "@whiskeysockets/baileys";
-import { afterEach, beforeEach } from "vitest";
 import type { Clock } from "../../src/messaging/base/clock.js";
-import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import type { GrantControl } from "../../src/messaging/channel/contract.js";
-import type { AgentPromptCapabilities } from "../../src/messaging/files/prompt-blocks.js";
 import type { AuditSink } from "../../src/messaging/security/audit.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
-import { SessionManager } from "../../src/messaging/session/session-manager.js";
-import type { ParleyStore } from "../../src/messaging/store/port.js";
-import type { PipelineProvider } from "../../src/messaging/turn/pipeline.js";
-import type { ScriptedProviderOptions, ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
-import { ScriptedProvider } from "../../src/providers/scripted.js";
 import { openAuthState } from "../../src/whatsapp/auth-state.js";
 import { SentIds } from "../../src/whatsapp/echo.js";
 import { operatorOf } from "../../src/whatsapp/identity.js";
@@ -30,7 +21,17 @@ import { start as startWhatsApp } from "../../src/whatsapp/start.js";
 import { WhatsAppTransport } from "../../src/whatsapp/transport.js";
 import type { FakeWhatsApp } from "../fakes/whatsapp/server.js";
 import { FakeWhatsApp as Fake } from "../fakes/whatsapp/server.js";
-import { openTestStore, testChannelContext } from "../helpers/channel-context.js";
+import { testChannelContext } from "../helpers/channel-context.js";
+import type { CrashableChannel, ScriptedAgentOptions } from "../helpers/channel-under-test.js";
+import {
+  channelMachinery,
+  crashableChannel,
+  fakePerTest,
+  scriptedAgent,
+  tempHome,
+} from "../helpers/channel-under-test.js";
+
+export { done, text } from "../helpers/channel-under-test.js";
 
 /** The operator's phone number, a guest the operator admits, and a stranger. */
 export const OPERATOR = "+4917000000001";
@@ -40,11 +41,8 @@ export const GUEST_LID = "80000000002@lid";
 export const STRANGER_JID = "4917000000099@s.whatsapp.net";
 export const GROUP = "120363000000000001@g.us";
 
-export const text = (t: string): ScriptStep => ({ type: "text", text: t });
-export const done: ScriptStep = { type: "complete", stopReason: "end_turn" };
-
 /** A data home whose keys are linked to the fake's operator (what `parley whatsapp link` leaves). */
-export async function linkedHome(fake: FakeWhatsApp, home = mkdtempSync(join(tmpdir(), "parley-wa-"))) {
+export async function linkedHome(fake: FakeWhatsApp, home = tempHome("wa")) {
   const auth = await openAuthState(home);
   auth.state.creds.me = {
     id: `${fake.operator.pn.split("@")[0]}:12@s.whatsapp.net`,
@@ -56,59 +54,29 @@ export async function linkedHome(fake: FakeWhatsApp, home = mkdtempSync(join(tmp
   return home;
 }
 
-export interface ChannelUnderTest {
-  running: RunningWhatsApp;
-  audit: MemoryAuditSink;
-  logger: MemoryLogger;
-  sessions: SessionManager<PipelineProvider>;
-  providers: Map<string, ScriptedProvider>;
-  home: string;
-  parley: ParleyStore;
-  stop(): Promise<void>;
-  /** Stops taking messages and drops the connection without settling anything: a killed process. */
-  crash(): Promise<void>;
-}
+/** Its crash() stops taking messages and drops the connection without settling anything: a killed process. */
+export type ChannelUnderTest = CrashableChannel<RunningWhatsApp>;
 
-export interface ChannelOptions {
+export interface ChannelOptions extends ScriptedAgentOptions {
   whatsapp?: Record<string, unknown>;
-  turns?: (key: string) => (ScriptedTurn | ScriptStep[])[];
-  supportsSteer?: boolean;
-  provider?: ScriptedProviderOptions;
   home?: string;
   overrides?: WhatsAppStartOverrides & { clock?: Clock };
   grant?: GrantControl;
   queueMode?: "steer" | "queue";
   staleAfterMs?: number;
-  promptCapabilities?: AgentPromptCapabilities;
 }
 
 export async function startChannel(fake: FakeWhatsApp, o: ChannelOptions = {}): Promise<ChannelUnderTest> {
   const home = o.home ?? (await linkedHome(fake));
-  const audit = new MemoryAuditSink();
-  const logger = new MemoryLogger();
-  const providers = new Map<string, ScriptedProvider>();
-  const sessions = new SessionManager<PipelineProvider>({
-    logger,
-    audit,
-    createProvider: (key) => {
-      const p = new ScriptedProvider(o.turns?.(key) ?? [], {
-        ...o.provider,
-        supportsSteer: o.supportsSteer ?? false,
-      });
-      if (o.promptCapabilities) Object.assign(p, { promptCapabilities: o.promptCapabilities });
-      providers.set(key, p);
-      return p;
-    },
-  });
   const { clock, ...overrides } = o.overrides ?? {};
-  const parley = await openTestStore(home, clock ? { now: () => clock.now() } : {});
-  const ctx = testChannelContext<WhatsAppSettings>(whatsappChannel, {
-    parley,
-    section: { webSocketUrl: fake.webSocketUrl, ...o.whatsapp },
+  const machinery = await channelMachinery({
     home,
-    logger,
-    audit,
-    sessions,
+    agentFor: (key) => scriptedAgent(key, o),
+    ...(clock ? { storeNow: () => clock.now() } : {}),
+  });
+  const ctx = testChannelContext<WhatsAppSettings>(whatsappChannel, {
+    ...machinery,
+    section: { webSocketUrl: fake.webSocketUrl, ...o.whatsapp },
     queueMode: o.queueMode ?? "steer",
     ...(o.staleAfterMs !== undefined ? { staleAfterMs: o.staleAfterMs } : {}),
     ...(clock ? { clock } : {}),
@@ -119,30 +87,10 @@ export async function startChannel(fake: FakeWhatsApp, o: ChannelOptions = {}): 
     renderer: { editIntervalMs: 0, firstFrameMs: 0 },
     ...overrides,
   });
-  let stopped = false;
-  let crashed = false;
-  return {
-    running,
-    audit,
-    logger,
-    sessions,
-    providers,
-    home,
-    parley,
-    async stop() {
-      if (stopped) return;
-      stopped = true;
-      // A crashed channel's turns are abandoned, never settled: only its agents and store close.
-      if (!crashed) await running.stop();
-      await sessions.closeAll();
-      await parley.close();
-    },
-    async crash() {
-      crashed = true;
-      await running.intake.close();
-      await running.connection.stop();
-    },
-  };
+  return crashableChannel(machinery, running, async (r) => {
+    await r.intake.close();
+    await r.connection.stop();
+  });
 }
 
 /** One fake per test and the channels started against it, stopped afterwards. Call at module level. */
@@ -150,26 +98,21 @@ export function fakeWhatsAppLab(options: { now?: () => number } = {}): {
   readonly fake: FakeWhatsApp;
   channel(o?: ChannelOptions): Promise<ChannelUnderTest>;
 } {
-  let current: FakeWhatsApp | undefined;
-  const started: ChannelUnderTest[] = [];
-  beforeEach(async () => {
-    current = await Fake.start({ lifetimeMs: 30_000, ...(options.now ? { now: options.now } : {}) });
-    current.groups.add(GROUP);
-  });
-  afterEach(async () => {
-    for (const c of started.splice(0)) await c.stop();
-    await current?.stop();
-    current = undefined;
+  const lab = fakePerTest<FakeWhatsApp, ChannelUnderTest>({
+    name: "the fake",
+    start: async () => {
+      const fake = await Fake.start({ lifetimeMs: 30_000, ...(options.now ? { now: options.now } : {}) });
+      fake.groups.add(GROUP);
+      return fake;
+    },
+    stop: (fake) => fake.stop(),
   });
   return {
     get fake(): FakeWhatsApp {
-      if (!current) throw new Error("the fake runs only inside a test");
-      return current;
+      return lab.fake;
     },
     async channel(o: ChannelOptions = {}): Promise<ChannelUnderTest> {
-      const c = await startChannel(this.fake, o);
-      started.push(c);
-      return c;
+      return lab.stopAfterTest(await startChannel(lab.fake, o));
     },
   };
 }
@@ -187,7 +130,7 @@ export function connected(c: ChannelUnderTest, fake: FakeWhatsApp): Promise<void
 
 /** The transport alone on one of the fake's sockets (no hub): what renderer tests drive. */
 export async function openTransport(fake: FakeWhatsApp, audit: AuditSink = new MemoryAuditSink()) {
-  const home = mkdtempSync(join(tmpdir(), "parley-wa-transport-"));
+  const home = tempHome("wa-transport");
   mkdirSync(join(home, "whatsapp"), { mode: 0o700 });
   const sent = SentIds.open(home);
   const me = { id: `${fake.operator.pn.split("@")[0]}:12@s.whatsapp.net`, lid: fake.operator.lid };
