@@ -7,6 +7,8 @@
  * - concurrentPerSec: 16 producers accepting at once (group commit helps here).
  * - pickUpPerSec: messages journaled by one gateway and taken in hand by the conversation's owner
  *   on another (the cross-gateway path: FOR UPDATE SKIP LOCKED), in batches as the owner's tick does.
+ * - forwardP50Ms / forwardP99Ms: a press forwarded from one gateway to the conversation's owner and
+ *   its answer back (LISTEN/NOTIFY round trip, plus the owner's lookup), one at a time.
  */
 
 import { ClusterMember, signalsOf } from "../src/gateway/cluster.js";
@@ -18,6 +20,7 @@ import type { SqlParleyStore } from "../src/store/sql/store.js";
 import { startTestPostgres } from "../test/helpers/postgres.js";
 
 const N = 2000;
+const FORWARDS = 500;
 
 function message(i: number, conversations = 50): InboundMessage {
   return {
@@ -79,6 +82,16 @@ export default async function run(): Promise<Record<string, number>> {
     let picked = 0;
     while (picked < N) picked += (await owner.pickUp("telegram")).length;
     const pickUpMs = performance.now() - pStart;
+    owner.onForwarded("telegram", async (request) => ({ ok: true, label: String(request) }));
+    const forwards: number[] = [];
+    for (let i = 0; i < FORWARDS; i++) {
+      const t = performance.now();
+      const to = await receiver.servedElsewhere(`telegram:${i % 50}`);
+      if (to === undefined || (await receiver.forward(to, "telegram", i)) === undefined)
+        throw new Error("a forwarded press went unanswered");
+      forwards.push(performance.now() - t);
+    }
+    forwards.sort((x, y) => x - y);
     await owner.leave();
     await receiver.leave();
     await a.close();
@@ -90,6 +103,8 @@ export default async function run(): Promise<Record<string, number>> {
       acceptP99Ms: round(pct(latencies, 0.99)),
       concurrentPerSec: Math.round(N / (concurrentMs / 1000)),
       pickUpPerSec: Math.round(N / (pickUpMs / 1000)),
+      forwardP50Ms: round(pct(forwards, 0.5)),
+      forwardP99Ms: round(pct(forwards, 0.99)),
     };
   } finally {
     await server.stop();
