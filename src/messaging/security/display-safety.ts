@@ -190,8 +190,8 @@ function* readingsFor(text: string): Generator<string> {
   }
   if (rendered) {
     if (hasUnderscore) yield once;
-    // Without markup left, one pass is already settled.
-    if (MARKUP.test(once)) yield settle(text, once, MAX_PASSES - 1);
+    // A pass over text no rendering can change gives it back: `once` is then already settled (given above).
+    if (renderingsMayDiffer(once)) yield settle(text, once, MAX_PASSES - 1);
   }
   if (decodes && MARKUP.test(plain)) yield canonicalizeDisplay(plain);
 }
@@ -252,14 +252,15 @@ export function redactForDisplay(
     const deepSafe = redactor(deep);
     if (deepSafe !== deep && renderedKeepingUnderscores(decoded(safe)) !== deepSafe) safe = deepSafe;
   }
-  let clean = new Set<string>([safe]);
+  // At most a handful of readings: a list compared by value is cheaper than hashing each into a Set.
+  let clean: string[] = [safe];
   let adoptions = 0;
   grading: for (;;) {
     for (const view of readingsFor(safe)) {
-      if (clean.has(view)) continue;
+      if (clean.includes(view)) continue;
       const redacted = redactor(view);
       if (redacted === view) {
-        clean.add(view);
+        clean.push(view);
         continue;
       }
       // The reading hid a credential from the scan: emit that reading, redacted, and grade it afresh.
@@ -267,7 +268,7 @@ export function redactForDisplay(
       if (adoptions > MAX_ADOPTIONS) return { text: REDACTION_MARKER, changed: true };
       safe = redacted;
       changed = true;
-      clean = new Set([safe]);
+      clean = [safe];
       continue grading;
     }
     return { text: safe, changed };
