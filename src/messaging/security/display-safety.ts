@@ -176,9 +176,9 @@ function* readingsFor(text: string): Generator<string> {
   yield literal;
   const rendered = MARKUP.test(literal) && renderingsMayDiffer(literal);
   const unlinked = rendered ? unlink(text) : text;
-  // Without `_` the one pass keeps every `_` there is, so it is given with the forms that keep it.
-  const once = rendered ? deleteDelimiters(unlinked, DELIMITERS, formatChars) : literal;
   const hasUnderscore = text.includes("_");
+  // Without `_` the one pass keeps every `_` there is, so it is given with the forms that keep it.
+  let once = rendered && !hasUnderscore ? deleteDelimiters(unlinked, DELIMITERS, formatChars) : literal;
   if (rendered)
     yield hasUnderscore ? deleteDelimiters(unlinked, DELIMITERS_BUT_UNDERSCORE, formatChars) : once;
   const plain =
@@ -189,7 +189,11 @@ function* readingsFor(text: string): Generator<string> {
     if (MARKUP.test(plain)) yield renderedKeepingUnderscores(plain);
   }
   if (rendered) {
-    if (hasUnderscore) yield once;
+    if (hasUnderscore) {
+      // Computed this late because a grader that adopts an earlier reading never asks for it.
+      once = deleteDelimiters(unlinked, DELIMITERS, formatChars);
+      yield once;
+    }
     // A pass over text no rendering can change gives it back: `once` is then already settled (given above).
     if (renderingsMayDiffer(once)) yield settle(text, once, MAX_PASSES - 1);
   }
@@ -206,9 +210,10 @@ function* readingsFor(text: string): Generator<string> {
 const URL_EXTRAS = /[\x1b\\&\u0080-\uffff]/;
 
 function unchangedInEveryReading(text: string): boolean {
+  // Quiet text has no link syntax (the check declines `[`, `]` and `<`), so it needs no unlinking first.
+  if (quietInEveryReading(text)) return true;
   const unlinked = unlink(text);
-  if (unlinked === text) return quietInEveryReading(text);
-  if (!quietInEveryReading(unlinked)) return false;
+  if (unlinked === text || !quietInEveryReading(unlinked)) return false;
   // What unlinking removed (the urls) may still hold what quietInEveryReading declines: an escape
   // sequence, a format character, or a `\` or `&` (a query's `&b=2` decodes to itself; only a real
   // escape or entity adds readings).
