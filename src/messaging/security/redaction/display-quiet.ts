@@ -93,6 +93,16 @@ export function quietInEveryReading(text: string): boolean {
   let nonAscii = false;
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
+    // ASCII letters first, by range: most of any text (a digit or `-` takes the table below).
+    if ((c >= 97 && c <= 122) || (c >= 65 && c <= 90)) {
+      if (++run > QUIET_MAX_RUN) return false;
+      digits = 0;
+      if (deletedSinceKept) {
+        if (isPatternChar(keptBefore(text, i))) joins = true;
+        deletedSinceKept = false;
+      }
+      continue;
+    }
     if (c >= 128) {
       // Python folds these onto ASCII letters of key names (quiet.ts declines them too).
       if (c === 0x130 || c === 0x131 || c === 0x17f || c === 0x212a) return false;
