@@ -75,10 +75,17 @@ function isPatternChar(c: number): boolean {
 }
 
 /** Key names as substrings, underscores removed (every `_` form has its underscore-free twin listed). */
-const KEY_NAME_ANYWHERE_RE =
-  /token|secret|pass(?:word|wd|phrase)|api-?key|accesskey|privatekey|authorization|bearer/i;
-/** QUIET_DASH_EOF_RE's prefixes, a JWT's `eyJ` and a URL's `http` in one pass (each alone declines). */
-const LOUD_SUBSTRING_RE = new RegExp(`${QUIET_DASH_EOF_RE.source}|eyJ|http`);
+const KEY_NAMES = "token|secret|pass(?:word|wd|phrase)|api-?key|accesskey|privatekey|authorization|bearer";
+/**
+ * Every substring that declines, in one pass: QUIET_DASH_EOF_RE's prefixes, a JWT's `eyJ` and a URL's
+ * `http` as written, and the key names in any ASCII case (spelled out, since the others are case-exact).
+ */
+const LOUD_SUBSTRING_RE = new RegExp(`${QUIET_DASH_EOF_RE.source}|eyJ|http|${anyAsciiCase(KEY_NAMES)}`);
+
+/** `words` (lower-case letters, no classes) in any ASCII case, as the `i` flag matches them. */
+function anyAsciiCase(words: string): string {
+  return words.replace(/[a-z]/g, (l) => `[${l}${l.toUpperCase()}]`);
+}
 const FORMAT_CHAR = /\p{Cf}/u;
 const MARKERS_RE = /[*_~`]+/g;
 /** Once markers are gone, a `|` next to another `|` is a spoiler delimiter some rendering deletes. */
@@ -175,8 +182,7 @@ export function quietInEveryReading(text: string): boolean {
   if (nonAscii && FORMAT_CHAR.test(text)) return false;
   if (bareColon && text.indexOf("@") >= 0) return false;
   const kept = joins ? text.replace(MARKERS_RE, "").replace(SPOILER_PIPES_RE, "") : text;
-  if (LOUD_SUBSTRING_RE.test(kept)) return false;
-  return !KEY_NAME_ANYWHERE_RE.test(kept);
+  return !LOUD_SUBSTRING_RE.test(kept);
 }
 
 /**
