@@ -112,6 +112,13 @@ export function quietInEveryReading(text: string): boolean {
       }
       continue;
     }
+    if (c === 32) {
+      // A space (the next most common) is inert: it ends runs, and every reading shows it.
+      run = 0;
+      digits = 0;
+      deletedSinceKept = false;
+      continue;
+    }
     if (c >= 128) {
       // Python folds these onto ASCII letters of key names (quiet.ts declines them too).
       if (c === 0x130 || c === 0x131 || c === 0x17f || c === 0x212a) return false;
@@ -122,7 +129,7 @@ export function quietInEveryReading(text: string): boolean {
       continue;
     }
     const k = D_CLASS[c] as number;
-    // Letters and digits first: most of any text.
+    // Digits and the other run characters (`-`, `/`, `+`).
     if (k === D_RUN || k === D_DIGIT) {
       if (++run > QUIET_MAX_RUN) return false;
       digits = k === D_DIGIT ? digits + 1 : 0;
