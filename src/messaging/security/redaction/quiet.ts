@@ -122,6 +122,17 @@ function scanQuiet(s: string, start: number, eof: boolean, windows: Range[] | nu
       letters = true;
       continue;
     }
+    if (c === 32) {
+      // A space next: inert (the table's Q_INERT), it ends the run and the cluster, as below.
+      run = 0;
+      tail = i + 1;
+      if (windows !== null) {
+        if (clusterLoud) windows.push({ start: clusterStart, end: i });
+        clusterStart = i + 1;
+        clusterLoud = false;
+      }
+      continue;
+    }
     const k = c < 128 ? (QUIET[c] as number) : Q_NON_ASCII;
     if (k === Q_ALNUM || k === Q_DASH) {
       // One counter for the [A-Za-z0-9-] run: it bounds the base64, Discord and prefixed shapes alike.
