@@ -137,7 +137,7 @@ function decoded(text: string): string {
  * must keep. Redacting under all of them is what makes {@link redactForDisplay} a fixed point for
  * each, which the sever checks rely on.
  */
-const READINGS: readonly ((text: string) => string)[] = [
+export const READINGS: readonly ((text: string) => string)[] = [
   dropFormatChars,
   renderedOnce,
   renderedKeepingUnderscores,
