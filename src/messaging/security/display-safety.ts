@@ -160,7 +160,8 @@ function renderingsMayDiffer(literal: string): boolean {
 /**
  * The distinct forms {@link READINGS} produce for `text`, computed lazily and sharing their
  * intermediate results: a reading that cannot differ from one already given is skipped (no markup:
- * every rendering is the literal; no `\` or `&`: every decoded form is its undecoded twin).
+ * every rendering is the literal; no `\` or `&` and no format character: every decoded form is its
+ * undecoded twin). Pinned to READINGS by a property in test/messaging/security/display-safety.test.ts.
  *
  * The forms that keep `_` come first. Grading adopts the first reading that finds a key, and a form
  * deleting `_` also unmakes every other key's prefix (`ghs_…` reads `ghs…`): adopted while another
@@ -184,10 +185,14 @@ function* readingsFor(text: string): Generator<string> {
   const plain =
     literal.includes("\\") || literal.includes("&") ? decodeCharacterReferences(literal) : literal;
   const decodes = plain !== literal;
-  if (decodes) {
-    yield plain;
-    if (MARKUP.test(plain)) yield renderedKeepingUnderscores(plain);
-  }
+  // `plain` is rendered with its format characters already gone, so its renderings are new forms when
+  // decoding changed something or format characters stood inside markup (`|`+ZWSP+`|` is a spoiler
+  // there), and when decoding made markup or a format character (`&#8203;`) a rendering removes.
+  const decodedRenders =
+    (decodes || formatChars) &&
+    (MARKUP.test(plain) || (NON_ASCII.test(plain) && HAS_FORMAT_CHAR.test(plain)));
+  if (decodes) yield plain;
+  if (decodedRenders) yield renderedKeepingUnderscores(plain);
   if (rendered) {
     if (hasUnderscore) {
       // Computed this late because a grader that adopts an earlier reading never asks for it.
@@ -197,7 +202,7 @@ function* readingsFor(text: string): Generator<string> {
     // A pass over text no rendering can change gives it back: `once` is then already settled (given above).
     if (renderingsMayDiffer(once)) yield settle(text, once, MAX_PASSES - 1);
   }
-  if (decodes && MARKUP.test(plain)) yield canonicalizeDisplay(plain);
+  if (decodedRenders) yield canonicalizeDisplay(plain);
 }
 
 /**
