@@ -215,8 +215,9 @@ function* readingsFor(text: string): Generator<string> {
 const URL_EXTRAS = /[\x1b\\&\u0080-\uffff]/;
 
 function unchangedInEveryReading(text: string): boolean {
-  // Quiet text has no link syntax (the check declines `[`, `]` and `<`), so it needs no unlinking first.
-  if (quietInEveryReading(text)) return true;
+  // Quiet text has no link syntax (the check declines `[`, `]` and `<`), so it needs no unlinking
+  // first; and text with a `[` cannot be quiet before unlinking, so it skips that attempt.
+  if (!text.includes("[") && quietInEveryReading(text)) return true;
   const unlinked = unlink(text);
   if (unlinked === text || !quietInEveryReading(unlinked)) return false;
   // What unlinking removed (the urls) may still hold what quietInEveryReading declines: an escape
