@@ -137,7 +137,7 @@ function decoded(text: string): string {
  * must keep. Redacting under all of them is what makes {@link redactForDisplay} a fixed point for
  * each, which the sever checks rely on.
  */
-const READINGS: readonly ((text: string) => string)[] = [
+export const READINGS: readonly ((text: string) => string)[] = [
   dropFormatChars,
   renderedOnce,
   renderedKeepingUnderscores,
@@ -160,7 +160,8 @@ function renderingsMayDiffer(literal: string): boolean {
 /**
  * The distinct forms {@link READINGS} produce for `text`, computed lazily and sharing their
  * intermediate results: a reading that cannot differ from one already given is skipped (no markup:
- * every rendering is the literal; no `\` or `&`: every decoded form is its undecoded twin).
+ * every rendering is the literal; no `\` or `&` and no format character: every decoded form is its
+ * undecoded twin). Pinned to READINGS by a property in test/messaging/security/display-safety.test.ts.
  *
  * The forms that keep `_` come first. Grading adopts the first reading that finds a key, and a form
  * deleting `_` also unmakes every other key's prefix (`ghs_…` reads `ghs…`): adopted while another
@@ -176,24 +177,32 @@ function* readingsFor(text: string): Generator<string> {
   yield literal;
   const rendered = MARKUP.test(literal) && renderingsMayDiffer(literal);
   const unlinked = rendered ? unlink(text) : text;
-  // Without `_` the one pass keeps every `_` there is, so it is given with the forms that keep it.
-  const once = rendered ? deleteDelimiters(unlinked, DELIMITERS, formatChars) : literal;
   const hasUnderscore = text.includes("_");
+  // Without `_` the one pass keeps every `_` there is, so it is given with the forms that keep it.
+  let once = rendered && !hasUnderscore ? deleteDelimiters(unlinked, DELIMITERS, formatChars) : literal;
   if (rendered)
     yield hasUnderscore ? deleteDelimiters(unlinked, DELIMITERS_BUT_UNDERSCORE, formatChars) : once;
   const plain =
     literal.includes("\\") || literal.includes("&") ? decodeCharacterReferences(literal) : literal;
   const decodes = plain !== literal;
-  if (decodes) {
-    yield plain;
-    if (MARKUP.test(plain)) yield renderedKeepingUnderscores(plain);
-  }
+  // `plain` is rendered with its format characters already gone, so its renderings are new forms when
+  // decoding changed something or format characters stood inside markup (`|`+ZWSP+`|` is a spoiler
+  // there), and when decoding made markup or a format character (`&#8203;`) a rendering removes.
+  const decodedRenders =
+    (decodes || formatChars) &&
+    (MARKUP.test(plain) || (NON_ASCII.test(plain) && HAS_FORMAT_CHAR.test(plain)));
+  if (decodes) yield plain;
+  if (decodedRenders) yield renderedKeepingUnderscores(plain);
   if (rendered) {
-    if (hasUnderscore) yield once;
-    // Without markup left, one pass is already settled.
-    if (MARKUP.test(once)) yield settle(text, once, MAX_PASSES - 1);
+    if (hasUnderscore) {
+      // Computed this late because a grader that adopts an earlier reading never asks for it.
+      once = deleteDelimiters(unlinked, DELIMITERS, formatChars);
+      yield once;
+    }
+    // A pass over text no rendering can change gives it back: `once` is then already settled (given above).
+    if (renderingsMayDiffer(once)) yield settle(text, once, MAX_PASSES - 1);
   }
-  if (decodes && MARKUP.test(plain)) yield canonicalizeDisplay(plain);
+  if (decodedRenders) yield canonicalizeDisplay(plain);
 }
 
 /**
@@ -206,9 +215,11 @@ function* readingsFor(text: string): Generator<string> {
 const URL_EXTRAS = /[\x1b\\&\u0080-\uffff]/;
 
 function unchangedInEveryReading(text: string): boolean {
+  // Quiet text has no link syntax (the check declines `[`, `]` and `<`), so it needs no unlinking
+  // first; and text with a `[` cannot be quiet before unlinking, so it skips that attempt.
+  if (!text.includes("[") && quietInEveryReading(text)) return true;
   const unlinked = unlink(text);
-  if (unlinked === text) return quietInEveryReading(text);
-  if (!quietInEveryReading(unlinked)) return false;
+  if (unlinked === text || !quietInEveryReading(unlinked)) return false;
   // What unlinking removed (the urls) may still hold what quietInEveryReading declines: an escape
   // sequence, a format character, or a `\` or `&` (a query's `&b=2` decodes to itself; only a real
   // escape or entity adds readings).
@@ -252,14 +263,15 @@ export function redactForDisplay(
     const deepSafe = redactor(deep);
     if (deepSafe !== deep && renderedKeepingUnderscores(decoded(safe)) !== deepSafe) safe = deepSafe;
   }
-  let clean = new Set<string>([safe]);
+  // At most a handful of readings: a list compared by value is cheaper than hashing each into a Set.
+  let clean: string[] = [safe];
   let adoptions = 0;
   grading: for (;;) {
     for (const view of readingsFor(safe)) {
-      if (clean.has(view)) continue;
+      if (clean.includes(view)) continue;
       const redacted = redactor(view);
       if (redacted === view) {
-        clean.add(view);
+        clean.push(view);
         continue;
       }
       // The reading hid a credential from the scan: emit that reading, redacted, and grade it afresh.
@@ -267,7 +279,7 @@ export function redactForDisplay(
       if (adoptions > MAX_ADOPTIONS) return { text: REDACTION_MARKER, changed: true };
       safe = redacted;
       changed = true;
-      clean = new Set([safe]);
+      clean = [safe];
       continue grading;
     }
     return { text: safe, changed };

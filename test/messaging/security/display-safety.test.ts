@@ -2,8 +2,11 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   canonicalizeDisplay,
+  decodeCharacterReferences,
+  displayReadings,
   dropFormatChars,
   joinsToACredential,
+  READINGS,
   type Redactor,
   redactForDisplay,
   safeSplitOffset,
@@ -330,6 +333,51 @@ describe("properties", () => {
     maxLength: 40,
   });
 
+  it("displayReadings gives exactly the distinct forms of every reading", () => {
+    // Markup, links, escapes, references and format characters, where the generator's shortcuts
+    // (forms skipped because they cannot differ, forms computed late) could go wrong.
+    const adversarial = fc
+      .array(
+        fc.constantFrom(
+          "[a](b)",
+          "[a][r]",
+          "<u|l>",
+          "](",
+          "**",
+          "__",
+          "_",
+          "~~",
+          "`",
+          "||",
+          "|",
+          "\\_",
+          "\\*",
+          "&amp;",
+          "&#95;",
+          "&#x2A;",
+          "&#8203;",
+          "&shy;",
+          "\u200b",
+          "ghp_",
+          "AKIA",
+          "IOSFODNN7EXAMPLE",
+          "[REDACTED: credential]",
+          " ",
+          "\n",
+          "x",
+        ),
+        { maxLength: 14 },
+      )
+      .map((parts) => parts.join(""));
+    const arb = fc.oneof(adversarial, markupHeavy, fc.string({ unit: "grapheme", maxLength: 40 }));
+    fc.assert(
+      fc.property(arb, (text) => {
+        expect(new Set(displayReadings(text))).toEqual(new Set(READINGS.map((read) => read(text))));
+      }),
+      { numRuns: 3_000 },
+    );
+  });
+
   it("canonicalizeDisplay is idempotent", () => {
     fc.assert(
       fc.property(fc.oneof(markupHeavy, fc.string({ unit: "grapheme", maxLength: 40 })), (text) => {
@@ -404,6 +452,18 @@ describe("redactForDisplay: what a CommonMark renderer decodes (issue 14, findin
   it("keeps the formatting of a message whose key the literal scan took whole", () => {
     const text = "Run this:\n\n```bash\nexport T=ghp_R4nd0mT0k3nV4lu3Xy9Zq8Wv7Ut6Sr5Qp4\n```\n**done**";
     expect(shown(text)).toBe(`Run this:\n\n\`\`\`bash\nexport T=${REDACTION_MARKER}\n\`\`\`\n**done**`);
+  });
+
+  it("reads a key split by an encoded format character, which renders as nothing", () => {
+    // `&#8203;` decodes to a zero-width space and `&shy;` to a soft hyphen: the reader sees the key whole.
+    for (const text of [
+      `key ${AWS.slice(0, 4)}&#8203;${AWS.slice(4)} here`,
+      `${AWS.slice(0, 8)}&shy;${AWS.slice(8)}`,
+    ]) {
+      const out = redactForDisplay(text).text;
+      expect(out).toContain(REDACTION_MARKER);
+      expect(dropFormatChars(decodeCharacterReferences(out))).not.toContain(AWS.slice(4));
+    }
   });
 
   it("leaves escapes and references alone in text without a key", () => {

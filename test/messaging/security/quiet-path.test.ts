@@ -10,6 +10,10 @@ import {
   quietExfiltrationCut,
   redactAll,
 } from "../../../src/messaging/security/redact.js";
+import {
+  containsFixedCredential,
+  containsFixedCredentialFull,
+} from "../../../src/messaging/security/redaction/exfiltration.js";
 import { loudClusters } from "../../../src/messaging/security/redaction/quiet.js";
 import { StreamRedactor } from "../../../src/messaging/security/stream-redactor.js";
 
@@ -191,6 +195,31 @@ describe("quiet-text fast paths", () => {
       }),
       { numRuns: 4000 },
     );
+  });
+
+  it("a URL payload's credential check answers exactly what the full check answers", () => {
+    // Payloads as exfilUrlWarning builds them (host, port, path and query), and every atom mix above.
+    const payloadArb = fc.oneof(
+      clusterTextArb,
+      fc
+        .tuple(
+          fc.constantFrom("ci.example.com", "x.io", "127.0.0.1", "[::1]"),
+          fc.constantFrom("", ":8080"),
+          fc.array(fc.constantFrom(...ATOMS, ...LONG_RUN_ATOMS, "/", "?", "&", "=", "%2F", "+"), {
+            maxLength: 10,
+          }),
+        )
+        .map(([host, port, path]) => `${host}${port}/${path.join("")}`),
+    );
+    fc.assert(
+      fc.property(payloadArb, (payload) => {
+        expect(containsFixedCredential(payload)).toBe(containsFixedCredentialFull(payload));
+      }),
+      { numRuns: 8000 },
+    );
+    // Both answers occur, so the property compares something.
+    expect(containsFixedCredential("x.io/AKIAIOSFODNN7EXAMPLE")).toBe(true);
+    expect(containsFixedCredential("ci.example.com/runs/1234")).toBe(false);
   });
 
   it("takes the fast path for ordinary prose, and not for key names or token shapes", () => {

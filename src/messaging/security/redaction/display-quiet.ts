@@ -75,8 +75,17 @@ function isPatternChar(c: number): boolean {
 }
 
 /** Key names as substrings, underscores removed (every `_` form has its underscore-free twin listed). */
-const KEY_NAME_ANYWHERE_RE =
-  /token|secret|pass(?:word|wd|phrase)|api-?key|accesskey|privatekey|authorization|bearer/i;
+const KEY_NAMES = "token|secret|pass(?:word|wd|phrase)|api-?key|accesskey|privatekey|authorization|bearer";
+/**
+ * Every substring that declines, in one pass: QUIET_DASH_EOF_RE's prefixes, a JWT's `eyJ` and a URL's
+ * `http` as written, and the key names in any ASCII case (spelled out, since the others are case-exact).
+ */
+const LOUD_SUBSTRING_RE = new RegExp(`${QUIET_DASH_EOF_RE.source}|eyJ|http|${anyAsciiCase(KEY_NAMES)}`);
+
+/** `words` (lower-case letters, no classes) in any ASCII case, as the `i` flag matches them. */
+function anyAsciiCase(words: string): string {
+  return words.replace(/[a-z]/g, (l) => `[${l}${l.toUpperCase()}]`);
+}
 const FORMAT_CHAR = /\p{Cf}/u;
 const MARKERS_RE = /[*_~`]+/g;
 /** Once markers are gone, a `|` next to another `|` is a spoiler delimiter some rendering deletes. */
@@ -93,6 +102,23 @@ export function quietInEveryReading(text: string): boolean {
   let nonAscii = false;
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
+    // ASCII letters first, by range: most of any text (a digit or `-` takes the table below).
+    if ((c >= 97 && c <= 122) || (c >= 65 && c <= 90)) {
+      if (++run > QUIET_MAX_RUN) return false;
+      digits = 0;
+      if (deletedSinceKept) {
+        if (isPatternChar(keptBefore(text, i))) joins = true;
+        deletedSinceKept = false;
+      }
+      continue;
+    }
+    if (c === 32) {
+      // A space (the next most common) is inert: it ends runs, and every reading shows it.
+      run = 0;
+      digits = 0;
+      deletedSinceKept = false;
+      continue;
+    }
     if (c >= 128) {
       // Python folds these onto ASCII letters of key names (quiet.ts declines them too).
       if (c === 0x130 || c === 0x131 || c === 0x17f || c === 0x212a) return false;
@@ -103,7 +129,7 @@ export function quietInEveryReading(text: string): boolean {
       continue;
     }
     const k = D_CLASS[c] as number;
-    // Letters and digits first: most of any text.
+    // Digits and the other run characters (`-`, `/`, `+`).
     if (k === D_RUN || k === D_DIGIT) {
       if (++run > QUIET_MAX_RUN) return false;
       digits = k === D_DIGIT ? digits + 1 : 0;
@@ -163,9 +189,7 @@ export function quietInEveryReading(text: string): boolean {
   if (nonAscii && FORMAT_CHAR.test(text)) return false;
   if (bareColon && text.indexOf("@") >= 0) return false;
   const kept = joins ? text.replace(MARKERS_RE, "").replace(SPOILER_PIPES_RE, "") : text;
-  if (QUIET_DASH_EOF_RE.test(kept)) return false;
-  if (kept.indexOf("eyJ") >= 0 || kept.indexOf("http") >= 0) return false;
-  return !KEY_NAME_ANYWHERE_RE.test(kept);
+  return !LOUD_SUBSTRING_RE.test(kept);
 }
 
 /**

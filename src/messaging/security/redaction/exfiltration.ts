@@ -4,7 +4,7 @@ import { codePointLength, F_HEX, F_HOST, F_IPV6, F_LETTER, has, pyWs } from "./c
 import { unquote, unquotePlus } from "./codecs.js";
 import { EXFILTRATION_MARKER_PREFIX, type ExfiltrationOptions } from "./markers.js";
 import { containsCredentialPattern } from "./provider-tokens.js";
-import { quietExfiltrationCut, quietPlan } from "./quiet.js";
+import { quietCredentialCut, quietExfiltrationCut, quietPlan } from "./quiet.js";
 import { isNeedMore, pyDigitAt, Src } from "./source.js";
 import {
   notInsidePair,
@@ -92,6 +92,12 @@ export function exfilPatterns(s: string): boolean {
 
 /** A canonical credential, literally or base64-encoded, anywhere in a URL payload (not the entropy heuristic). */
 export function containsFixedCredential(payload: string): boolean {
+  // Quiet text (quiet.ts) gets no credential span at all, so neither a pattern nor an encoded one is in it.
+  return quietCredentialCut(payload, 0, true) < 0 && containsFixedCredentialFull(payload);
+}
+
+/** {@link containsFixedCredential} without the quiet-text fast path (exported for the test that pins the two equal). */
+export function containsFixedCredentialFull(payload: string): boolean {
   if (containsCredentialPattern(payload)) return true;
   if (payload.length < 40) return false; // a base64 chunk has 40+ characters
   const chunks: B64Chunk[] = [];
@@ -318,8 +324,7 @@ export function markdownTargetAt(src: Src, i: number, allowed: ReadonlySet<strin
   const s = src.s;
   // Only `http(s)://host` (scheme in any case) and `//host` targets are fetched.
   let p = t;
-  if ((s.charCodeAt(p) | 0x20) === 104 && /^[hH][tT][tT][pP][sS]?:/.test(s.slice(p, p + 6)))
-    p += s.charCodeAt(p + 4) === 58 ? 5 : 6;
+  p += httpSchemeLength(s, p);
   if (p + 2 > e || s.charCodeAt(p) !== 47 || s.charCodeAt(p + 1) !== 47) return none;
   const authorityStart = p + 2;
   p = authorityStart;
@@ -399,6 +404,14 @@ function isNavigationQuery(query: string): boolean {
     if (value.length >= 8 && /[0-9]/.test(value) && /[a-z]/.test(value) && /[A-Z]/.test(value)) return false;
   }
   return true;
+}
+
+/** 5 for `http:`, 6 for `https:` (scheme in any ASCII case) at `p`, else 0: compared in place, no slice. */
+function httpSchemeLength(s: string, p: number): number {
+  // `| 0x20` folds an ASCII capital onto its small letter (and maps nothing else there; NaN past the end).
+  for (let k = 0; k < 4; k++) if ((s.charCodeAt(p + k) | 0x20) !== "http".charCodeAt(k)) return 0;
+  if (s.charCodeAt(p + 4) === 58) return 5;
+  return (s.charCodeAt(p + 4) | 0x20) === 115 && s.charCodeAt(p + 5) === 58 ? 6 : 0;
 }
 
 /** `/`, `?` and `#` end a URL's authority. */

@@ -113,6 +113,26 @@ function scanQuiet(s: string, start: number, eof: boolean, windows: Range[] | nu
   let clusterLoud = false;
   for (let i = start; i < n; i++) {
     const c = s.charCodeAt(i);
+    // ASCII letters first, by range: most of any text (the table below gives them Q_ALNUM too).
+    if ((c >= 97 && c <= 122) || (c >= 65 && c <= 90)) {
+      if (++run > QUIET_MAX_RUN) {
+        if (windows === null) return -1;
+        clusterLoud = true;
+      }
+      letters = true;
+      continue;
+    }
+    if (c === 32) {
+      // A space next: inert (the table's Q_INERT), it ends the run and the cluster, as below.
+      run = 0;
+      tail = i + 1;
+      if (windows !== null) {
+        if (clusterLoud) windows.push({ start: clusterStart, end: i });
+        clusterStart = i + 1;
+        clusterLoud = false;
+      }
+      continue;
+    }
     const k = c < 128 ? (QUIET[c] as number) : Q_NON_ASCII;
     if (k === Q_ALNUM || k === Q_DASH) {
       // One counter for the [A-Za-z0-9-] run: it bounds the base64, Discord and prefixed shapes alike.
