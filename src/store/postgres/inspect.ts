@@ -6,6 +6,7 @@
  */
 import { Kysely, PostgresDialect, sql } from "kysely";
 import type { IntegrityResult } from "../../messaging/store/port.js";
+import { oneLine } from "../../messaging/text/clip.js";
 import { toNumber } from "../sql/engine.js";
 import { appliedMigrations, LATEST_SCHEMA_VERSION, schemaVersionOf } from "../sql/migrations.js";
 import type { ParleyDatabase } from "../sql/schema.js";
@@ -42,7 +43,7 @@ export async function inspectPostgresStore(url: string, nowMs: number): Promise<
     try {
       schemaVersion = schemaVersionOf(await appliedMigrations(db));
     } catch (error) {
-      return { state: "unreachable", location, problem: oneLine(error, url) };
+      return { state: "unreachable", location, problem: driverProblem(error, url) };
     }
     if (schemaVersion === 0) return { state: "absent", location };
     const sizeBytes = Number(
@@ -95,7 +96,7 @@ async function clusterView(db: Kysely<ParleyDatabase>, nowMs: number): Promise<C
 }
 
 /** The driver's message on one line, never the URL's password. */
-function oneLine(error: unknown, url: string): string {
+function driverProblem(error: unknown, url: string): string {
   const text = error instanceof Error ? error.message : String(error);
   let password = "";
   try {
@@ -104,5 +105,5 @@ function oneLine(error: unknown, url: string): string {
     // Not a URL: nothing to take out beyond what redactDatabaseUrl already hides.
   }
   const safe = password ? text.split(password).join("***") : text;
-  return safe.replace(/\s+/g, " ").trim() || "no answer";
+  return oneLine(safe, 300) || "no answer";
 }
