@@ -17,6 +17,7 @@ import { channelNamespaceOf } from "../session/keys.js";
 import type { PrivacyModes } from "../session/privacy-mode.js";
 import type { SessionStore } from "../session/session-store.js";
 import { uploadsRestricted } from "../session/upload-gate.js";
+import type { ApprovalMode } from "../turn/driver.js";
 import type { TurnPipelineDeps, TurnResult } from "../turn/pipeline.js";
 import { deliveryIsMuted, runTurnPipeline } from "../turn/pipeline.js";
 import type { Renderer } from "../turn/renderer.js";
@@ -69,6 +70,7 @@ export class TurnRunner<A, P> {
   readonly router: MidTurnRouter<HubPayload<P>>;
   private readonly channel: string;
   private readonly pipeline: TurnPipelineDeps;
+  private readonly approvalMode: ApprovalMode;
   private readonly active = new Map<string, Renderer>();
   /** Per session: the journaled messages its running turn answers (steered ones ride along). */
   private readonly turnTickets = new Map<string, IntakeTicket[]>();
@@ -76,6 +78,7 @@ export class TurnRunner<A, P> {
   constructor(private readonly o: TurnRunnerOptions<A, P>) {
     const c = o.ctx;
     this.channel = c.name;
+    this.approvalMode = c.defaults.approvalMode;
     this.pipeline = {
       ...c.pipeline,
       sessions: c.sessions,
@@ -305,7 +308,7 @@ export class TurnRunner<A, P> {
         // A resumed session's origin is its web chat tab: re-binding it here would move that link.
         ...(channelNamespaceOf(key) === this.channel ? { origin: conversation.link } : {}),
         policy: {
-          approvalMode: this.o.ctx.defaults.approvalMode,
+          approvalMode: this.approvalMode,
           decider: this.decider(key),
           ...(guards.some((g) => g.denyAllTools) ? { denyAllTools: true } : {}),
           // Read per request: a revoke lands on the very next tool.
