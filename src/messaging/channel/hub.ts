@@ -48,28 +48,14 @@ import type {
   TurnGuards,
 } from "./surface.js";
 import { NOTHING, placeOf, replyTo } from "./surface.js";
+import type { TurnContext } from "./turn-runner.js";
 import { TurnRunner } from "./turn-runner.js";
 
 export interface HubOptions<A, P> {
   surface: ChannelSurface<A, P>;
   commands: CommandKit;
-  ctx: Pick<
-    ChannelContext,
-    | "name"
-    | "sessions"
-    | "store"
-    | "pipeline"
-    | "audit"
-    | "logger"
-    | "clock"
-    | "grant"
-    | "defaults"
-    | "titles"
-    | "durable"
-    | "egress"
-    | "schedules"
-    | "sink"
-  >;
+  /** The channel context: what its turns use (turn-runner.ts), and the store, egress, schedules, agent host. */
+  ctx: TurnContext & Pick<ChannelContext, "durable" | "egress" | "schedules" | "sink">;
   /** Whether this sender is the channel's configured owner (/yolo, listings). */
   isOwner(userId: string): boolean;
   /** The channel's own mid-turn mode; the gateway-wide one otherwise. */

@@ -36,21 +36,15 @@ import type {
 } from "./surface.js";
 import { NOTHING, replyTo } from "./surface.js";
 
+/** What of the channel context the turns use. */
+export type TurnContext = Pick<
+  ChannelContext,
+  "name" | "sessions" | "store" | "pipeline" | "audit" | "logger" | "clock" | "grant" | "defaults" | "titles"
+>;
+
 export interface TurnRunnerOptions<A, P> {
   surface: ChannelSurface<A, P>;
-  ctx: Pick<
-    ChannelContext,
-    | "name"
-    | "sessions"
-    | "store"
-    | "pipeline"
-    | "audit"
-    | "logger"
-    | "clock"
-    | "grant"
-    | "defaults"
-    | "titles"
-  >;
+  ctx: TurnContext;
   keys: ConversationKeys<A>;
   tickets: TicketWork;
   approvals: ChannelApprovals;
