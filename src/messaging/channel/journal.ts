@@ -321,3 +321,25 @@ export class ChannelJournal<A, P> {
     };
   }
 }
+
+/**
+ * The hub's parts' side of the tickets: the journal's, or (nothing journaled here: no store) no-ops
+ * and unrecorded parts, so no part has to ask which. Each returns the journal's own promise, or an
+ * already settled one.
+ */
+export interface TicketWork {
+  claim(tickets: readonly IntakeTicket[]): Promise<void>;
+  parts(tickets: readonly IntakeTicket[] | undefined, suffix?: string): Promise<TurnParts>;
+  /** Complete journaled messages (a no-op for none). */
+  finish(tickets: readonly IntakeTicket[], outcome: IntakeOutcome): Promise<void>;
+}
+
+export function ticketWork<A, P>(journal: ChannelJournal<A, P> | undefined): TicketWork {
+  return {
+    claim: (tickets) => journal?.claim(tickets) ?? Promise.resolve(),
+    parts: (tickets, suffix = "") =>
+      journal?.parts(tickets, suffix) ?? Promise.resolve(TurnParts.unrecorded()),
+    finish: (tickets, outcome) =>
+      tickets.length === 0 || !journal ? Promise.resolve() : journal.finish(tickets, outcome),
+  };
+}

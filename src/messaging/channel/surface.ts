@@ -178,3 +178,16 @@ export interface Handled {
 }
 
 export const NOTHING: Handled = Object.freeze({ turn: Promise.resolve() });
+
+/** Inside the hub: whether the work a message started took its tickets (and will complete them). */
+export type Dispatched = Handled & { took?: boolean };
+
+/** An answer to one message: where its sender asked for it (a slash command's own reply), else its conversation. */
+export function replyTo<A, P>(
+  surface: Pick<ChannelSurface<A, P>, "reply">,
+  message: IncomingMessage<A, P>,
+  text: string,
+  parts?: TurnParts,
+): Promise<boolean> {
+  return message.replyTo ? message.replyTo(text) : surface.reply(message.address, text, parts);
+}
