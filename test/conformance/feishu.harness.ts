@@ -11,6 +11,7 @@ import { feishuChannel } from "../../src/feishu/index.js";
 import { PromptLedger } from "../../src/feishu/prompts.js";
 import { FeishuRenderer } from "../../src/feishu/renderer.js";
 import { start as startFeishu } from "../../src/feishu/start.js";
+import type { FeishuAddress } from "../../src/feishu/surface.js";
 import { FEISHU_CAPABILITIES, FeishuTransport } from "../../src/feishu/transport.js";
 import { realClock } from "../../src/messaging/base/clock.js";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
@@ -120,7 +121,7 @@ export const feishuDispatcher: DispatcherHarness = {
         await fake.waitFor(() => fake.ws.connections > before && fake.ws.ready.size > 0, 5000, "connected");
         return liveChannel(
           running,
-          (user) => ({ chatType: "p2p", route: user, chatId: `oc_p2p_${user.slice(3)}` }),
+          (user): FeishuAddress => ({ chatType: "p2p", route: user, chatId: `oc_p2p_${user.slice(3)}` }),
           async (user, text) => void fake.pushMessage({ openId: user }, text),
         );
       },
