@@ -44,7 +44,7 @@ export type {
   RunningChannel,
 } from "./messaging/channel/contract.js";
 export { defineChannel, probeChannel, secretOf } from "./messaging/channel/contract.js";
-export type { HubOptions } from "./messaging/channel/hub.js";
+export type { ChannelList, HubOptions } from "./messaging/channel/hub.js";
 export { ConversationHub } from "./messaging/channel/hub.js";
 export { PhaseReactionLadder } from "./messaging/channel/phase-ladder.js";
 export {

@@ -28,7 +28,8 @@ import type { TeamsMember } from "./client.js";
 import { attachmentsActivity } from "./outbox.js";
 import type { TeamsPeople } from "./people.js";
 import type { TeamsAddress, TeamsRoutes } from "./routes.js";
-import type { TeamsSessionPicker } from "./session-picker.js";
+import type { SessionPress } from "./session-picker.js";
+import { TEAMS_SESSION_LIST } from "./session-picker.js";
 import type { TeamsSurface } from "./surface.js";
 import type { TeamsTransport } from "./transport.js";
 import type { TeamsActivity } from "./wire.js";
@@ -55,7 +56,6 @@ export interface TeamsIntakeOptions {
   routes: TeamsRoutes;
   people: TeamsPeople;
   choices: ChoiceBook;
-  picker: TeamsSessionPicker;
   ctx: Pick<ChannelContext, "audit" | "logger" | "grant">;
 }
 
@@ -234,7 +234,13 @@ export class TeamsIntake {
         return;
       }
       case "session": {
-        const refusal = await this.o.picker.press(address, cardId, press.h, press.i, address.identity);
+        const data: SessionPress = {
+          cardId: cardId ?? null,
+          h: press.h,
+          i: press.i,
+          presser: address.identity,
+        };
+        const refusal = await this.o.hub.pressList(address, TEAMS_SESSION_LIST, data);
         if (refusal !== null) await this.o.surface.reply(address, refusal);
         return;
       }

@@ -7,6 +7,9 @@
  * allow-list holds exactly one identity (never "the first entry"). A press carries an index and the
  * offer's handle, resolved against the list this process offered: a forged press can only miss.
  */
+import { z } from "zod";
+import type { ChannelList } from "../messaging/channel/hub.js";
+import { PICK_REFUSAL_TEXT } from "../messaging/channel/picker.js";
 import type { AuditSink } from "../messaging/security/audit.js";
 import type { SessionBinder } from "../messaging/session/resume.js";
 import { sessionsCard, settledCard } from "./cards.js";
@@ -82,4 +85,36 @@ export class TeamsSessionPicker {
       return reply.text;
     }
   }
+
+  /**
+   * The list as the hub keeps it pressable (`hub.pressList(address, TEAMS_SESSION_LIST, …)`): with
+   * several gateways, a press judged by the gateway that offered the list.
+   */
+  get pressable(): ChannelList<TeamsAddress> {
+    return {
+      holds: (data) => {
+        const press = sessionPress.safeParse(data);
+        return press.success && this.o.binder.offers(press.data.h);
+      },
+      judge: async (address, data) => {
+        const press = sessionPress.safeParse(data);
+        if (!press.success) return PICK_REFUSAL_TEXT.unknown;
+        const { cardId, h, i, presser } = press.data;
+        return this.press(address, cardId ?? undefined, h, i, presser);
+      },
+    };
+  }
 }
+
+/** The hub's name for the session list. */
+export const TEAMS_SESSION_LIST = "sessions";
+
+/** A session-list press as it travels (another gateway may have written it: validated). */
+const sessionPress = z.object({
+  cardId: z.string().max(512).nullable(),
+  h: z.string().max(512),
+  i: z.number().int().nonnegative(),
+  presser: z.string().max(512),
+});
+
+export type SessionPress = z.infer<typeof sessionPress>;

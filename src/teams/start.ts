@@ -25,7 +25,7 @@ import { TeamsIntake } from "./intake.js";
 import { TeamsPeople } from "./people.js";
 import type { TeamsAddress } from "./routes.js";
 import { TeamsRoutes } from "./routes.js";
-import { TEAMS_RESUME_COPY, TeamsSessionPicker } from "./session-picker.js";
+import { TEAMS_RESUME_COPY, TEAMS_SESSION_LIST, TeamsSessionPicker } from "./session-picker.js";
 import { TeamsSurface } from "./surface.js";
 import { connectorHostGate, TeamsTransport } from "./transport.js";
 
@@ -151,9 +151,10 @@ export async function start(
     routes,
     people: new TeamsPeople({ allowed, clock: ctx.clock }),
     choices,
-    picker,
+
     ctx,
   });
+  hub.registerList(TEAMS_SESSION_LIST, picker.pressable);
   // What a restart left unanswered comes before anything newer.
   await hub.resume();
   const endpoint = new MessagingEndpoint({

@@ -12,9 +12,11 @@ import { RECEIPT_EXPIRED } from "../../src/messaging/approval/approvals.js";
 import { AutoApproveGrant } from "../../src/messaging/approval/grant.js";
 import { realClock } from "../../src/messaging/base/clock.js";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
+import { PICK_REFUSAL_TEXT } from "../../src/messaging/channel/picker.js";
 import { PRESS_UNCONFIRMED } from "../../src/messaging/channel/press-forwarding.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import type { ModelMenu } from "../../src/messaging/session/agent-controls.js";
+import { emptyRow, MemorySessionStore } from "../../src/messaging/session/session-store.js";
 import type { ScriptedTurn } from "../../src/providers/scripted.js";
 import { openStore } from "../../src/store/index.js";
 import type { SqlParleyStore } from "../../src/store/sql/store.js";
@@ -23,7 +25,7 @@ import { FakeTeams } from "../fakes/teams/server.js";
 import { permissionRequest } from "../helpers/events.js";
 import { useTestPostgres } from "../helpers/use-postgres.js";
 import type { Stack, StackOptions } from "./helpers.js";
-import { approvalCard, cardButton, cardTexts, done, seen, startStack, text } from "./helpers.js";
+import { approvalCard, cardButton, cardTexts, done, seen, startStack, text, visible } from "./helpers.js";
 
 const pg = useTestPostgres();
 
@@ -189,4 +191,48 @@ describe("teams on two gateways: presses reach the gateway running the turn", ()
     await seen(b.stack.fake, PRESS_UNCONFIRMED);
     expect(a.stack.provider.answers.filter((x) => x.verdict === "approve")).toEqual([]);
   });
+
+  it("a session list offered by one gateway is chosen from through the other", async () => {
+    const url = await pg.server.createDatabase();
+    const a = await gateway(url, "gw-a", {
+      store: seededWebChat(),
+      turns: [[text("continuing the trip"), done]],
+    });
+    const b = await gateway(url, "gw-b", { store: seededWebChat() });
+    await a.stack.driver.post(a.stack.driver.message(a.stack.alice, "/sessions"));
+    const conversation = a.stack.fake.personalConversation(a.stack.alice);
+    const list = await vi.waitFor(() => {
+      const found = a.stack.fake
+        .shown(conversation)
+        .find((m) => cardTexts(m).buttons.includes("Plan the trip"));
+      if (!found) throw new Error("no session list yet");
+      return found;
+    });
+    await b.stack.driver.post(
+      b.stack.driver.submit(b.stack.alice, list.id, cardButton(list, "Plan the trip")),
+    );
+    // Settled by A, which offered it: the card becomes the outcome, nothing said by B.
+    await vi.waitFor(() => expect(cardTexts(shownNow(a.stack, list.id)).buttons).toEqual([]));
+    expect(visible(a.stack.fake)).not.toContain(PICK_REFUSAL_TEXT.unknown);
+    await a.stack.driver.post(a.stack.driver.message(a.stack.alice, "where were we?"));
+    await seen(a.stack.fake, "continuing the trip");
+    expect(a.stack.startedKeys).toEqual([WEB_SESSION]);
+  });
 });
+
+const WEB_SESSION = "webchat:default:direct:aaa111";
+
+/** One web chat session this Teams chat may continue (the allow-list names Alice alone). */
+function seededWebChat(): MemorySessionStore {
+  return new MemorySessionStore({
+    rows: [
+      {
+        ...emptyRow(WEB_SESSION),
+        title: "Plan the trip",
+        titleKind: "manual",
+        lastActiveMs: 200,
+        originLink: { channelType: "webchat", conversationId: "aaa111" },
+      },
+    ],
+  });
+}

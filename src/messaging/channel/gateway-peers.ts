@@ -12,7 +12,12 @@ import type { JsonValue } from "../store/port.js";
 import type { ChannelJournal } from "./journal.js";
 import type { ModelPicker } from "./model-picker.js";
 import { PICK_REFUSAL_TEXT } from "./picker.js";
-import type { ApprovalOutcome, ForwardedApproval, ForwardedModelOutcome } from "./press-forwarding.js";
+import type {
+  ApprovalOutcome,
+  ForwardedApproval,
+  ForwardedListOutcome,
+  ForwardedModelOutcome,
+} from "./press-forwarding.js";
 import { PressForwarding } from "./press-forwarding.js";
 import type { ChannelSurface, Handled, IncomingMessage } from "./surface.js";
 import { placeOf } from "./surface.js";
@@ -35,6 +40,8 @@ export interface GatewayPeersOptions<A, P> {
   route(message: IncomingMessage<A, P>): Promise<Handled>;
   /** Judge an approval press on this gateway only (a forwarded press is never forwarded again). */
   pressHere(address: A, press: ForwardedApproval): Promise<ApprovalOutcome>;
+  /** Judge a press on a channel-kept list here (the hub's list registry). */
+  listHere(address: A, list: string, data: JsonValue): Promise<string | null>;
   /** The hub's in-flight work (a shutdown waits for it). */
   track<T>(p: Promise<T>): Promise<T | undefined>;
   /** Shutting down: nothing more is picked up. */
@@ -103,6 +110,9 @@ export class GatewayPeers<A, P> {
     this.unserve ??= this.forwarding.serve({
       approval: (press) => this.o.pressHere(press.address as unknown as A, press),
       model: (press) => this.pickModelForwarded(press.address as unknown as A, press),
+      list: async (press) => ({
+        text: await this.o.listHere(press.address as unknown as A, press.list, press.data),
+      }),
     });
     return this.adopt();
   }
@@ -132,6 +142,15 @@ export class GatewayPeers<A, P> {
     return this.forwarding.model(this.ownershipKey(address), {
       address: address as unknown as JsonValue,
       ...p,
+    });
+  }
+
+  /** A press on a channel-kept list not posted here: as `forwardApproval`. */
+  forwardList(address: A, list: string, data: JsonValue): Promise<ForwardedListOutcome | undefined> {
+    return this.forwarding.list(this.ownershipKey(address), {
+      address: address as unknown as JsonValue,
+      list,
+      data,
     });
   }
 

@@ -25,6 +25,7 @@ import type { MidTurnRouter, QueueMode } from "../queue/mid-turn-router.js";
 import { ContextWatch, DEFAULT_CONTEXT_THRESHOLDS } from "../session/context-thresholds.js";
 import { PrivacyModes } from "../session/privacy-mode.js";
 import type { SessionBinder } from "../session/resume.js";
+import type { JsonValue } from "../store/port.js";
 import type { Renderer } from "../turn/renderer.js";
 import type { CommandHandler, HubServices } from "./command-handlers.js";
 import type { CommandKit } from "./command-kit.js";
@@ -35,6 +36,7 @@ import { GatewayPeers } from "./gateway-peers.js";
 import type { IntakeSource, IntakeTicket, TicketWork } from "./journal.js";
 import { ChannelJournal, ticketWork } from "./journal.js";
 import { ModelPicker } from "./model-picker.js";
+import { PICK_REFUSAL_TEXT } from "./picker.js";
 import type { ApprovalOutcome } from "./press-forwarding.js";
 import { PromptAnswers } from "./prompt-answers.js";
 import { SinkBridge } from "./sink-bridge.js";
@@ -101,6 +103,14 @@ interface Routed {
   resumed: boolean;
 }
 
+/** A pressable list a channel keeps itself (see ConversationHub.registerList). */
+export interface ChannelList<A> {
+  /** Whether this gateway posted the list the press data names. */
+  holds(data: JsonValue): boolean;
+  /** Settle a press here: the text for the presser, or null when the list shows the outcome. */
+  judge(address: A, data: JsonValue): Promise<string | null>;
+}
+
 export class ConversationHub<A, P = undefined> {
   readonly channel: string;
   readonly router: MidTurnRouter<HubPayload<P>>;
@@ -123,6 +133,8 @@ export class ConversationHub<A, P = undefined> {
   private closing = false;
   /** Several gateways on one store: pick-ups and forwarded presses (gateway-peers.ts). */
   private readonly peers: GatewayPeers<A, P> | undefined;
+  /** Lists the channel keeps itself, by name (registerList). */
+  private readonly lists = new Map<string, ChannelList<A>>();
   /** Per conversation: the routing of its received messages, one after another in arrival order. */
   private readonly routing = new Map<string, Promise<unknown>>();
   /** Channel-server mode: authorized messages go to an agent host instead of a turn (sink-bridge.ts). */
@@ -204,6 +216,7 @@ export class ConversationHub<A, P = undefined> {
             logger: c.logger,
             route: (message) => this.routeInOrder(message),
             pressHere: (address, press) => this.answers.pressHere(address, press),
+            listHere: (address, list, data) => this.listHere(address, list, data),
             track,
             closing,
           })
@@ -546,6 +559,35 @@ export class ConversationHub<A, P = undefined> {
     }
     const scope = placeOf(this.o.surface.conversation(address));
     return this.models.press(p.handle, p.index, { presser: p.presser, scope }, pickers);
+  }
+
+  /**
+   * A list the channel keeps itself (Teams' session list), pressable through `pressList`: `holds`
+   * says whether this gateway posted the list a press names, `judge` settles a press here.
+   */
+  registerList(name: string, list: ChannelList<A>): void {
+    this.lists.set(name, list);
+  }
+
+  /**
+   * A press on a registered list: the text to tell the presser, or null when the list shows the
+   * outcome. With several gateways, a list not posted here is judged by the gateway serving the
+   * conversation (it holds the list).
+   */
+  async pressList(address: A, name: string, data: JsonValue): Promise<string | null> {
+    const list = this.lists.get(name);
+    if (!list) throw new Error(`${this.channel}: no list named ${name} is registered`);
+    if (!list.holds(data) && this.peers) {
+      const forwarded = await this.peers.forwardList(address, name, data);
+      if (forwarded) return forwarded.text;
+    }
+    return list.judge(address, data);
+  }
+
+  /** A list press judged here (another gateway forwarded it): an unknown list is a list no longer here. */
+  private listHere(address: A, name: string, data: JsonValue): Promise<string | null> {
+    const list = this.lists.get(name);
+    return list ? list.judge(address, data) : Promise.resolve(PICK_REFUSAL_TEXT.unknown);
   }
 
   /** Keep a promise in flight until it settles (shutdown waits for it); failures are logged. */

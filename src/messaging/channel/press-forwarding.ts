@@ -33,12 +33,21 @@ const modelPress = z.object({
   presser: z.string().max(512),
 });
 
+/** A press on a list the channel itself keeps (Teams' session list): its data is the channel's. */
+const listPress = z.object({
+  kind: z.literal("list"),
+  address: z.json(),
+  list: z.string().max(64),
+  data: z.json(),
+});
+
 /** Strict: a request another gateway wrote is still input, and a malformed one is refused whole. */
-const forwardedPress = z.discriminatedUnion("kind", [approvalPress, modelPress]);
+const forwardedPress = z.discriminatedUnion("kind", [approvalPress, modelPress, listPress]);
 
 export type ForwardedPress = z.infer<typeof forwardedPress>;
 export type ForwardedApproval = z.infer<typeof approvalPress>;
 export type ForwardedModelPick = z.infer<typeof modelPress>;
+export type ForwardedListPress = z.infer<typeof listPress>;
 
 const approvalOutcome = z.union([
   z.object({ ok: z.literal(true), label: z.string() }),
@@ -57,10 +66,15 @@ const UNCONFIRMED: ApprovalOutcome = { ok: false, text: PRESS_UNCONFIRMED, uncon
 const modelOutcome = z.union([z.object({ refusal: z.string() }), z.object({ applied: z.literal(true) })]);
 export type ForwardedModelOutcome = z.infer<typeof modelOutcome>;
 
+/** What the presser is told (null: the list itself shows the outcome). */
+const listOutcome = z.object({ text: z.string().nullable() });
+export type ForwardedListOutcome = z.infer<typeof listOutcome>;
+
 /** How the serving gateway judges each kind of forwarded press (the hub's own press paths). */
 export interface ForwardedPressJudge {
   approval(press: ForwardedApproval): Promise<ApprovalOutcome>;
   model(press: ForwardedModelPick): Promise<ForwardedModelOutcome>;
+  list(press: ForwardedListPress): Promise<ForwardedListOutcome>;
 }
 
 export class PressForwarding {
@@ -95,6 +109,20 @@ export class PressForwarding {
     return { refusal: PRESS_UNCONFIRMED };
   }
 
+  /** A press on a channel-kept list this gateway did not post: as `approval`. */
+  async list(
+    conversationKey: string,
+    press: Omit<ForwardedListPress, "kind">,
+  ): Promise<ForwardedListOutcome | undefined> {
+    const answer = await this.forward(conversationKey, { kind: "list", ...press });
+    if (answer === undefined) return undefined;
+    if (answer === "unanswered") return { text: PRESS_UNCONFIRMED };
+    const parsed = listOutcome.safeParse(answer);
+    if (parsed.success) return parsed.data;
+    this.malformed("list outcome");
+    return { text: PRESS_UNCONFIRMED };
+  }
+
   /** Judge the presses other gateways forward here, until the returned function is called. */
   serve(judge: ForwardedPressJudge): () => void {
     return this.o.ownership.onForwarded(this.o.channel, async (request) => {
@@ -106,7 +134,8 @@ export class PressForwarding {
         return { refused: "malformed" };
       }
       const press = parsed.data;
-      return press.kind === "approval" ? judge.approval(press) : judge.model(press);
+      if (press.kind === "approval") return judge.approval(press);
+      return press.kind === "model" ? judge.model(press) : judge.list(press);
     });
   }
 

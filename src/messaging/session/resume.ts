@@ -477,6 +477,11 @@ export class SessionBinder {
   }
 
   /** A press on an offered list: resolve the index, then pick(). Every miss is visible and audited. */
+  /** Whether list `handle` was offered here (a press on it is judged here). */
+  offers(handle: string): boolean {
+    return this.picker.has(handle);
+  }
+
   async choose(handle: string, index: number, location: ChannelLink, who: string): Promise<ResumeReply> {
     const conv = this.conversationKeyOf(location);
     const taken = this.picker.take(handle, index, { owner: who, scope: conv });
