@@ -84,43 +84,29 @@ export class PressForwarding {
    * An approval press whose prompt is not open here: the serving gateway's outcome, or undefined
    * when this gateway serves the conversation (or none does) and so judges it itself.
    */
-  async approval(
+  approval(
     conversationKey: string,
     press: Omit<ForwardedApproval, "kind">,
   ): Promise<ApprovalOutcome | undefined> {
-    const answer = await this.forward(conversationKey, { kind: "approval", ...press });
-    if (answer === undefined) return undefined;
-    if (answer === "unanswered") return UNCONFIRMED;
-    const parsed = approvalOutcome.safeParse(answer);
-    return parsed.success ? parsed.data : this.malformed("approval outcome");
+    return this.judged(conversationKey, { kind: "approval", ...press }, approvalOutcome, UNCONFIRMED);
   }
 
   /** A press on a model list this gateway did not post: as `approval`. */
-  async model(
+  model(
     conversationKey: string,
     press: Omit<ForwardedModelPick, "kind">,
   ): Promise<ForwardedModelOutcome | undefined> {
-    const answer = await this.forward(conversationKey, { kind: "model", ...press });
-    if (answer === undefined) return undefined;
-    if (answer === "unanswered") return { refusal: PRESS_UNCONFIRMED };
-    const parsed = modelOutcome.safeParse(answer);
-    if (parsed.success) return parsed.data;
-    this.malformed("model outcome");
-    return { refusal: PRESS_UNCONFIRMED };
+    return this.judged(conversationKey, { kind: "model", ...press }, modelOutcome, {
+      refusal: PRESS_UNCONFIRMED,
+    });
   }
 
   /** A press on a channel-kept list this gateway did not post: as `approval`. */
-  async list(
+  list(
     conversationKey: string,
     press: Omit<ForwardedListPress, "kind">,
   ): Promise<ForwardedListOutcome | undefined> {
-    const answer = await this.forward(conversationKey, { kind: "list", ...press });
-    if (answer === undefined) return undefined;
-    if (answer === "unanswered") return { text: PRESS_UNCONFIRMED };
-    const parsed = listOutcome.safeParse(answer);
-    if (parsed.success) return parsed.data;
-    this.malformed("list outcome");
-    return { text: PRESS_UNCONFIRMED };
+    return this.judged(conversationKey, { kind: "list", ...press }, listOutcome, { text: PRESS_UNCONFIRMED });
   }
 
   /** Judge the presses other gateways forward here, until the returned function is called. */
@@ -158,9 +144,22 @@ export class PressForwarding {
     return answer === undefined ? "unanswered" : answer;
   }
 
-  /** A refusal by the serving gateway (it stopped serving), or a malformed answer: nothing approved. */
-  private malformed(what: string): ApprovalOutcome {
-    this.o.logger.warn(`${this.o.channel}: a forwarded press got no usable ${what}`);
-    return UNCONFIRMED;
+  /**
+   * The serving gateway's outcome of `press`; `unconfirmed` when it gave none in time, refused (it
+   * stopped serving) or answered something malformed: nothing was judged, so nothing is approved.
+   */
+  private async judged<T>(
+    conversationKey: string,
+    press: ForwardedPress,
+    outcome: z.ZodType<T>,
+    unconfirmed: T,
+  ): Promise<T | undefined> {
+    const answer = await this.forward(conversationKey, press);
+    if (answer === undefined) return undefined;
+    if (answer === "unanswered") return unconfirmed;
+    const parsed = outcome.safeParse(answer);
+    if (parsed.success) return parsed.data;
+    this.o.logger.warn(`${this.o.channel}: a forwarded ${press.kind} press got no usable answer`);
+    return unconfirmed;
   }
 }
