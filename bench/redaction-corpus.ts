@@ -7,7 +7,8 @@
  */
 import { writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { credentialDisguiseList, type Rng, seededRng } from "../test/helpers/credential-disguises.js";
+import { credentialDisguiseList } from "../test/helpers/credential-disguises.js";
+import { type Rng, seededRng } from "../test/helpers/seeded-rng.js";
 
 export const CORPUS_SEED = 1414;
 

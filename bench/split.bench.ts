@@ -16,20 +16,9 @@
  */
 import { splitMarkdownSafe } from "../src/messaging/text/split.js";
 import { StreamingSplitter } from "../src/messaging/text/streaming-splitter.js";
+import { seededRng } from "../test/helpers/seeded-rng.js";
 
 const MiB = 1024 * 1024;
-
-/** Deterministic PRNG so every run measures the same corpus. */
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const WORDS = (
   "the splitter keeps fenced code intact while it cuts long replies into chunks a chat platform " +
@@ -79,7 +68,7 @@ function block(rand: () => number): string {
 }
 
 function corpus(bytes: number, seed: number): string {
-  const rand = prng(seed);
+  const rand = seededRng(seed);
   const parts: string[] = [];
   let size = 0;
   while (size < bytes) {
@@ -137,7 +126,7 @@ function timePair(runs: number, a: () => void, b: () => void): [number, number] 
 
 /** Table-heavy: mostly pipe tables with short rows, between short paragraphs (finding 5's 6.4x case). */
 function tableHeavy(bytes: number, seed: number): string {
-  const rand = prng(seed);
+  const rand = seededRng(seed);
   const parts: string[] = [];
   let size = 0;
   while (size < bytes) {
@@ -155,7 +144,7 @@ function tableHeavy(bytes: number, seed: number): string {
 
 /** Fence-heavy: short fenced blocks back to back, openers with info strings, a few long lines. */
 function fenceHeavy(bytes: number, seed: number): string {
-  const rand = prng(seed);
+  const rand = seededRng(seed);
   const parts: string[] = [];
   let size = 0;
   while (size < bytes) {
@@ -172,7 +161,7 @@ function fenceHeavy(bytes: number, seed: number): string {
 
 /** Long lines: prose paragraphs, long URLs and minified JSON, thousands of characters per line. */
 function longLines(bytes: number, seed: number): string {
-  const rand = prng(seed);
+  const rand = seededRng(seed);
   const parts: string[] = [];
   let size = 0;
   while (size < bytes) {

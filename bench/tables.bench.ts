@@ -4,20 +4,9 @@
  * (linear scaling reads ~4). Target: <= 20 ms/MiB, ratio <= 4.5.
  */
 import { renderTables } from "../src/messaging/text/tables/index.js";
+import { seededRng } from "../test/helpers/seeded-rng.js";
 
 const MIB = 1024 * 1024;
-
-/** Deterministic PRNG (mulberry32) so every run measures the same corpus. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const WORDS = [
   "deploy",
@@ -52,7 +41,7 @@ const CELLS = [
  * or shell output), lists (some with a fence on the item line) and [OPTIONS:] trailers.
  */
 function corpus(bytes: number, seed: number): string {
-  const rand = prng(seed);
+  const rand = seededRng(seed);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(rand() * items.length)]!;
   const between = (lo: number, hi: number) => lo + Math.floor(rand() * (hi - lo + 1));
   const sentence = (n: number) => Array.from({ length: n }, () => pick(WORDS)).join(" ");

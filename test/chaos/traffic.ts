@@ -6,17 +6,8 @@
 import type { FakeTelegram } from "../fakes/telegram/server.js";
 import type { PageClient } from "../helpers/page-client.js";
 
-/** mulberry32: a small seeded PRNG, so a failing run can be replayed with its seed. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** The seeded schedule of a chaos run (a failing run is replayed with its seed). */
+export { seededRng as rng } from "../helpers/seeded-rng.js";
 
 /** The queue receipt's states (formatReceipt): "⏳ Queued", "▶️ Now answering", "🛑 Cancelled". */
 const RECEIPT = /^(⏳|▶️|🛑) /u;

@@ -20,7 +20,10 @@
  *
  * No randomness outside the given seed: the same seed gives the same text on every machine.
  */
+
 import fc from "fast-check";
+import type { Rng } from "./seeded-rng.js";
+import { seededRng } from "./seeded-rng.js";
 
 /** A bare credential and the part of it that must never be readable. */
 export interface Credential {
@@ -55,21 +58,6 @@ export interface DisguisedCredential {
   readonly chunks: readonly string[];
   /** `chunks` joined: the whole message. */
   readonly text: string;
-}
-
-/** A deterministic source of numbers in [0, 1). */
-export type Rng = () => number;
-
-/** mulberry32: small, fast, and the same sequence on every platform for one seed. */
-export function seededRng(seed: number): Rng {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
