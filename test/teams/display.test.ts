@@ -9,10 +9,9 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { ModelMenu } from "../../src/messaging/session/agent-controls.js";
 import type { Json } from "../fakes/teams/server.js";
 import type { Stack } from "./helpers.js";
-import { cardTexts, done, seen, startStack, text, visible } from "./helpers.js";
+import { cardTexts, done, FAST_OR_DEEP, seen, startStack, text, visible } from "./helpers.js";
 
 const KEY = "AKIAQ7ZR3M5TXW2KP9VB";
 const PNG = Uint8Array.from([
@@ -144,15 +143,7 @@ describe("teams: what is shown", () => {
   });
 
   it("/model posts the agent's models as a card; a press switches and settles it", async () => {
-    const menu: ModelMenu = {
-      configId: "model",
-      current: "fast",
-      options: [
-        { id: "fast", name: "Fast" },
-        { id: "deep", name: "Deep" },
-      ],
-    };
-    stack = await startStack({ turns: [[text("hi"), done]], provider: { modelMenu: menu } });
+    stack = await startStack({ turns: [[text("hi"), done]], provider: { modelMenu: FAST_OR_DEEP } });
     const { driver, alice } = stack;
     await driver.post(driver.message(alice, "hello"));
     await footer(stack);

@@ -15,7 +15,6 @@ import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import { PICK_REFUSAL_TEXT } from "../../src/messaging/channel/picker.js";
 import { PRESS_UNCONFIRMED } from "../../src/messaging/channel/press-forwarding.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
-import type { ModelMenu } from "../../src/messaging/session/agent-controls.js";
 import { emptyRow, MemorySessionStore } from "../../src/messaging/session/session-store.js";
 import type { ScriptedTurn } from "../../src/providers/scripted.js";
 import { openStore } from "../../src/store/index.js";
@@ -25,7 +24,17 @@ import { FakeTeams } from "../fakes/teams/server.js";
 import { permissionRequest } from "../helpers/events.js";
 import { useTestPostgres } from "../helpers/use-postgres.js";
 import type { Stack, StackOptions } from "./helpers.js";
-import { approvalCard, cardButton, cardTexts, done, seen, startStack, text, visible } from "./helpers.js";
+import {
+  approvalCard,
+  cardButton,
+  cardTexts,
+  done,
+  FAST_OR_DEEP,
+  seen,
+  startStack,
+  text,
+  visible,
+} from "./helpers.js";
 
 const pg = useTestPostgres();
 
@@ -147,17 +156,12 @@ describe("teams on two gateways: presses reach the gateway running the turn", ()
   });
 
   it("a model list posted by one gateway is chosen from through the other", async () => {
-    const menu: ModelMenu = {
-      configId: "model",
-      current: "fast",
-      options: [
-        { id: "fast", name: "Fast" },
-        { id: "deep", name: "Deep" },
-      ],
-    };
     const url = await pg.server.createDatabase();
-    const a = await gateway(url, "gw-a", { turns: [[text("hi"), done]], provider: { modelMenu: menu } });
-    const b = await gateway(url, "gw-b", { provider: { modelMenu: menu } });
+    const a = await gateway(url, "gw-a", {
+      turns: [[text("hi"), done]],
+      provider: { modelMenu: FAST_OR_DEEP },
+    });
+    const b = await gateway(url, "gw-b", { provider: { modelMenu: FAST_OR_DEEP } });
     await a.stack.driver.post(a.stack.driver.message(a.stack.alice, "hello"));
     await seen(a.stack.fake, "hi");
     await vi.waitFor(() => expect(a.stack.sessions.isBusy(a.stack.startedKeys[0] ?? "")).toBe(false));

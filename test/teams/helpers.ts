@@ -4,12 +4,14 @@
  * client sending through parley's Connector edge, the real transport/intake/hub/renderer and the
  * real store, with a ScriptedProvider as the agent. Only the network boundary is fake.
  */
+
 import { vi } from "vitest";
 import type { Clock } from "../../src/messaging/base/clock.js";
 import { realClock } from "../../src/messaging/base/clock.js";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import type { GrantControl } from "../../src/messaging/channel/contract.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
+import type { ModelMenu } from "../../src/messaging/session/agent-controls.js";
 import type { SessionManager } from "../../src/messaging/session/session-manager.js";
 import type { SessionStore } from "../../src/messaging/session/session-store.js";
 import type { ConversationOwnership } from "../../src/messaging/store/ownership.js";
@@ -201,3 +203,13 @@ export function cardButton(m: ShownMessage, title: string): Json {
   if (!found) throw new Error(`no button ${title}: ${actions.map((a) => a.title).join(", ")}`);
   return found.data;
 }
+
+/** An agent's model menu of two: Fast (current) and Deep. */
+export const FAST_OR_DEEP: ModelMenu = {
+  configId: "model",
+  current: "fast",
+  options: [
+    { id: "fast", name: "Fast" },
+    { id: "deep", name: "Deep" },
+  ],
+};
