@@ -287,7 +287,9 @@ export class ClusterMember implements ConversationOwnership {
     if (this.stopped) return;
     this.stopped = true;
     this.o.clock.clearTimeout(this.timer);
-    await this.ticking.catch(() => {});
+    await this.ticking.catch((error: unknown) =>
+      this.o.logger.error("cluster: the last heartbeat failed", { error: String(error) }),
+    );
     for (const election of this.elections) {
       if (!election.held) continue;
       election.held = false;

@@ -49,7 +49,7 @@ let gateways: Gateway[] = [];
 
 afterEach(async () => {
   for (const g of gateways) {
-    await g.member.leave().catch(() => {});
+    await g.member.leave();
     await g.stack.close();
   }
   gateways = [];
