@@ -101,6 +101,7 @@ export async function start(
   });
   const transport = new DiscordTransport({
     audit: ctx.audit,
+    drops: ctx.drops,
     rest: client,
     botUserId: () => client.botUserId,
     allowedUserIds: new Set(s.allowedUserIds),

@@ -65,6 +65,7 @@ export async function start(
   const rest = new FeishuRest({ client, clock, logger, ...overrides.rest });
   const transport = new FeishuTransport({
     audit: ctx.audit,
+    drops: ctx.drops,
     rest,
     allowedOpenIds: new Set(s.allowedOpenIds),
     groups: { allowGroup: s.allowGroup, allowedGroupIds: new Set(s.allowedGroupIds) },

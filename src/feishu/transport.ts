@@ -13,9 +13,12 @@ import type { Logger } from "../messaging/base/logger.js";
 import { silentLogger } from "../messaging/base/logger.js";
 import { defineCapabilities } from "../messaging/channel/capabilities.js";
 import type { TurnParts } from "../messaging/channel/delivery.js";
-import type { ConfiguredChannelTarget, InboundMessage } from "../messaging/channel/transport.js";
+import type {
+  ConfiguredChannelTarget,
+  InboundMessage,
+  TransportOptions,
+} from "../messaging/channel/transport.js";
 import { inboundMessage, MessagingTransport } from "../messaging/channel/transport.js";
-import type { AuditSink } from "../messaging/security/audit.js";
 import type { BotIdentity, FeishuRest, OutgoingMessage } from "./client.js";
 import { FEISHU_MAX_CHARS, feishuBodies, postMessage } from "./format.js";
 import type { ReadContent } from "./inbound.js";
@@ -57,8 +60,7 @@ export interface GroupPolicy {
   allowedGroupIds: ReadonlySet<string>;
 }
 
-export interface FeishuTransportOptions {
-  audit: AuditSink;
+export interface FeishuTransportOptions extends TransportOptions {
   /** Absent: an unconfigured transport (authorizes nobody, sends nothing). */
   rest?: FeishuRest;
   allowedOpenIds?: ReadonlySet<string>;
@@ -87,7 +89,7 @@ export class FeishuTransport extends MessagingTransport<unknown> {
   private bot: BotIdentity | null = null;
 
   constructor(options: FeishuTransportOptions) {
-    super({ audit: options.audit });
+    super({ audit: options.audit, drops: options.drops });
     this.rest = options.rest;
     // Frozen copies: a decision must not change under a concurrent config edit.
     this.allowed = new Set(options.allowedOpenIds ?? []);

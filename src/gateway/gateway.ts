@@ -21,6 +21,7 @@ import type {
 } from "../messaging/channel/contract.js";
 import { probeChannel } from "../messaging/channel/contract.js";
 import { Egress } from "../messaging/channel/egress.js";
+import { InboundDropLedger } from "../messaging/channel/inbound-drops.js";
 import { mirrorStep } from "../messaging/channel/mirror.js";
 import type { TurnSink } from "../messaging/channel/turn-sink.js";
 import { agentJobRunner } from "../messaging/schedule/agent-runner.js";
@@ -146,7 +147,7 @@ export function agentBaseEnv(env: Env, channels: readonly ChannelEntry[] = CHANN
 }
 
 /** What every started channel shares: the context without its own name and settings. */
-type SharedContext = Omit<ChannelContext, "name" | "settings">;
+type SharedContext = Omit<ChannelContext, "name" | "settings" | "drops">;
 
 const defaultsOf = (config: ParleyConfig): SharedContext["defaults"] => ({
   approvalMode: config.approvalMode,
@@ -190,6 +191,8 @@ interface AuditSinks {
   window: DenialWindowAuditSink;
   store: StoreAuditSink;
   file: JsonlAuditSink | undefined;
+  /** Inbound frames each channel did not turn into a message: counted, audited, kept for doctor. */
+  drops: InboundDropLedger;
 }
 
 export class Gateway {
@@ -278,7 +281,8 @@ export class Gateway {
       file ? new TeeAuditSink([storeAudit, file]) : storeAudit,
       realClock,
     );
-    const audit: AuditSinks = { sink: window, window, store: storeAudit, file };
+    const drops = new InboundDropLedger({ audit: window, logger: o.logger, store: store.inboundDrops });
+    const audit: AuditSinks = { sink: window, window, store: storeAudit, file, drops };
     const history = new ConversationHistory({
       transcripts: store.transcripts,
       flags: store.sessions,
@@ -569,7 +573,12 @@ export class Gateway {
     if (this.stopping) return;
     try {
       const mod = await entry.load();
-      const running = await mod.start({ ...this.shared, name: entry.name, settings });
+      const running = await mod.start({
+        ...this.shared,
+        name: entry.name,
+        settings,
+        drops: this.audit.drops.forChannel(entry.name),
+      });
       this.running.push(running);
       if (running.transport) this.parts.egress.register(running.transport);
       logger.info(`${entry.name}: started`);
@@ -622,7 +631,8 @@ export class Gateway {
       // Runs the close cut short stay claimed: the next start resumes them.
       await this.parts.scheduler.stop();
       await this.parts.pool?.close();
-      // The open window's counts first, then the store's audit rows: the store closes next.
+      // The drop counts and the open window's counts first, then the store's audit rows: the store closes next.
+      await this.audit.drops.flush();
       this.audit.window.close();
       await this.audit.store.flush();
       try {

@@ -70,6 +70,7 @@ export async function start(
   const ledger = new OwnMessageLedger(clock, overrides.echoTtlMs);
   const transport = new IMessageTransport({
     audit: ctx.audit,
+    drops: ctx.drops,
     imsg,
     allowedHandles: s.allowedHandles,
     ledger,

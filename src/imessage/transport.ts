@@ -21,9 +21,9 @@ import type {
   ConfiguredChannelTarget,
   InboundMessage,
   ResolvedTarget,
+  TransportOptions,
 } from "../messaging/channel/transport.js";
 import { inboundMessage, MessagingTransport } from "../messaging/channel/transport.js";
-import type { AuditSink } from "../messaging/security/audit.js";
 import { IMESSAGE_MAX_CHARS, splitFlat } from "./chunks.js";
 import { normalizeHandle } from "./handles.js";
 import type { OwnMessageLedger } from "./ledger.js";
@@ -67,8 +67,7 @@ export interface SendPolicy {
 
 export const DEFAULT_SEND_POLICY: SendPolicy = { attempts: 3, firstBackoffMs: 1_000, maxBackoffMs: 30_000 };
 
-export interface IMessageTransportOptions {
-  audit: AuditSink;
+export interface IMessageTransportOptions extends TransportOptions {
   /** Absent: an unconfigured transport (authorizes nobody, sends nothing). */
   imsg?: ImsgCalls;
   allowedHandles?: readonly string[];
@@ -106,7 +105,7 @@ export class IMessageTransport extends MessagingTransport<ImsgMessage> {
   private readonly rows = new WeakMap<InboundMessage, ImsgMessage>();
 
   constructor(private readonly o: IMessageTransportOptions) {
-    super({ audit: o.audit });
+    super({ audit: o.audit, drops: o.drops });
     // Normalized once and frozen: a decision must not change under a concurrent config edit.
     this.allowed = new Set((o.allowedHandles ?? []).flatMap((h) => normalizeHandle(h) ?? []));
     this.policy = { ...DEFAULT_SEND_POLICY, ...o.sendPolicy };

@@ -83,6 +83,7 @@ export async function start(
   const owner = ownerOf(s);
   const transport = new SlackTransport({
     audit: ctx.audit,
+    drops: ctx.drops,
     api: client,
     botUserId: me.botUserId,
     botId: me.botId,

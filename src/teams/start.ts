@@ -105,6 +105,7 @@ export async function start(
   );
   const transport = new TeamsTransport({
     audit: ctx.audit,
+    drops: ctx.drops,
     allowedUsers: allowed,
     gate,
     routes,

@@ -80,6 +80,7 @@ export async function start(
   const ops = telegramOps(bot);
   const transport = new TelegramTransport({
     audit: ctx.audit,
+    drops: ctx.drops,
     ops,
     allowedUserIds: new Set(s.allowedUserIds),
     forum: { allowForum: s.allowForum, allowedForumChatIds: new Set(s.allowedForumChatIds) },

@@ -13,11 +13,11 @@ import type {
   InboundAttachment,
   InboundMessage,
   ResolvedTarget,
+  TransportOptions,
 } from "../messaging/channel/transport.js";
 import { inboundMessage, MessagingTransport } from "../messaging/channel/transport.js";
 import type { Attachment } from "../messaging/files/ingest.js";
 import type { OutboundFile } from "../messaging/files/outbound-files.js";
-import type { AuditSink } from "../messaging/security/audit.js";
 import { splitMarkdownSafe } from "../messaging/text/split.js";
 import type { TelegramFileOptions } from "./attachments.js";
 import { inboundFilesOf, telegramAttachment } from "./attachments.js";
@@ -56,8 +56,7 @@ export const TELEGRAM_CAPABILITIES = defineCapabilities({
   returnsMessageId: true,
 });
 
-export interface TelegramTransportOptions {
-  audit: AuditSink;
+export interface TelegramTransportOptions extends TransportOptions {
   /** Absent: an unconfigured transport (authorizes nobody, sends nothing). */
   ops?: TelegramOps;
   allowedUserIds?: ReadonlySet<string>;
@@ -88,7 +87,7 @@ export class TelegramTransport extends MessagingTransport<TgUpdate> {
   private bot: BotIdentity | null = null;
 
   constructor(options: TelegramTransportOptions) {
-    super({ audit: options.audit });
+    super({ audit: options.audit, drops: options.drops });
     this.ops = options.ops;
     // Frozen copies: a decision must not change under a concurrent config edit.
     this.allowed = new Set(options.allowedUserIds ?? []);

@@ -28,7 +28,7 @@ export interface WebChatStartOptions {
 
 /** The web chat without its server: transport, surface, hub and the frame intake over them. */
 export function assembleWebChat(ctx: ChannelContext<WebChatSettings>, options: WebChatStartOptions = {}) {
-  const transport = new WebChatTransport({ audit: ctx.audit, now: () => ctx.clock.now() });
+  const transport = new WebChatTransport({ audit: ctx.audit, drops: ctx.drops, now: () => ctx.clock.now() });
   const surface = new WebChatSurface({ transport, agentName: ctx.defaults.agentName, ...options }, ctx);
   const hub = new ConversationHub<string, WebChatExtra>({
     surface,

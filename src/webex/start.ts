@@ -66,6 +66,7 @@ export async function start(
   });
   const transport = new WebexTransport({
     audit: ctx.audit,
+    drops: ctx.drops,
     rest: client,
     self: () => ({ id: client.botId, emails: client.botEmails }),
     allowedEmails: new Set(s.allowedEmails),

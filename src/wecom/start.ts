@@ -77,6 +77,7 @@ export async function start(
   });
   const transport = new WeComTransport({
     audit,
+    drops: ctx.drops,
     botId,
     allowedUsers: s.allowedUsers,
     allowAllUsers: s.allowAllUsers,

@@ -14,9 +14,9 @@ import type {
   ConfiguredChannelTarget,
   InboundMessage,
   ResolvedTarget,
+  TransportOptions,
 } from "../messaging/channel/transport.js";
 import { inboundMessage, MessagingTransport } from "../messaging/channel/transport.js";
-import type { AuditSink } from "../messaging/security/audit.js";
 import { displaySafeFor } from "../messaging/text/options.js";
 import { splitMarkdownSafe } from "../messaging/text/split.js";
 import { contentOf } from "./attachments.js";
@@ -65,8 +65,7 @@ export interface WeComPusher {
   push(chatId: string, content: string): Promise<FrameVerdict>;
 }
 
-export interface WeComTransportOptions {
-  audit: AuditSink;
+export interface WeComTransportOptions extends TransportOptions {
   /** The bot's own id: its messages are never a turn. */
   botId?: string;
   allowedUsers?: readonly string[];
@@ -88,7 +87,7 @@ export class WeComTransport extends MessagingTransport<CallbackFrame> {
   private readonly log: Logger;
 
   constructor(private readonly o: WeComTransportOptions) {
-    super({ audit: o.audit });
+    super({ audit: o.audit, drops: o.drops });
     // Frozen copies: a decision must not change under a concurrent config edit.
     this.allowed = new Set(o.allowedUsers ?? []);
     this.allowAll = o.allowAllUsers === true;

@@ -109,6 +109,7 @@ export async function start(
   await peers.load();
   const transport = new WeixinTransport({
     audit,
+    drops: ctx.drops,
     client,
     policy,
     peers,

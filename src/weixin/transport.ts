@@ -17,9 +17,9 @@ import type {
   ConfiguredChannelTarget,
   InboundMessage,
   ResolvedTarget,
+  TransportOptions,
 } from "../messaging/channel/transport.js";
 import { inboundMessage, MessagingTransport } from "../messaging/channel/transport.js";
-import type { AuditSink } from "../messaging/security/audit.js";
 import type { IlinkClient } from "./client.js";
 import type { ReadContent } from "./content.js";
 import { readContent } from "./content.js";
@@ -57,8 +57,7 @@ export const WEIXIN_CAPABILITIES = defineCapabilities({
 /** Gap between two sends to one peer (iLink throttles bursts; a message a second reads naturally). */
 export const SEND_GAP_MS = 300;
 
-export interface WeixinTransportOptions {
-  audit: AuditSink;
+export interface WeixinTransportOptions extends TransportOptions {
   /** Absent: an unconfigured transport (authorizes nobody, sends nothing). */
   client?: IlinkClient;
   policy?: PeerPolicy;
@@ -89,7 +88,7 @@ export class WeixinTransport extends MessagingTransport<unknown> {
   private readonly log: Logger;
 
   constructor(private readonly o: WeixinTransportOptions) {
-    super({ audit: o.audit });
+    super({ audit: o.audit, drops: o.drops });
     this.log = o.logger ?? silentLogger;
   }
 

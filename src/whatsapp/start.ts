@@ -90,6 +90,7 @@ export async function start(
   }, logger);
   const transport = new WhatsAppTransport({
     audit: ctx.audit,
+    drops: ctx.drops,
     // A send waits for the connection a little (a start, a short reconnect) before it fails.
     socket: () => connection.whenOpen(overrides.sendWaitMs ?? 30_000),
     operator: () => operator,

@@ -16,10 +16,10 @@ import type {
   InboundAttachment,
   InboundMessage,
   ResolvedTarget,
+  TransportOptions,
 } from "../messaging/channel/transport.js";
 import { inboundMessage, MessagingTransport } from "../messaging/channel/transport.js";
 import type { Attachment } from "../messaging/files/ingest.js";
-import type { AuditSink } from "../messaging/security/audit.js";
 import type { WhatsAppFileOptions } from "./attachments.js";
 import { whatsappAttachment } from "./attachments.js";
 import type { SentIds } from "./echo.js";
@@ -88,8 +88,7 @@ export function decodeKey(chat: string, messageId: string): WAMessageKey {
   };
 }
 
-export interface WhatsAppTransportOptions {
-  audit: AuditSink;
+export interface WhatsAppTransportOptions extends TransportOptions {
   /** The open socket, waited for briefly (absent: an unconfigured transport, sends nothing). */
   socket?: () => Promise<WaSocket>;
   operator?: () => Operator | null;
@@ -106,7 +105,7 @@ export class WhatsAppTransport extends MessagingTransport<WaEnvelope> {
   private readonly log: Logger;
 
   constructor(private readonly o: WhatsAppTransportOptions) {
-    super({ audit: o.audit });
+    super({ audit: o.audit, drops: o.drops });
     this.log = o.logger ?? silentLogger;
   }
 

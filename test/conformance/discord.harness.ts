@@ -17,6 +17,7 @@ import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import { FakeDiscord } from "../fakes/discord/server.js";
 import { testChannelContext } from "../helpers/channel-context.js";
 import { tempHome } from "../helpers/channel-under-test.js";
+import { testDrops } from "../helpers/drops.js";
 import type { ChannelHarness, OutboundMessage } from "./contract.js";
 import type { DispatcherHarness } from "./dispatcher-contract.js";
 import { liveChannel } from "./dispatcher-contract.js";
@@ -53,6 +54,7 @@ export const discordHarness: ChannelHarness = {
   capabilities: DISCORD_CAPABILITIES,
   unconfigured: (audit: AuditSink) =>
     new DiscordTransport({
+      drops: testDrops(audit, "discord"),
       audit,
       // Never called: an unconfigured transport refuses before any send.
       rest: client("http://127.0.0.1:9/api", "unused"),
@@ -65,6 +67,7 @@ export const discordHarness: ChannelHarness = {
     fake.addChannel({ id: DM, type: 1 });
     const rest = client(fake.apiBase, fake.token);
     const transport = new DiscordTransport({
+      drops: testDrops(audit, "discord"),
       audit,
       rest,
       botUserId: () => fake.botId,

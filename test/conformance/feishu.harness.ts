@@ -21,6 +21,7 @@ import { postMarkdown, renderVisible } from "../fakes/feishu/render.js";
 import { FakeFeishu } from "../fakes/feishu/server.js";
 import { testChannelContext } from "../helpers/channel-context.js";
 import { tempHome } from "../helpers/channel-under-test.js";
+import { testDrops } from "../helpers/drops.js";
 import type { ChannelHarness, OutboundMessage } from "./contract.js";
 import type { DispatcherHarness } from "./dispatcher-contract.js";
 import { liveChannel } from "./dispatcher-contract.js";
@@ -61,7 +62,10 @@ export const feishuHarness: ChannelHarness = {
   name: "feishu",
   capabilities: FEISHU_CAPABILITIES,
   unconfigured: (audit: AuditSink) =>
-    new FeishuTransport({ audit }) as unknown as MessagingTransport<unknown>,
+    new FeishuTransport({
+      drops: testDrops(audit, "feishu"),
+      audit,
+    }) as unknown as MessagingTransport<unknown>,
   async configured(audit: AuditSink) {
     const fake = await FakeFeishu.start({ lifetimeMs: 60_000 });
     const logger = new MemoryLogger();
@@ -73,7 +77,13 @@ export const feishuHarness: ChannelHarness = {
       logger,
     });
     const rest = new FeishuRest({ client, clock: realClock, logger });
-    const transport = new FeishuTransport({ audit, rest, allowedOpenIds: new Set([OWNER]), logger });
+    const transport = new FeishuTransport({
+      drops: testDrops(audit, "feishu"),
+      audit,
+      rest,
+      allowedOpenIds: new Set([OWNER]),
+      logger,
+    });
     transport.setIdentity({ openId: fake.botOpenId, appName: fake.appName });
     const anchor = fake.seedMessage({ openId: OWNER }, "hello");
     transport.noteAnchor(OWNER, anchor);

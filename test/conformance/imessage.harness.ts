@@ -13,6 +13,7 @@ import type { MessagingTransport } from "../../src/messaging/channel/transport.j
 import type { AuditSink } from "../../src/messaging/security/audit.js";
 import { FakeImsgFolder, waitFor } from "../fakes/imsg/control.js";
 import { testChannelContext } from "../helpers/channel-context.js";
+import { testDrops } from "../helpers/drops.js";
 import { imsgClientOn, macHost } from "../imessage/channel-harness.js";
 import type { ChannelHarness, OutboundMessage } from "./contract.js";
 import type { DispatcherHarness } from "./dispatcher-contract.js";
@@ -32,13 +33,17 @@ export const imessageHarness: ChannelHarness = {
   name: "imessage",
   capabilities: IMESSAGE_CAPABILITIES,
   unconfigured: (audit: AuditSink) =>
-    new IMessageTransport({ audit }) as unknown as MessagingTransport<unknown>,
+    new IMessageTransport({
+      drops: testDrops(audit, "imessage"),
+      audit,
+    }) as unknown as MessagingTransport<unknown>,
   async configured(audit: AuditSink) {
     const folder = new FakeImsgFolder();
     const logger = new MemoryLogger();
     const client = imsgClientOn(folder, logger);
     await client.start();
     const transport = new IMessageTransport({
+      drops: testDrops(audit, "imessage"),
       audit,
       imsg: client,
       allowedHandles: [OWNER],

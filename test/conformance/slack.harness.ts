@@ -20,6 +20,7 @@ import type { SlackEnvelope } from "../../src/slack/wire.js";
 import { buttonsOf, FakeSlack } from "../fakes/slack/server.js";
 import { testChannelContext } from "../helpers/channel-context.js";
 import { tempHome } from "../helpers/channel-under-test.js";
+import { testDrops } from "../helpers/drops.js";
 import type { ChannelHarness, OutboundMessage } from "./contract.js";
 import type { DispatcherHarness } from "./dispatcher-contract.js";
 import { liveChannel } from "./dispatcher-contract.js";
@@ -58,6 +59,7 @@ export const slackHarness: ChannelHarness = {
   capabilities: SLACK_CAPABILITIES,
   unconfigured: (audit: AuditSink) =>
     new SlackTransport({
+      drops: testDrops(audit, "slack"),
       audit,
       // Never called: an unconfigured transport refuses before any send.
       api: client("http://127.0.0.1:9/api", "xoxb-unused"),
@@ -71,6 +73,7 @@ export const slackHarness: ChannelHarness = {
     const fake = await new FakeSlack().start();
     const api = client(fake.apiUrl, fake.botToken);
     const transport = new SlackTransport({
+      drops: testDrops(audit, "slack"),
       audit,
       api,
       botUserId: fake.botUserId,

@@ -27,6 +27,7 @@ import type { FakeTeams, FakeTeamsUser } from "../fakes/teams/server.js";
 import { FakeTeams as Fake } from "../fakes/teams/server.js";
 import { testChannelContext } from "../helpers/channel-context.js";
 import { tempHome } from "../helpers/channel-under-test.js";
+import { testDrops } from "../helpers/drops.js";
 import { cardTexts, teamsClientOn, visible } from "../teams/helpers.js";
 import type { ChannelHarness, OutboundMessage } from "./contract.js";
 import type { DispatcherHarness } from "./dispatcher-contract.js";
@@ -50,6 +51,7 @@ export const teamsHarness: ChannelHarness = {
   capabilities: TEAMS_CAPABILITIES,
   unconfigured: (audit: AuditSink) =>
     new TeamsTransport({
+      drops: testDrops(audit, "teams"),
       audit,
       allowedUsers: new Set(),
       gate: connectorHostGate([]),
@@ -86,6 +88,7 @@ export const teamsHarness: ChannelHarness = {
       },
     );
     const transport = new TeamsTransport({
+      drops: testDrops(audit, "teams"),
       audit,
       allowedUsers: new Set([alice.upn]),
       gate,

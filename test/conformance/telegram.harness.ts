@@ -17,6 +17,7 @@ import { parseTelegramHtml } from "../fakes/telegram/html.js";
 import { FakeTelegram } from "../fakes/telegram/server.js";
 import { testChannelContext } from "../helpers/channel-context.js";
 import { tempHome } from "../helpers/channel-under-test.js";
+import { testDrops } from "../helpers/drops.js";
 import { NO_PACE } from "../telegram/helpers.js";
 import type { ChannelHarness, OutboundMessage } from "./contract.js";
 import type { DispatcherHarness } from "./dispatcher-contract.js";
@@ -48,7 +49,10 @@ export const telegramHarness: ChannelHarness = {
   name: "telegram",
   capabilities: TELEGRAM_CAPABILITIES,
   unconfigured: (audit: AuditSink) =>
-    new TelegramTransport({ audit }) as unknown as MessagingTransport<unknown>,
+    new TelegramTransport({
+      drops: testDrops(audit, "telegram"),
+      audit,
+    }) as unknown as MessagingTransport<unknown>,
   async configured(audit: AuditSink) {
     const fake = await FakeTelegram.start({ lifetimeMs: 60_000 });
     const bot = createTelegramBot({
@@ -57,6 +61,7 @@ export const telegramHarness: ChannelHarness = {
       pace: { privateIntervalMs: 0, groupIntervalMs: 0 },
     });
     const transport = new TelegramTransport({
+      drops: testDrops(audit, "telegram"),
       audit,
       ops: telegramOps(bot),
       allowedUserIds: new Set([OWNER]),

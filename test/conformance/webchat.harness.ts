@@ -7,6 +7,7 @@ import { WebChatRenderer } from "../../src/webchat/renderer.js";
 import { assembleWebChat } from "../../src/webchat/start.js";
 import { WEBCHAT_CAPABILITIES, WebChatTransport } from "../../src/webchat/transport.js";
 import { testChannelContext } from "../helpers/channel-context.js";
+import { testDrops } from "../helpers/drops.js";
 import type { ChannelHarness } from "./contract.js";
 import type { DispatcherHarness } from "./dispatcher-contract.js";
 import { liveChannel } from "./dispatcher-contract.js";
@@ -15,9 +16,12 @@ export const webchatHarness: ChannelHarness = {
   name: "webchat",
   capabilities: WEBCHAT_CAPABILITIES,
   unconfigured: (audit: AuditSink) =>
-    new WebChatTransport({ audit }) as unknown as MessagingTransport<unknown>,
+    new WebChatTransport({
+      drops: testDrops(audit, "webchat"),
+      audit,
+    }) as unknown as MessagingTransport<unknown>,
   async configured(audit: AuditSink) {
-    const transport = new WebChatTransport({ audit });
+    const transport = new WebChatTransport({ drops: testDrops(audit, "webchat"), audit });
     transport.admit("owner", () => {});
     const conversationId = "conformance";
     transport.open(conversationId);

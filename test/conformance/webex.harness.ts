@@ -20,6 +20,7 @@ import type { FakeWebex, FakeWebexMessage } from "../fakes/webex/server.js";
 import { FakeWebex as Fake } from "../fakes/webex/server.js";
 import { testChannelContext } from "../helpers/channel-context.js";
 import { tempHome } from "../helpers/channel-under-test.js";
+import { testDrops } from "../helpers/drops.js";
 import type { ChannelHarness, OutboundMessage } from "./contract.js";
 import type { DispatcherHarness } from "./dispatcher-contract.js";
 import { liveChannel } from "./dispatcher-contract.js";
@@ -72,6 +73,7 @@ export const webexHarness: ChannelHarness = {
   capabilities: WEBEX_CAPABILITIES,
   unconfigured: (audit: AuditSink) =>
     new WebexTransport({
+      drops: testDrops(audit, "webex"),
       audit,
       // Never called: an unconfigured transport refuses before any send.
       rest: {
@@ -88,6 +90,7 @@ export const webexHarness: ChannelHarness = {
     fake.addRoom(ROOM, "direct");
     const rest = webexClient(fake);
     const transport = new WebexTransport({
+      drops: testDrops(audit, "webex"),
       audit,
       rest,
       self: () => ({ id: "bot-person", emails: ["parley@webex.bot"] }),

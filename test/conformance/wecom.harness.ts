@@ -14,6 +14,7 @@ import type { CallbackFrame } from "../../src/wecom/wire.js";
 import { FakeWeCom } from "../fakes/wecom/server.js";
 import { testChannelContext } from "../helpers/channel-context.js";
 import { tempHome } from "../helpers/channel-under-test.js";
+import { testDrops } from "../helpers/drops.js";
 import { USER, wire, wireTexts } from "../wecom/helpers.js";
 import type { ChannelHarness, OutboundMessage } from "./contract.js";
 import type { DispatcherHarness } from "./dispatcher-contract.js";
@@ -43,10 +44,20 @@ export const wecomHarness: ChannelHarness = {
   name: "wecom",
   capabilities: WECOM_CAPABILITIES,
   unconfigured: (audit: AuditSink) =>
-    new WeComTransport({ audit, botId: BOT }) as unknown as MessagingTransport<unknown>,
+    new WeComTransport({
+      drops: testDrops(audit, "wecom"),
+      audit,
+      botId: BOT,
+    }) as unknown as MessagingTransport<unknown>,
   async configured(audit: AuditSink) {
     const w = await wire();
-    const transport = new WeComTransport({ audit, botId: BOT, allowedUsers: [USER], pusher: w.client });
+    const transport = new WeComTransport({
+      drops: testDrops(audit, "wecom"),
+      audit,
+      botId: BOT,
+      allowedUsers: [USER],
+      pusher: w.client,
+    });
     // The user opens the conversation (WeCom pushes only into one the user wrote to).
     w.message({ text: "hello" });
     return {

@@ -20,6 +20,7 @@ import { renderVisible } from "../fakes/weixin/render.js";
 import { FakeIlink } from "../fakes/weixin/server.js";
 import { testChannelContext } from "../helpers/channel-context.js";
 import { tempHome } from "../helpers/channel-under-test.js";
+import { testDrops } from "../helpers/drops.js";
 import type { ChannelHarness, OutboundMessage } from "./contract.js";
 import type { DispatcherHarness } from "./dispatcher-contract.js";
 import { liveChannel } from "./dispatcher-contract.js";
@@ -52,7 +53,10 @@ export const weixinHarness: ChannelHarness = {
   name: "weixin",
   capabilities: WEIXIN_CAPABILITIES,
   unconfigured: (audit: AuditSink) =>
-    new WeixinTransport({ audit }) as unknown as MessagingTransport<unknown>,
+    new WeixinTransport({
+      drops: testDrops(audit, "weixin"),
+      audit,
+    }) as unknown as MessagingTransport<unknown>,
   async configured(audit: AuditSink) {
     const fake = await FakeIlink.start({ lifetimeMs: 60_000 });
     const logger = new MemoryLogger();
@@ -61,6 +65,7 @@ export const weixinHarness: ChannelHarness = {
     const { contextToken } = fake.push(OWNER, "hello");
     await peers.rememberToken(OWNER, contextToken);
     const transport = new WeixinTransport({
+      drops: testDrops(audit, "weixin"),
       audit,
       client,
       policy: new PeerPolicy({ dmPolicy: "allowlist", allowedUserIds: [OWNER] }),

@@ -18,6 +18,7 @@ import type { WaEnvelope } from "../../src/whatsapp/transport.js";
 import { WHATSAPP_CAPABILITIES, WhatsAppTransport } from "../../src/whatsapp/transport.js";
 import { FakeWhatsApp } from "../fakes/whatsapp/server.js";
 import { testChannelContext } from "../helpers/channel-context.js";
+import { testDrops } from "../helpers/drops.js";
 import { GUEST, GUEST_JID, linkedHome, openTransport, STRANGER_JID } from "../whatsapp/harness.js";
 import type { ChannelHarness, OutboundMessage } from "./contract.js";
 import type { DispatcherHarness } from "./dispatcher-contract.js";
@@ -45,7 +46,10 @@ export const whatsappHarness: ChannelHarness = {
   name: "whatsapp",
   capabilities: WHATSAPP_CAPABILITIES,
   unconfigured: (audit: AuditSink) =>
-    new WhatsAppTransport({ audit }) as unknown as MessagingTransport<unknown>,
+    new WhatsAppTransport({
+      drops: testDrops(audit, "whatsapp"),
+      audit,
+    }) as unknown as MessagingTransport<unknown>,
   async configured(audit: AuditSink) {
     const fake = await FakeWhatsApp.start({ lifetimeMs: 60_000 });
     const { transport, sent, operator } = await openTransport(fake, audit);

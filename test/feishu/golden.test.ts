@@ -15,6 +15,7 @@ import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import { postMarkdown } from "../fakes/feishu/render.js";
 import { FakeFeishu } from "../fakes/feishu/server.js";
+import { testDrops } from "../helpers/drops.js";
 import type { RendererScenario } from "../helpers/golden-scenarios.js";
 import {
   describeGolden,
@@ -54,7 +55,12 @@ async function record(scenario: RendererScenario) {
     clock: realClock,
     logger,
   });
-  const transport = new FeishuTransport({ audit: new MemoryAuditSink(), rest, logger });
+  const transport = new FeishuTransport({
+    drops: testDrops(new MemoryAuditSink(), "feishu"),
+    audit: new MemoryAuditSink(),
+    rest,
+    logger,
+  });
   const anchor = fake.seedMessage({ openId: "ou_golden0000000000000000000000000001" }, "go");
   const renderer = new FeishuRenderer({
     post: (md) => transport.postMarkdown({ replyTo: anchor, chatId: "" }, md),

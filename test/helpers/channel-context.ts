@@ -20,6 +20,7 @@ import type {
   Env,
   GrantControl,
 } from "../../src/messaging/channel/contract.js";
+import { InboundDropLedger } from "../../src/messaging/channel/inbound-drops.js";
 import type { TurnSink } from "../../src/messaging/channel/turn-sink.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import type { TitleGenerator } from "../../src/messaging/session/auto-title.js";
@@ -67,9 +68,15 @@ export interface TestContextOptions {
 export function testChannelContext<S extends ChannelSettings>(
   entry: ChannelEntry,
   o: TestContextOptions,
-): ChannelContext<S> & { audit: MemoryAuditSink; logger: MemoryLogger } {
+): ChannelContext<S> & { audit: MemoryAuditSink; logger: MemoryLogger; dropLedger: InboundDropLedger } {
   const audit = o.audit ?? new MemoryAuditSink();
   const logger = o.logger ?? new MemoryLogger();
+  // As the gateway wires it: counts per channel and reason, audited, written to the store when there is one.
+  const dropLedger = new InboundDropLedger({
+    audit,
+    logger,
+    ...(o.parley ? { store: o.parley.inboundDrops } : {}),
+  });
   const clock = o.clock ?? realClock;
   const store = o.store ?? o.parley?.sessions ?? new MemorySessionStore({ logger });
   const parley = o.parley;
@@ -94,6 +101,8 @@ export function testChannelContext<S extends ChannelSettings>(
     home: o.home ?? mkdtempSync(join(tmpdir(), `parley-${entry.name}-`)),
     logger,
     audit,
+    drops: dropLedger.forChannel(entry.name),
+    dropLedger,
     clock,
     sessions: o.sessions,
     store,

@@ -15,6 +15,7 @@ import { type Clock, realClock } from "../../src/messaging/base/clock.js";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import { FakeImsgFolder } from "../fakes/imsg/control.js";
+import { testDrops } from "../helpers/drops.js";
 import type { RendererScenario } from "../helpers/golden-scenarios.js";
 import {
   describeGolden,
@@ -46,6 +47,7 @@ async function record(scenario: RendererScenario) {
   stops.push(() => client.stop());
   const fixed: Clock = { ...realClock, now: () => 0 };
   const transport = new IMessageTransport({
+    drops: testDrops(new MemoryAuditSink(), "imessage"),
     audit: new MemoryAuditSink(),
     imsg: client,
     allowedHandles: [HANDLE],

@@ -13,6 +13,7 @@ import { AlbumCollector } from "../../src/telegram/albums.js";
 import { distinctNames, inboundFilesOf, TELEGRAM_INGEST_LIMITS } from "../../src/telegram/attachments.js";
 import { TELEGRAM_CAPABILITIES, TelegramTransport } from "../../src/telegram/transport.js";
 import type { TgMessage } from "../../src/telegram/wire.js";
+import { testDrops } from "../helpers/drops.js";
 import { ManualClock, settle } from "./helpers.js";
 
 const chat = { id: 42, type: "private" as const };
@@ -98,7 +99,11 @@ describe("inboundFilesOf", () => {
 describe("the transport", () => {
   it("declares filesInbound, and a media-only message (caption or none) is a message", async () => {
     expect(TELEGRAM_CAPABILITIES.filesInbound).toBe(true);
-    const t = new TelegramTransport({ audit: new MemoryAuditSink(), allowedUserIds: new Set(["42"]) });
+    const t = new TelegramTransport({
+      drops: testDrops(new MemoryAuditSink(), "telegram"),
+      audit: new MemoryAuditSink(),
+      allowedUserIds: new Set(["42"]),
+    });
     const voice = await t.receive({ update_id: 1, message: msg({ voice: f("vo") }) });
     const captioned = await t.receive({
       update_id: 2,

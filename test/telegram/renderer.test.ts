@@ -17,6 +17,7 @@ import { TelegramRenderer } from "../../src/telegram/renderer.js";
 import { TelegramTransport } from "../../src/telegram/transport.js";
 import { parseTelegramHtml } from "../fakes/telegram/html.js";
 import { FakeTelegram } from "../fakes/telegram/server.js";
+import { testDrops } from "../helpers/drops.js";
 import { permissionRequest } from "../helpers/events.js";
 import { ManualClock, opsFor, pump, until } from "./helpers.js";
 
@@ -27,6 +28,7 @@ let transport: TelegramTransport;
 beforeEach(async () => {
   fake = await FakeTelegram.start({ lifetimeMs: 30_000 });
   transport = new TelegramTransport({
+    drops: testDrops(new MemoryAuditSink(), "telegram"),
     audit: new MemoryAuditSink(),
     ops: opsFor(fake),
     allowedUserIds: new Set([String(CHAT)]),
@@ -297,6 +299,7 @@ describe("pace", () => {
         fetch: counting,
       });
       const t = new TelegramTransport({
+        drops: testDrops(new MemoryAuditSink(), "telegram"),
         audit: new MemoryAuditSink(),
         ops: telegramOps(bot),
         allowedUserIds: new Set([String(CHAT)]),

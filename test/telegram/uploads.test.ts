@@ -17,6 +17,7 @@ import { TelegramRenderer } from "../../src/telegram/renderer.js";
 import { TelegramTransport } from "../../src/telegram/transport.js";
 import type { UploadPolicy } from "../../src/telegram/uploads.js";
 import { FakeTelegram } from "../fakes/telegram/server.js";
+import { testDrops } from "../helpers/drops.js";
 import { opsFor } from "./helpers.js";
 
 const CHAT = 42;
@@ -43,6 +44,7 @@ const done: ProviderEvent = { type: "complete", stopReason: "end_turn" };
 
 async function turn(steps: ScriptStep[], uploads: Partial<UploadPolicy> = {}) {
   const transport = new TelegramTransport({
+    drops: testDrops(new MemoryAuditSink(), "telegram"),
     audit: new MemoryAuditSink(),
     ops: opsFor(fake),
     allowedUserIds: new Set([String(CHAT)]),

@@ -12,10 +12,14 @@ const helpText = () => kit.help();
 import type { ServerFrame } from "../../src/webchat/protocol.js";
 import { clientFrameSchema } from "../../src/webchat/protocol.js";
 import { WebChatTransport } from "../../src/webchat/transport.js";
+import { testDrops } from "../helpers/drops.js";
 
 function admitted() {
   const frames: ServerFrame[] = [];
-  const t = new WebChatTransport({ audit: new MemoryAuditSink() });
+  const t = new WebChatTransport({
+    drops: testDrops(new MemoryAuditSink(), "webchat"),
+    audit: new MemoryAuditSink(),
+  });
   t.admit("owner", (_c, f) => frames.push(f));
   t.open("c1");
   return { t, frames };
@@ -71,7 +75,10 @@ describe("WebChatTransport rendering", () => {
   });
 
   it("proactive sends reach only a conversation a page opened, and only once admitted", async () => {
-    const unadmitted = new WebChatTransport({ audit: new MemoryAuditSink() });
+    const unadmitted = new WebChatTransport({
+      drops: testDrops(new MemoryAuditSink(), "webchat"),
+      audit: new MemoryAuditSink(),
+    });
     unadmitted.open("c1");
     expect(unadmitted.maySendTo("c1", undefined, { principal: "" })).toBe(false);
     const { t } = admitted();

@@ -3,11 +3,13 @@ import { describe, expect, it } from "vitest";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import type { WebexEnvelope, WebexRest } from "../../src/webex/transport.js";
 import { WebexTransport } from "../../src/webex/transport.js";
+import { testDrops } from "../helpers/drops.js";
 
 const rest = {} as WebexRest;
 
 function transport(audit = new MemoryAuditSink()) {
   return new WebexTransport({
+    drops: testDrops(audit, "webex"),
     audit,
     rest,
     self: () => ({ id: "bot-person-id", emails: ["parley@webex.bot"] }),

@@ -7,6 +7,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import { WeComSendError, WeComTransport } from "../../src/wecom/transport.js";
 import type { CallbackFrame } from "../../src/wecom/wire.js";
+import { testDrops } from "../helpers/drops.js";
 import type { Wired } from "./helpers.js";
 import { wire } from "./helpers.js";
 
@@ -35,7 +36,11 @@ function frame(userid: string): CallbackFrame {
 describe("configured targets", () => {
   it("lists the allowed userids, cold with a reason until they write; a stranger never becomes one", async () => {
     const audit = new MemoryAuditSink();
-    const t = new WeComTransport({ audit, allowedUsers: ["zhangsan", "lisi"] });
+    const t = new WeComTransport({
+      drops: testDrops(audit, "wecom"),
+      audit,
+      allowedUsers: ["zhangsan", "lisi"],
+    });
     expect(t.configuredTargets()).toEqual([
       expect.objectContaining({
         targetId: "user:zhangsan",
@@ -56,7 +61,11 @@ describe("configured targets", () => {
   });
 
   it("with allowAllUsers, a userid is a target only once it has written (learned), and is rechecked", async () => {
-    const t = new WeComTransport({ audit: new MemoryAuditSink(), allowAllUsers: true });
+    const t = new WeComTransport({
+      drops: testDrops(new MemoryAuditSink(), "wecom"),
+      audit: new MemoryAuditSink(),
+      allowAllUsers: true,
+    });
     expect(t.configuredTargets()).toEqual([]);
     expect(t.resolveConfiguredTarget("user:zhaoliu")).toBeNull();
     await t.receive(frame("zhaoliu"));
@@ -76,7 +85,12 @@ describe("pushes", () => {
   it("a push to a conversation that is not admitted is refused and audited, never sent", async () => {
     w = await wire();
     const audit = new MemoryAuditSink();
-    const t = new WeComTransport({ audit, allowedUsers: ["zhangsan"], pusher: w.client });
+    const t = new WeComTransport({
+      drops: testDrops(audit, "wecom"),
+      audit,
+      allowedUsers: ["zhangsan"],
+      pusher: w.client,
+    });
     await expect(t.sendMessage("wangwu", "hello")).rejects.toBeInstanceOf(WeComSendError);
     expect(audit.find("channel.proactive_send_authorize", "denied")).toHaveLength(1);
     expect(w.fake.framesOf("aibot_send_msg")).toEqual([]);
@@ -85,6 +99,7 @@ describe("pushes", () => {
   it("a long push refused part-way names the part, and nothing after it is sent", async () => {
     w = await wire();
     const t = new WeComTransport({
+      drops: testDrops(new MemoryAuditSink(), "wecom"),
       audit: new MemoryAuditSink(),
       allowedUsers: ["zhangsan"],
       pusher: w.client,

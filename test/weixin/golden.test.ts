@@ -15,6 +15,7 @@ import { PeerPolicy } from "../../src/weixin/policy.js";
 import { WeixinRenderer } from "../../src/weixin/renderer.js";
 import { WeixinTransport } from "../../src/weixin/transport.js";
 import { FakeIlink } from "../fakes/weixin/server.js";
+import { testDrops } from "../helpers/drops.js";
 import type { RendererScenario } from "../helpers/golden-scenarios.js";
 import {
   describeGolden,
@@ -43,6 +44,7 @@ async function record(scenario: RendererScenario) {
   const peers = new PeerState({ logger });
   await peers.rememberToken(PEER, fake.push(PEER, "go").contextToken);
   const transport = new WeixinTransport({
+    drops: testDrops(new MemoryAuditSink(), "weixin"),
     audit: new MemoryAuditSink(),
     client: new IlinkClient({ origin: fake.origin, token: fake.token, timers: realClock }),
     policy: new PeerPolicy({ dmPolicy: "allowlist", allowedUserIds: [PEER] }),

@@ -10,6 +10,7 @@ import { WeixinSendRefused } from "../../src/weixin/errors.js";
 import { weixinBodies } from "../../src/weixin/format.js";
 import { PeerPolicy } from "../../src/weixin/policy.js";
 import { WeixinTransport } from "../../src/weixin/transport.js";
+import { testDrops } from "../helpers/drops.js";
 import { done, fakeIlinkLab, GUEST, OWNER, text } from "./channel-harness.js";
 
 const lab = fakeIlinkLab();
@@ -104,17 +105,20 @@ describe("weixin sends", () => {
   it("under open, a learned peer is a configured target, yet maySendTo follows the policy alone", () => {
     const audit = new MemoryAuditSink();
     const open = new WeixinTransport({
+      drops: testDrops(audit, "weixin"),
       audit,
       policy: new PeerPolicy({ dmPolicy: "open", allowedUserIds: [] }),
     });
     expect(open.maySendTo("anyone@im.wechat", undefined, { principal: "" })).toBe(true);
     const closed = new WeixinTransport({
+      drops: testDrops(audit, "weixin"),
       audit,
       policy: new PeerPolicy({ dmPolicy: "disabled", allowedUserIds: [OWNER] }),
     });
     expect(closed.maySendTo(OWNER, undefined, { principal: "" })).toBe(false);
     expect(open.configuredTargets()).toEqual([]);
     const typo = new WeixinTransport({
+      drops: testDrops(audit, "weixin"),
       audit,
       policy: new PeerPolicy({ dmPolicy: "opne", allowedUserIds: [OWNER] }),
     });

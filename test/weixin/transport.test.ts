@@ -12,6 +12,7 @@ import { PeerState } from "../../src/weixin/peers.js";
 import { PeerPolicy } from "../../src/weixin/policy.js";
 import { WeixinTransport } from "../../src/weixin/transport.js";
 import { FakeIlink } from "../fakes/weixin/server.js";
+import { testDrops } from "../helpers/drops.js";
 import { ManualClock, settle } from "../helpers/manual-clock.js";
 
 let fake: FakeIlink | undefined;
@@ -65,7 +66,7 @@ describe("the iLink client", () => {
 describe("the transport", () => {
   it("an unconfigured transport authorizes nobody and sends nothing", async () => {
     const audit = new MemoryAuditSink();
-    const t = new WeixinTransport({ audit });
+    const t = new WeixinTransport({ drops: testDrops(audit, "weixin"), audit });
     const outcome = await t.receive({
       message_id: 1,
       from_user_id: PEER,
@@ -84,6 +85,7 @@ describe("the transport", () => {
     await peers.rememberToken(PEER, fake.push(PEER, "a").contextToken);
     await peers.rememberToken("other1@im.wechat", fake.push("other1@im.wechat", "b").contextToken);
     const t = new WeixinTransport({
+      drops: testDrops(new MemoryAuditSink(), "weixin"),
       audit: new MemoryAuditSink(),
       client: new IlinkClient({ origin: fake.origin, token: fake.token }),
       policy: new PeerPolicy({ dmPolicy: "open", allowedUserIds: [] }),

@@ -30,6 +30,7 @@ import {
   scriptedAgent,
   tempHome,
 } from "../helpers/channel-under-test.js";
+import { testDrops } from "../helpers/drops.js";
 
 export { done, text } from "../helpers/channel-under-test.js";
 
@@ -142,6 +143,7 @@ export async function openTransport(fake: FakeWhatsApp, audit: AuditSink = new M
   );
   const operator = operatorOf(me);
   const transport = new WhatsAppTransport({
+    drops: testDrops(audit, "whatsapp"),
     audit,
     socket: async () => sock,
     operator: () => operator,

@@ -21,6 +21,7 @@ import type { DurableState } from "../store/port.js";
 import type { ApprovalMode } from "../turn/driver.js";
 import type { PipelineProvider, TurnPipelineDeps } from "../turn/pipeline.js";
 import type { Egress } from "./egress.js";
+import type { InboundDrops } from "./inbound-drops.js";
 import type { JournalPolicy } from "./journal.js";
 import type { MessagingTransport } from "./transport.js";
 import type { TurnSink } from "./turn-sink.js";
@@ -172,6 +173,11 @@ export interface ChannelContext<S extends ChannelSettings = ChannelSettings> {
   home: string;
   logger: Logger;
   audit: AuditSink;
+  /**
+   * Every inbound frame the channel does not turn into a message (unknown shape, missing id, bot
+   * echo, stranger, duplicate) is reported here with a reason: counted, audited, shown by doctor.
+   */
+  drops: InboundDrops;
   clock: Clock;
   sessions: SessionManager<PipelineProvider>;
   store: SessionStore;

@@ -8,6 +8,7 @@ import type { OutboundFile } from "../files/outbound-files.js";
 import type { AuditSink } from "../security/audit.js";
 import type { TransportCapabilities } from "./capabilities.js";
 import { DEFAULT_CAPABILITIES } from "./capabilities.js";
+import type { InboundDrops } from "./inbound-drops.js";
 
 /** A normalized inbound attachment reference (bytes are fetched by the ingest, not here). */
 export interface InboundAttachment {
@@ -63,15 +64,19 @@ export type ReceiveOutcome =
 
 export interface TransportOptions {
   audit: AuditSink;
+  /** Where every frame that does not become a message is reported (ChannelContext.drops). */
+  drops: InboundDrops;
 }
 
 export abstract class MessagingTransport<Raw = unknown> {
   abstract readonly channelType: string;
   readonly capabilities: TransportCapabilities = DEFAULT_CAPABILITIES;
   protected readonly audit: AuditSink;
+  protected readonly drops: InboundDrops;
 
   constructor(options: TransportOptions) {
     this.audit = options.audit;
+    this.drops = options.drops;
   }
 
   /** Send on nobody's request (a proactive send); the platform message id ("" = refused, unless returnsMessageId is false). */
@@ -97,25 +102,28 @@ export abstract class MessagingTransport<Raw = unknown> {
   /** Deny-by-default: an unconfigured transport authorizes nobody. */
   abstract authorize(message: InboundMessage): boolean;
 
-  /** ack -> drop bot-authored -> normalize -> authorize. Refusals are audited; the caller dispatches. */
+  /**
+   * ack -> drop bot-authored -> normalize -> authorize. Every outcome but a dispatch is reported to
+   * `drops` (counted and audited); the caller dispatches.
+   */
   async receive(raw: Raw): Promise<ReceiveOutcome> {
     await this.ack(raw);
-    if (this.isBotAuthored(raw)) return { status: "dropped", reason: "bot_authored" };
+    if (this.isBotAuthored(raw)) {
+      this.drops.record({ reason: "bot_echo" });
+      return { status: "dropped", reason: "bot_authored" };
+    }
     const message = this.normalize(raw);
     if (message === null) {
-      this.audit.log("inbound", "dropped", { channel: this.channelType, reason: "unparseable" });
+      this.drops.record({ reason: "unparseable" });
       return { status: "dropped", reason: "unparseable" };
     }
     // A media-only message is a message: drop only when the whole envelope is empty.
     if (message.text.trim() === "" && message.attachments.length === 0) {
+      this.drops.record({ reason: "empty", user: message.userId, conversation: message.conversationId });
       return { status: "dropped", reason: "empty" };
     }
     if (!this.authorize(message)) {
-      this.audit.log("inbound", "denied", {
-        channel: this.channelType,
-        user: message.userId,
-        conversation: message.conversationId,
-      });
+      this.drops.record({ reason: "stranger", user: message.userId, conversation: message.conversationId });
       return { status: "denied", message };
     }
     return { status: "dispatched", message };

@@ -10,7 +10,7 @@ import type { AuditFields, AuditOutcome, AuditSink } from "./audit.js";
 
 export const DEFAULT_DENIAL_WINDOW_MS = 60_000;
 /** The outcomes a stranger can cause at will, message after message. */
-const AGGREGATED: ReadonlySet<AuditOutcome> = new Set<AuditOutcome>(["denied", "refused"]);
+const AGGREGATED: ReadonlySet<AuditOutcome> = new Set<AuditOutcome>(["denied", "refused", "dropped"]);
 /** Distinct senders tracked per window; past it, further senders' refusals pass through unaggregated. */
 const MAX_TRACKED = 10_000;
 

@@ -238,6 +238,21 @@ export interface AuditStore {
   recent(n: number): Promise<AuditRecord[]>;
 }
 
+/** Inbound frames a channel did not turn into a message, counted per channel and reason (doctor reads them). */
+export interface InboundDropTotal {
+  channel: string;
+  reason: string;
+  count: number;
+  lastAtMs: number;
+}
+
+export interface InboundDropStore {
+  /** Add each row's count to the stored total of its (channel, reason); the later time is kept. */
+  add(batch: readonly InboundDropTotal[]): Promise<void>;
+  /** Every total, by channel then reason. */
+  totals(): Promise<InboundDropTotal[]>;
+}
+
 /** Per-channel resume records (the durable shadow of resume bindings); one instance per channel. */
 export interface ResumeRecordStore {
   forChannel(channel: string): ResumeExpectations;
@@ -346,7 +361,7 @@ export interface StoreHealth {
  * context's `store`): the journal, the ledger, transcripts, resume records, cursors and agent
  * session ids. The session rows and the audit rows each have their one route already.
  */
-export type DurableState = Omit<ParleyStore, "sessions" | "audit" | "health" | "close">;
+export type DurableState = Omit<ParleyStore, "sessions" | "audit" | "inboundDrops" | "health" | "close">;
 
 export interface ParleyStore {
   /**
@@ -362,6 +377,8 @@ export interface ParleyStore {
   readonly cursors: CursorStore;
   readonly routes: RouteStore;
   readonly audit: AuditStore;
+  /** Counts of inbound frames dropped with a reason (the ledger's route to doctor). */
+  readonly inboundDrops: InboundDropStore;
   /** Scheduled prompts (/every, /at, and the configured ones). */
   readonly jobs: JobStore;
   /** What the channel server handed its agent host, for locators and `channel_read`. */

@@ -220,6 +220,18 @@ async function cluster(db: AnyDb): Promise<void> {
   await db.schema.alterTable("intake").addColumn("handler", "text").execute();
 }
 
+/** Inbound frames dropped with a reason, counted per channel and reason (doctor reads them). */
+async function inboundDrops(db: AnyDb): Promise<void> {
+  await db.schema
+    .createTable("inbound_drop")
+    .addColumn("channel", "text", (c) => c.notNull())
+    .addColumn("reason", "text", (c) => c.notNull())
+    .addColumn("count", "bigint", (c) => c.notNull())
+    .addColumn("last_at_ms", "bigint", (c) => c.notNull())
+    .addPrimaryKeyConstraint("inbound_drop_pk", ["channel", "reason"])
+    .execute();
+}
+
 /** Every migration this build knows, by name; the 4-digit prefix is the schema version it yields. */
 function migrations(dialect: SqlDialectName): Record<string, Migration> {
   return {
@@ -227,6 +239,7 @@ function migrations(dialect: SqlDialectName): Record<string, Migration> {
     "0002_channel_routes": { up: (db) => channelRoutes(db) },
     "0003_jobs_inbox": { up: (db) => jobsAndInbox(db, dialect) },
     "0004_cluster": { up: (db) => cluster(db) },
+    "0005_inbound_drops": { up: (db) => inboundDrops(db) },
   };
 }
 

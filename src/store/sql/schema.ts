@@ -112,6 +112,13 @@ export interface ChannelRouteTable {
   updated_at_ms: number;
 }
 
+export interface InboundDropTable {
+  channel: string;
+  reason: string;
+  count: number;
+  last_at_ms: number;
+}
+
 export interface AuditTable {
   id: Generated<number>;
   ts: string;
@@ -168,6 +175,7 @@ export interface ParleyDatabase {
   cursor: CursorTable;
   channel_route: ChannelRouteTable;
   audit: AuditTable;
+  inbound_drop: InboundDropTable;
   scheduled_job: ScheduledJobTable;
   inbox: InboxTable;
   gateway_member: GatewayMemberTable;

@@ -10,6 +10,8 @@ import type {
   AuditStore,
   ChannelRoute,
   CursorStore,
+  InboundDropStore,
+  InboundDropTotal,
   JsonValue,
   RouteStore,
 } from "../../messaging/store/port.js";
@@ -183,6 +185,42 @@ export class SqlAuditStore implements AuditStore {
       operation: r.operation,
       outcome: r.outcome as AuditOutcome,
       fields: JSON.parse(r.fields) as AuditRecord["fields"],
+    }));
+  }
+}
+
+export class SqlInboundDropStore implements InboundDropStore {
+  constructor(private readonly db: ParleyDb) {}
+
+  async add(batch: readonly InboundDropTotal[]): Promise<void> {
+    if (batch.length === 0) return;
+    await this.db.transaction().execute(async (trx) => {
+      for (const row of batch)
+        await trx
+          .insertInto("inbound_drop")
+          .values({ channel: row.channel, reason: row.reason, count: row.count, last_at_ms: row.lastAtMs })
+          .onConflict((oc) =>
+            oc.columns(["channel", "reason"]).doUpdateSet((eb) => ({
+              count: eb("inbound_drop.count", "+", eb.ref("excluded.count")),
+              last_at_ms: row.lastAtMs,
+            })),
+          )
+          .execute();
+    });
+  }
+
+  async totals(): Promise<InboundDropTotal[]> {
+    const rows = await this.db
+      .selectFrom("inbound_drop")
+      .selectAll()
+      .orderBy("channel")
+      .orderBy("reason")
+      .execute();
+    return rows.map((r) => ({
+      channel: r.channel,
+      reason: r.reason,
+      count: toNumber(r.count),
+      lastAtMs: toNumber(r.last_at_ms),
     }));
   }
 }

@@ -13,7 +13,13 @@ import { SqlInboxStore, SqlJobStore } from "./jobs-inbox.js";
 import { appliedMigrations, schemaVersionOf } from "./migrations.js";
 import { SqlResumeRecordStore } from "./resume-records.js";
 import { SqlSessionStore } from "./session-store.js";
-import { SqlAgentSessionStore, SqlAuditStore, SqlCursorStore, SqlRouteStore } from "./small-stores.js";
+import {
+  SqlAgentSessionStore,
+  SqlAuditStore,
+  SqlCursorStore,
+  SqlInboundDropStore,
+  SqlRouteStore,
+} from "./small-stores.js";
 import { SqlTranscriptStore } from "./transcripts.js";
 
 export interface SqlStoreOptions {
@@ -39,6 +45,7 @@ export class SqlParleyStore implements ParleyStore {
   readonly cursors: SqlCursorStore;
   readonly routes: SqlRouteStore;
   readonly audit: SqlAuditStore;
+  readonly inboundDrops: SqlInboundDropStore;
   readonly jobs: SqlJobStore;
   readonly inbox: SqlInboxStore;
   /** Membership and ownership for several gateways on one database (docs/scale-out.md). */
@@ -70,6 +77,7 @@ export class SqlParleyStore implements ParleyStore {
     this.cursors = new SqlCursorStore(engine, now);
     this.routes = new SqlRouteStore(db, now);
     this.audit = new SqlAuditStore(db);
+    this.inboundDrops = new SqlInboundDropStore(db);
     this.jobs = new SqlJobStore(db);
     this.inbox = new SqlInboxStore(db);
     this.cluster = new SqlClusterRegistry(db, engine.dialect, engine.location);

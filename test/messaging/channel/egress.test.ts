@@ -16,6 +16,7 @@ import type { OutboundFile } from "../../../src/messaging/files/outbound-files.j
 import { MemoryAuditSink } from "../../../src/messaging/security/audit.js";
 import { buildDmSessionKey } from "../../../src/messaging/session/keys.js";
 import { MemorySessionStore } from "../../../src/messaging/session/session-store.js";
+import { testDrops } from "../../helpers/drops.js";
 
 interface Sent {
   conversationId: string;
@@ -36,7 +37,7 @@ class ListTransport extends MessagingTransport {
   throwOnCheck = false;
 
   constructor(audit: MemoryAuditSink, caps: Partial<TransportCapabilities> = {}) {
-    super({ audit });
+    super({ drops: testDrops(audit, "test"), audit });
     this.capabilities = defineCapabilities({ maxMessageChars: 10, ...caps });
   }
   override maySendTo(

@@ -8,6 +8,7 @@ import {
 import type { InboundMessage } from "../../../src/messaging/channel/transport.js";
 import { inboundMessage, MessagingTransport } from "../../../src/messaging/channel/transport.js";
 import { MemoryAuditSink } from "../../../src/messaging/security/audit.js";
+import { testDrops } from "../../helpers/drops.js";
 
 interface Raw {
   from: string;
@@ -51,7 +52,7 @@ class ListTransport extends MessagingTransport<Raw> {
 describe("MessagingTransport.receive", () => {
   it("acks, drops bots, denies by default and audits the refusal", async () => {
     const audit = new MemoryAuditSink();
-    const t = new ListTransport({ audit });
+    const t = new ListTransport({ drops: testDrops(audit, "test"), audit });
     expect(await t.receive({ from: "u1", bot: true, text: "hi" })).toEqual({
       status: "dropped",
       reason: "bot_authored",
@@ -67,13 +68,19 @@ describe("MessagingTransport.receive", () => {
   });
 
   it("drops an empty envelope but never a message with attachments", async () => {
-    const t = new ListTransport({ audit: new MemoryAuditSink() });
+    const t = new ListTransport({
+      drops: testDrops(new MemoryAuditSink(), "test"),
+      audit: new MemoryAuditSink(),
+    });
     t.allowed.add("u");
     expect(await t.receive({ from: "u", text: "  " })).toEqual({ status: "dropped", reason: "empty" });
   });
 
   it("denies proactive sends and lists no targets unless a transport opts in", () => {
-    const t = new ListTransport({ audit: new MemoryAuditSink() });
+    const t = new ListTransport({
+      drops: testDrops(new MemoryAuditSink(), "test"),
+      audit: new MemoryAuditSink(),
+    });
     expect(t.maySendTo("c", undefined, { principal: "u" })).toBe(false);
     expect(t.configuredTargets()).toEqual([]);
     expect(t.resolveConfiguredTarget("anything")).toBeNull();
