@@ -66,7 +66,13 @@ export type {
   PickerSurface,
   TurnStart,
 } from "./messaging/channel/surface.js";
-export type { InboundAttachment, InboundMessage, ReceiveOutcome } from "./messaging/channel/transport.js";
+export type { InboundDrop, InboundDropReason, InboundDrops } from "./messaging/channel/inbound-drops.js";
+export type {
+  InboundAttachment,
+  InboundMessage,
+  ReceiveOutcome,
+  TransportOptions,
+} from "./messaging/channel/transport.js";
 export { inboundMessage, MessagingTransport } from "./messaging/channel/transport.js";
 export { boundedDownload } from "./messaging/files/bounded-download.js";
 // ── Files both ways ──────────────────────────────────────────────────────────────────────────────

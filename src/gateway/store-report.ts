@@ -3,6 +3,7 @@
  * integrity check, and any message accepted but not yet answered; on a shared PostgreSQL store,
  * also the gateways of the cluster and who holds each single connection. Read-only (inspect.ts).
  */
+import type { InboundDropTotal } from "../messaging/store/port.js";
 import { storePath } from "../store/index.js";
 import type { ClusterView, PostgresInspection } from "../store/postgres/inspect.js";
 import { inspectPostgresStore } from "../store/postgres/inspect.js";
@@ -74,8 +75,28 @@ export function storeReportLines(report: StoreReport, nowMs: number): { lines: s
         "the next start resumes them",
     );
   }
+  lines.push(...inboundDropLines(report.inboundDrops, nowMs));
   if (report.cluster) lines.push(...clusterLines(report.cluster));
   return { lines, healthy };
+}
+
+/** Reasons that point at a wire parley misreads, not at a stranger or a redelivery: worth a look. */
+const WIRE_TROUBLE: ReadonlySet<string> = new Set(["unknown_shape", "missing_id", "unparseable"]);
+
+/** One line per channel: what it did not turn into messages, by reason, most frequent first. */
+function inboundDropLines(drops: readonly InboundDropTotal[], nowMs: number): string[] {
+  const byChannel = new Map<string, InboundDropTotal[]>();
+  for (const d of drops) byChannel.set(d.channel, [...(byChannel.get(d.channel) ?? []), d]);
+  return [...byChannel].map(([channel, rows]) => {
+    const total = rows.reduce((n, r) => n + r.count, 0);
+    const last = Math.max(...rows.map((r) => r.lastAtMs));
+    const reasons = [...rows]
+      .sort((a, b) => b.count - a.count || a.reason.localeCompare(b.reason))
+      .map((r) => `${r.reason} ${r.count}`)
+      .join(", ");
+    const mark = rows.some((r) => WIRE_TROUBLE.has(r.reason)) ? "!" : "-";
+    return `${mark} inbound: ${channel} did not take ${total} frame(s): ${reasons} (last ${ago(nowMs - last)} ago)`;
+  });
 }
 
 function seconds(ms: number): string {

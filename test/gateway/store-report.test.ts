@@ -70,6 +70,23 @@ describe("storeReport (parley doctor)", () => {
     await store.close();
   });
 
+  it("what each channel did not turn into messages: one line per channel, wire trouble marked", async () => {
+    const store = await openStore(home, { now: () => 1_000_000 });
+    await store.inboundDrops.add([
+      { channel: "webex", reason: "missing_id", count: 3, lastAtMs: 1_000_000 },
+      { channel: "webex", reason: "stranger", count: 7, lastAtMs: 900_000 },
+      { channel: "telegram", reason: "duplicate", count: 1, lastAtMs: 1_000_000 },
+    ]);
+    const report = await storeReport(home);
+    const { lines, healthy } = storeReportLines(report, 1_000_000 + 10 * 60_000);
+    expect(healthy).toBe(true);
+    expect(lines.slice(1)).toEqual([
+      "- inbound: telegram did not take 1 frame(s): duplicate 1 (last 10 min ago)",
+      "! inbound: webex did not take 10 frame(s): stranger 7, missing_id 3 (last 10 min ago)",
+    ]);
+    await store.close();
+  });
+
   it("a corrupt file: unhealthy, with the file and the repair hint, and the file left as it was", async () => {
     const garbage = "not a database ".repeat(400);
     await writeFile(storePath(home), garbage);

@@ -163,6 +163,25 @@ describe("audit rows", () => {
   });
 });
 
+describe("inbound drop counts", () => {
+  it("counts add up per channel and reason, keep the later time, and survive a restart", async () => {
+    const store = await open(home.dir);
+    expect(await store.inboundDrops.totals()).toEqual([]);
+    await store.inboundDrops.add([
+      { channel: "webex", reason: "missing_id", count: 2, lastAtMs: 100 },
+      { channel: "telegram", reason: "stranger", count: 5, lastAtMs: 50 },
+    ]);
+    await store.inboundDrops.add([{ channel: "webex", reason: "missing_id", count: 3, lastAtMs: 300 }]);
+    await store.close();
+    const reopened = await open(home.dir);
+    expect(await reopened.inboundDrops.totals()).toEqual([
+      { channel: "telegram", reason: "stranger", count: 5, lastAtMs: 50 },
+      { channel: "webex", reason: "missing_id", count: 5, lastAtMs: 300 },
+    ]);
+    await reopened.close();
+  });
+});
+
 describe("retention", () => {
   it("prunes each kind past its window and leaves unfinished work alone", async () => {
     let now = 0;

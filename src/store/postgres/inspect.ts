@@ -10,6 +10,7 @@ import { oneLine } from "../../messaging/text/clip.js";
 import { toNumber } from "../sql/engine.js";
 import { appliedMigrations, LATEST_SCHEMA_VERSION, schemaVersionOf } from "../sql/migrations.js";
 import type { ParleyDatabase } from "../sql/schema.js";
+import { INBOUND_DROPS_SCHEMA, SqlInboundDropStore } from "../sql/small-stores.js";
 import type { StoreInspection } from "../sqlite/inspect.js";
 import { loadPool, postgresIntegrity, postgresRepairHint, redactDatabaseUrl } from "./engine.js";
 
@@ -66,6 +67,7 @@ export async function inspectPostgresStore(url: string, nowMs: number): Promise<
       repair: postgresRepairHint(location),
       unfinishedIntake: Number(unfinished.n),
       oldestUnfinishedAtMs: unfinished.oldest === null ? null : toNumber(unfinished.oldest),
+      inboundDrops: schemaVersion >= INBOUND_DROPS_SCHEMA ? await new SqlInboundDropStore(db).totals() : [],
       ...(schemaVersion >= 4 ? { cluster: await clusterView(db, nowMs) } : {}),
     };
   } finally {

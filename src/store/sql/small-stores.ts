@@ -189,6 +189,9 @@ export class SqlAuditStore implements AuditStore {
   }
 }
 
+/** The schema version that brought the inbound_drop table (doctor reads older stores too). */
+export const INBOUND_DROPS_SCHEMA = 5;
+
 export class SqlInboundDropStore implements InboundDropStore {
   constructor(private readonly db: ParleyDb) {}
 

@@ -6,9 +6,10 @@
 import { existsSync } from "node:fs";
 import Database from "better-sqlite3";
 import { Kysely, SqliteDialect, sql } from "kysely";
-import type { IntegrityResult } from "../../messaging/store/port.js";
+import type { InboundDropTotal, IntegrityResult } from "../../messaging/store/port.js";
 import { appliedMigrations, LATEST_SCHEMA_VERSION, schemaVersionOf } from "../sql/migrations.js";
 import type { ParleyDatabase } from "../sql/schema.js";
+import { INBOUND_DROPS_SCHEMA, SqlInboundDropStore } from "../sql/small-stores.js";
 import { fileSizes, integrityOf, isCorruption, sqliteRepairHint } from "./engine.js";
 
 export type StoreInspection =
@@ -29,6 +30,8 @@ export type StoreInspection =
       unfinishedIntake: number;
       /** Acceptance time (epoch ms) of the oldest unfinished message, if any. */
       oldestUnfinishedAtMs: number | null;
+      /** Inbound frames the channels did not turn into messages, per channel and reason. */
+      inboundDrops: InboundDropTotal[];
     };
 
 export async function inspectSqliteStore(path: string): Promise<StoreInspection> {
@@ -64,6 +67,7 @@ export async function inspectSqliteStore(path: string): Promise<StoreInspection>
       repair: sqliteRepairHint(path),
       unfinishedIntake,
       oldestUnfinishedAtMs,
+      inboundDrops: schemaVersion >= INBOUND_DROPS_SCHEMA ? await new SqlInboundDropStore(db).totals() : [],
     };
   } catch (error) {
     if (!isCorruption(error)) throw error;
