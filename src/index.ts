@@ -46,6 +46,7 @@ export type {
 export { defineChannel, probeChannel, secretOf } from "./messaging/channel/contract.js";
 export type { ChannelList, HubOptions } from "./messaging/channel/hub.js";
 export { ConversationHub } from "./messaging/channel/hub.js";
+export type { InboundDrop, InboundDropReason, InboundDrops } from "./messaging/channel/inbound-drops.js";
 export { PhaseReactionLadder } from "./messaging/channel/phase-ladder.js";
 export {
   approvalOutcomeLabel,
@@ -66,7 +67,6 @@ export type {
   PickerSurface,
   TurnStart,
 } from "./messaging/channel/surface.js";
-export type { InboundDrop, InboundDropReason, InboundDrops } from "./messaging/channel/inbound-drops.js";
 export type {
   InboundAttachment,
   InboundMessage,
