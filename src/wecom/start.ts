@@ -64,6 +64,7 @@ export async function start(
     secret,
     clock,
     logger,
+    drops: ctx.drops,
     ...overrides.client,
     onCallback: (frame) => intake?.onCallback(frame),
     onHealth: (h) => {
@@ -108,7 +109,7 @@ export async function start(
     helpFooter: WECOM_HELP_FOOTER,
     privacy: true,
   });
-  intake = new WeComIntake(transport, hub, logger);
+  intake = new WeComIntake(transport, hub, logger, ctx.drops);
   // The connection opens first (callbacks wait), so what a restart left unfinished can be answered,
   // and comes before anything newer.
   client.start();

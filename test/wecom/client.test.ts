@@ -6,6 +6,7 @@
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
+import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import type { FrameVerdict, WeComClientOptions } from "../../src/wecom/client.js";
 import { WeComClient } from "../../src/wecom/client.js";
 import type { WeComHealth } from "../../src/wecom/health.js";
@@ -14,6 +15,7 @@ import { OriginPolicy } from "../../src/wecom/origins.js";
 import { ResponseUrl } from "../../src/wecom/response-url.js";
 import type { CallbackFrame } from "../../src/wecom/wire.js";
 import { ERR_BAD_CREDENTIALS, ERR_STREAM_DEAD, FakeWeCom } from "../fakes/wecom/server.js";
+import { testDrops } from "../helpers/drops.js";
 import { ManualClock, settle } from "../helpers/manual-clock.js";
 import { wireTexts } from "./helpers.js";
 
@@ -30,19 +32,22 @@ async function connect(o: Partial<WeComClientOptions> & { clock?: ManualClock } 
   const logger = new MemoryLogger();
   const health: WeComHealth[] = [];
   const callbacks: CallbackFrame[] = [];
+  const audit = new MemoryAuditSink();
+  const drops = testDrops(audit, "wecom");
   const client = new WeComClient({
     url: fake.wsUrl,
     botId: fake.botId,
     secret: fake.secret,
     clock,
     logger,
+    drops,
     onCallback: (f) => callbacks.push(f),
     onHealth: (h) => health.push(h),
     ...o,
   });
   clients.push(client);
   client.start();
-  return { client, clock, logger, health, callbacks };
+  return { client, clock, logger, health, callbacks, drops, audit };
 }
 
 const healthy = (c: WeComClient) =>
@@ -198,10 +203,10 @@ describe("answers told apart by req_id", () => {
     expect(other).toEqual({ kind: "accepted" });
   });
 
-  it("846605 and 846608 are terminal; an answer that never comes is 'unacked' after the bound", async () => {
+  it("846605 and 846608 are terminal; a push never answered is sent again, then 'unacked' after the bound", async () => {
     const clock = new ManualClock();
     fake = await FakeWeCom.start({ now: () => clock.now() });
-    const { client } = await connect({ clock });
+    const { client } = await connect({ clock, maxResends: 1 });
     await healthy(client);
     const { reqId } = fake.callback({ text: "x" });
     expect(await client.respond(reqId, "s", "done", true)).toEqual({ kind: "accepted" });
@@ -217,7 +222,12 @@ describe("answers told apart by req_id", () => {
     });
     fake.replyAcks = "none";
     const silent = client.push("zhangsan", "anyone?");
-    await settle();
+    await vi.waitFor(() => expect(fake.framesOf("aibot_send_msg")).toHaveLength(1));
+    await clock.advance(5_000);
+    // No answer is no evidence: the push goes out again, on a req_id of its own.
+    await vi.waitFor(() => expect(fake.framesOf("aibot_send_msg")).toHaveLength(2));
+    const [first, second] = fake.framesOf("aibot_send_msg");
+    expect(second?.reqId).not.toBe(first?.reqId);
     await clock.advance(5_000);
     expect(await silent).toEqual({ kind: "unacked" });
   });
@@ -288,7 +298,11 @@ describe("the push budget", () => {
     await vi.waitFor(() => expect(fake.pushes).toHaveLength(30));
     await settle();
     expect(fake.pushes).toHaveLength(30);
-    await clock.advance(60_000);
+    // WeCom's minute is its own receipt clock's: the budget keeps a second on top of it.
+    await clock.advance(60_999);
+    await settle();
+    expect(fake.pushes).toHaveLength(30);
+    await clock.advance(1);
     const verdicts = await Promise.all(sends);
     expect(verdicts.every((v) => v.kind === "accepted")).toBe(true);
     expect(fake.pushes.every((p) => p.accepted)).toBe(true);
@@ -329,13 +343,14 @@ describe("a kick", () => {
 describe("callbacks and events", () => {
   it("hands callbacks out as they arrive and drops enter_chat and feedback events on purpose", async () => {
     fake = await FakeWeCom.start();
-    const { client, callbacks, logger } = await connect();
+    const { client, callbacks, drops, audit } = await connect();
     await healthy(client);
     fake.event("enter_chat");
     fake.event("feedback_event");
     fake.callback({ text: "one" });
     await vi.waitFor(() => expect(callbacks).toHaveLength(1));
     expect(callbacks[0]?.body.text?.content).toBe("one");
-    expect(logger.entries.filter((e) => e.message === "wecom: event dropped")).toHaveLength(2);
+    expect(drops.ledger.count("wecom", "event_unanswered")).toBe(2);
+    expect(audit.find("inbound", "dropped").map((e) => e.fields.event)).toEqual(["enter_chat", "feedback_event"]);
   });
 });

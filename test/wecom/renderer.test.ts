@@ -151,13 +151,21 @@ describe("the over-cap answer", () => {
     expect(w.audit.find("delivery", "failed")[0]?.fields.reason).toBe("head_undelivered");
   });
 
-  it("a refused part of the tail is reported with its position, and nothing after it is sent", async () => {
+  it("a refused part of the tail is said in the chat where it belongs, and the rest follows", async () => {
     w = await wire();
     const r = w.renderer(w.message());
     await r.onTextChunk(long);
-    w.fake.refuseNext((cmd) => cmd === "aibot_send_msg", 40_051);
+    w.fake.refuseNext((cmd) => cmd === "aibot_send_msg", 45_009);
     await r.onDone("end_turn");
-    expect(w.fake.pushes).toHaveLength(1);
+    const [refused, notice, ...rest] = w.fake.pushes;
+    expect(refused?.accepted).toBe(false);
+    const total = 2 + rest.length;
+    expect(notice).toMatchObject({ accepted: true });
+    expect(notice?.content).toContain(`⚠️ Part 2 of ${total} did not arrive: WeCom refused it (error 45009).`);
+    expect(rest.length).toBeGreaterThan(0);
+    expect(rest.every((p) => p.accepted)).toBe(true);
+    // The last part still carries the end's status line.
+    expect(rest.at(-1)?.content).toMatch(/Finished/);
     expect(r.deliveryFailed).toBe(true);
     expect(w.audit.find("delivery", "failed")[0]?.fields).toMatchObject({ reason: "part_refused", part: 2 });
   });
