@@ -6,11 +6,7 @@
  * overdraw one WAITS for it to free instead of being sent to be refused: the whole answer arriving
  * late beats a part of it never arriving. Clock injected.
  */
-import {
-  WECOM_PUSH_WINDOW_MARGIN_MS,
-  WECOM_PUSHES_PER_HOUR,
-  WECOM_PUSHES_PER_MINUTE,
-} from "./limits.js";
+import { WECOM_PUSH_WINDOW_MARGIN_MS, WECOM_PUSHES_PER_HOUR, WECOM_PUSHES_PER_MINUTE } from "./limits.js";
 
 export interface PushWindow {
   /** The platform's window; the budget keeps `WECOM_PUSH_WINDOW_MARGIN_MS` on top of it. */

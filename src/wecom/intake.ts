@@ -9,8 +9,8 @@
  * while stopping, beyond the waiting bound, a duplicate msgid) is counted with its reason.
  */
 import type { Logger } from "../messaging/base/logger.js";
-import type { InboundDrops } from "../messaging/channel/inbound-drops.js";
 import type { ConversationHub } from "../messaging/channel/hub.js";
+import type { InboundDrops } from "../messaging/channel/inbound-drops.js";
 import type { WeComAddress } from "./outbox.js";
 import type { WeComExtra } from "./surface.js";
 import type { WeComTransport } from "./transport.js";

@@ -4,6 +4,7 @@
  */
 import type { Clock } from "../../src/messaging/base/clock.js";
 import type { GrantControl } from "../../src/messaging/channel/contract.js";
+import type { InboundDropLedger } from "../../src/messaging/channel/inbound-drops.js";
 import type { ScriptedProviderOptions, ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
 import { ScriptedProvider } from "../../src/providers/scripted.js";
 import type { WeComSettings } from "../../src/wecom/index.js";
@@ -12,7 +13,6 @@ import type { RunningWeCom, WeComStartOverrides } from "../../src/wecom/start.js
 import { start as startWeCom } from "../../src/wecom/start.js";
 import type { FakeWeComOptions } from "../fakes/wecom/server.js";
 import { FakeWeCom } from "../fakes/wecom/server.js";
-import type { InboundDropLedger } from "../../src/messaging/channel/inbound-drops.js";
 import { testChannelContext } from "../helpers/channel-context.js";
 import type { CrashableChannel } from "../helpers/channel-under-test.js";
 import { channelMachinery, crashableChannel, fakePerTest, tempHome } from "../helpers/channel-under-test.js";

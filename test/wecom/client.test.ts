@@ -14,7 +14,13 @@ import { WECOM_MAX_REPLY_BYTES } from "../../src/wecom/limits.js";
 import { OriginPolicy } from "../../src/wecom/origins.js";
 import { ResponseUrl } from "../../src/wecom/response-url.js";
 import type { CallbackFrame } from "../../src/wecom/wire.js";
-import { ERR_BAD_CREDENTIALS, ERR_STREAM_DEAD, FakeWeCom } from "../fakes/wecom/server.js";
+import {
+  ERR_BAD_CREDENTIALS,
+  ERR_RATE,
+  ERR_STREAM_DEAD,
+  errmsgOf,
+  FakeWeCom,
+} from "../fakes/wecom/server.js";
 import { testDrops } from "../helpers/drops.js";
 import { ManualClock, settle } from "../helpers/manual-clock.js";
 import { wireTexts } from "./helpers.js";
@@ -77,7 +83,7 @@ describe("subscribe", () => {
     // Only the classification is logged, never WeCom's message (it echoes what was sent).
     const logged = JSON.stringify(logger.entries);
     expect(logged).toContain(String(ERR_BAD_CREDENTIALS));
-    expect(logged).not.toContain("refused:");
+    expect(logged).not.toContain(errmsgOf(ERR_BAD_CREDENTIALS));
     expect(logged).not.toContain("not-the-secret");
     for (let i = 0; i < 3; i++) {
       const before = fake.subscribes;
@@ -351,6 +357,106 @@ describe("callbacks and events", () => {
     await vi.waitFor(() => expect(callbacks).toHaveLength(1));
     expect(callbacks[0]?.body.text?.content).toBe("one");
     expect(drops.ledger.count("wecom", "event_unanswered")).toBe(2);
-    expect(audit.find("inbound", "dropped").map((e) => e.fields.event)).toEqual(["enter_chat", "feedback_event"]);
+    expect(audit.find("inbound", "dropped").map((e) => e.fields.event)).toEqual([
+      "enter_chat",
+      "feedback_event",
+    ]);
+  });
+});
+
+describe("a push nobody acknowledged", () => {
+  it("in flight when the socket dies: sent again once the connection is back, and it lands once", async () => {
+    const clock = new ManualClock();
+    fake = await FakeWeCom.start({ now: () => clock.now() });
+    const { client } = await connect({ clock });
+    await healthy(client);
+    fake.callback({ text: "hi" });
+    const subscribes = fake.subscribes;
+    fake.mishapNext((cmd) => cmd === "aibot_send_msg", "drop");
+    const verdict = client.push("zhangsan", "part two");
+    await vi.waitFor(() => expect(client.health.state).toBe("unhealthy"));
+    // The reconnect (1 s backoff), then the same content again.
+    await clock.advance(1_000);
+    await vi.waitFor(() => expect(fake.subscribes).toBe(subscribes + 1));
+    expect(await verdict).toEqual({ kind: "accepted" });
+    expect(fake.framesOf("aibot_send_msg").map((f) => f.errcode)).toEqual([null, 0]);
+    expect(fake.pushes.map((p) => [p.content, p.accepted])).toEqual([["part two", true]]);
+  });
+
+  it("lost on the way (no answer in 5 s): sent again on the same socket", async () => {
+    const clock = new ManualClock();
+    fake = await FakeWeCom.start({ now: () => clock.now() });
+    const { client } = await connect({ clock });
+    await healthy(client);
+    fake.callback({ text: "hi" });
+    fake.mishapNext((cmd) => cmd === "aibot_send_msg", "lost");
+    const verdict = client.push("zhangsan", "part two");
+    await vi.waitFor(() => expect(fake.framesOf("aibot_send_msg")).toHaveLength(1));
+    await clock.advance(5_000);
+    expect(await verdict).toEqual({ kind: "accepted" });
+    expect(fake.pushes.map((p) => p.content)).toEqual(["part two"]);
+    expect(fake.subscribes).toBe(1);
+  });
+
+  it("a refusal is a verdict, never re-sent", async () => {
+    fake = await FakeWeCom.start();
+    const { client } = await connect();
+    await healthy(client);
+    fake.callback({ text: "hi" });
+    fake.refuseNext((cmd) => cmd === "aibot_send_msg", 45_009);
+    expect(await client.push("zhangsan", "x")).toEqual({ kind: "refused", errcode: 45_009, terminal: false });
+    expect(fake.framesOf("aibot_send_msg")).toHaveLength(1);
+  });
+});
+
+describe("the fake's push limits (WeCom's, on its own receipt clock)", () => {
+  it("refuses the 31st push 59,999 ms after the first with 45009 and takes it at 60,000; our budget never tries", async () => {
+    const clock = new ManualClock();
+    fake = await FakeWeCom.start({ now: () => clock.now() });
+    // No budget on our side: the platform's own edge, as observed.
+    const { client } = await connect({ clock, pushWindows: [] });
+    await healthy(client);
+    fake.callback({ text: "hi" });
+    for (let i = 0; i < 30; i++) expect(await client.push("zhangsan", `p${i}`)).toEqual({ kind: "accepted" });
+    await clock.advance(59_999);
+    expect(await client.push("zhangsan", "early")).toMatchObject({ kind: "refused", errcode: ERR_RATE });
+    await clock.advance(1);
+    expect(await client.push("zhangsan", "on time")).toEqual({ kind: "accepted" });
+  });
+
+  it("refuses past the hourly limit even when every minute is within its own", async () => {
+    const clock = new ManualClock();
+    fake = await FakeWeCom.start({ now: () => clock.now(), pushesPerHour: 40 });
+    const { client } = await connect({ clock, pushWindows: [] });
+    await healthy(client);
+    fake.callback({ text: "hi" });
+    for (let i = 0; i < 40; i++) {
+      expect(await client.push("zhangsan", `p${i}`)).toEqual({ kind: "accepted" });
+      if (i === 19) await clock.advance(30 * 60_000);
+    }
+    await clock.advance(5 * 60_000);
+    expect(await client.push("zhangsan", "41st")).toMatchObject({ kind: "refused", errcode: ERR_RATE });
+    await clock.advance(25 * 60_000);
+    expect(await client.push("zhangsan", "an hour on")).toEqual({ kind: "accepted" });
+  });
+});
+
+describe("inbound frames that are not handed out", () => {
+  it("are counted with a reason each: unreadable, without a req_id, an unknown cmd, a stray answer, binary", async () => {
+    fake = await FakeWeCom.start();
+    const { client, callbacks, drops } = await connect();
+    await healthy(client);
+    fake.raw("not json");
+    fake.raw(JSON.stringify({ cmd: "aibot_msg_callback", headers: {}, body: {} }));
+    fake.raw(JSON.stringify({ cmd: "aibot_future_cmd", headers: { req_id: "x1" }, body: {} }));
+    fake.raw(JSON.stringify({ headers: { req_id: "aibot_send_msg_nothing" }, errcode: 0, errmsg: "ok" }));
+    fake.rawBinary(Buffer.from([1, 2, 3]));
+    fake.callback({ text: "still here" });
+    await vi.waitFor(() => expect(callbacks).toHaveLength(1));
+    const c = (reason: string) => drops.ledger.count("wecom", reason);
+    await vi.waitFor(() => expect(c("unparseable")).toBe(2));
+    expect(c("missing_id")).toBe(1);
+    expect(c("unknown_shape")).toBe(1);
+    expect(c("stray_ack")).toBe(1);
   });
 });

@@ -34,11 +34,11 @@ export const ERR_COLD = 846609;
 const MAX_BYTES = 20_480;
 
 /** A short, fixed errmsg per refusal (WeCom's wording is not a contract; the client never reads it). */
-function errmsgOf(errcode: number): string {
+export function errmsgOf(errcode: number): string {
   if (errcode === ERR_UNROUTABLE) return "invalid req_id";
   if (errcode === ERR_STREAM_DEAD) return "stream message update expired";
   if (errcode === ERR_RATE) return "api freq out of limit";
-  return "refused";
+  return "request refused by the fake";
 }
 const MAX_RECORDS = 5_000;
 
@@ -285,6 +285,11 @@ export class FakeWeCom {
   /** A frame of the test's own making to the subscribed connection (a shape WeCom may send one day). */
   raw(data: string): void {
     this.active?.send(data);
+  }
+
+  /** A binary frame (WeCom sends JSON text only: aibot-node-sdk src/ws.ts parses every frame as JSON). */
+  rawBinary(data: Buffer): void {
+    this.active?.send(data, { binary: true });
   }
 
   /** Another process subscribed with the same bot: the current connection is disconnected. */
