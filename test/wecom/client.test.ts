@@ -1,8 +1,9 @@
 /**
  * The long connection against the fake: subscribe verdicts (a wrong secret is unhealthy within
  * seconds and the retries go on), the 30-second ping and how a silent peer is dropped, answers told
- * apart by req_id, one reply frame in flight per req_id, the push budget, and a kick reported
- * without a fight. Timers run on a manual clock; only the socket is real.
+ * apart by req_id, one reply frame in flight per req_id, the push budget (and the fake's own limits
+ * on its receipt clock), a push nobody acknowledged sent again, every inbound frame not handed out
+ * counted, and a kick reported without a fight. Timers run on a manual clock; only the socket is real.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";

@@ -2,7 +2,10 @@
  * The WeCom renderer against the fake: a bubble streamed by replacement and sealed, the byte cap in
  * every frame and push (CJK and emoji), fences balanced in each, the over-cap head and tail (the
  * tail only after the sealing frame's verdict, a refused head pushed once, no tail without its
- * head), rolling bubbles at the 10-minute lifetime (no text missing, at most one frame repeated),
+ * head, a missing part said in the chat and the rest following), a connection failing mid-answer
+ * (a push or the seal in flight when the socket dies, or never acknowledged: the whole answer
+ * arrives in order), the push budget spent (the rest waits, and the head says so), rolling bubbles
+ * at the 10-minute lifetime (no text missing, at most one frame repeated),
  * transforms per slice with progress on the raw slice, reasoning redacted on the joined text, the
  * approval prompt and its decision as pushes, and the fresh-session notice above the answer.
  */
@@ -168,6 +171,36 @@ describe("the over-cap answer", () => {
     expect(rest.at(-1)?.content).toMatch(/Finished/);
     expect(r.deliveryFailed).toBe(true);
     expect(w.audit.find("delivery", "failed")[0]?.fields).toMatchObject({ reason: "part_refused", part: 2 });
+  });
+
+  it("a refused part whose notice cannot be pushed either is said through the response_url, and the rest follows", async () => {
+    w = await wire();
+    const r = w.renderer(w.message());
+    await r.onTextChunk(long);
+    // The part and the push of its notice are both refused.
+    w.fake.refuseNext((cmd) => cmd === "aibot_send_msg", 45_009);
+    w.fake.refuseNext((cmd) => cmd === "aibot_send_msg", 45_009);
+    await r.onDone("end_turn");
+    const [part, notice, ...rest] = w.fake.pushes;
+    expect([part?.accepted, notice?.accepted]).toEqual([false, false]);
+    expect(notice?.content).toContain("⚠️ Part 2 of");
+    expect(w.fake.posts.map((p) => p.content)).toEqual([expect.stringContaining("⚠️ Part 2 of")]);
+    expect(rest.length).toBeGreaterThan(0);
+    expect(rest.every((p) => p.accepted)).toBe(true);
+    expect(r.deliveryFailed).toBe(true);
+  });
+
+  it("a refused part and no way to say so: nothing after it is sent, and it is audited", async () => {
+    w = await wire();
+    const r = w.renderer(w.message({ responseUrl: false }));
+    await r.onTextChunk(long);
+    w.fake.refuseNext((cmd) => cmd === "aibot_send_msg", 45_009);
+    w.fake.refuseNext((cmd) => cmd === "aibot_send_msg", 45_009);
+    await r.onDone("end_turn");
+    expect(w.fake.pushes).toHaveLength(2);
+    expect(w.fake.pushes.some((p) => p.accepted)).toBe(false);
+    expect(w.audit.find("delivery", "failed")[0]?.fields).toMatchObject({ reason: "part_refused", part: 2 });
+    expect(w.logger.entries.some((e) => e.message.includes("the rest is withheld"))).toBe(true);
   });
 
   it("with no usable stream (846605) the head goes out as a confirmed push, then the tail", async () => {
