@@ -80,8 +80,9 @@ export class Outbox {
   async sealedBubble(content: string): Promise<boolean> {
     const reqId = this.o.address.reqId;
     if (!reqId || this.o.wire.hasAnswered(reqId)) return false;
+    // A sealing frame is sent again while unanswered (client.ts); still unanswered is no delivery.
     const verdict = await this.o.wire.respond(reqId, this.o.streamId(), content, true);
-    return verdict.kind === "accepted" || verdict.kind === "unacked";
+    return verdict.kind === "accepted";
   }
 
   /** Push, then a sealed bubble, then the response_url; true when one of them delivered. */
