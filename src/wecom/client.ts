@@ -12,6 +12,15 @@
  * either. Pushes carry their own req_id, so their verdict is exact. WeCom's error messages are never
  * logged (they can echo the payload, which is the user's answer); only a classification is.
  *
+ * A push, or a bubble's sealing frame, that nobody acknowledged (its answer timed out, or the socket
+ * closed with it in flight) is sent again, after the reconnect when the socket closed, a bounded
+ * number of times: WeCom never redelivers anything, so a part taken for delivered on no evidence is
+ * a part the user never sees. A re-send of a frame that did land shows at worst once more (a push)
+ * or not at all (a sealing frame replaces its bubble with the same text).
+ *
+ * Every inbound frame that is not handed out (an event nobody answers, an answer for nothing in
+ * flight, a binary or unreadable frame) is counted with its reason (ctx.drops), never dropped silently.
+ *
  * Reconnects back off exponentially; a connection must have stayed up a while for its close to reset
  * that (an accept-then-close loop would otherwise hammer the endpoint). A kick by another subscriber
  * is reported and not fought: two gateways taking turns kicking each other serve nobody.
@@ -21,10 +30,13 @@ import WebSocket from "ws";
 import type { Clock } from "../messaging/base/clock.js";
 import { sleep } from "../messaging/base/clock.js";
 import type { Logger } from "../messaging/base/logger.js";
+import type { InboundDrops } from "../messaging/channel/inbound-drops.js";
+import type { PushWindow } from "./budget.js";
 import { PushBudget } from "./budget.js";
 import type { HealthReason, WeComHealth } from "./health.js";
 import {
   WECOM_ACK_TIMEOUT_MS,
+  WECOM_MAX_RESENDS,
   WECOM_MIN_HEALTHY_MS,
   WECOM_MISSED_PINGS,
   WECOM_PING_INTERVAL_MS,
@@ -64,6 +76,8 @@ export interface WeComClientOptions {
   logger: Logger;
   /** A user's message. Called as the frame arrives; the caller must not block the socket on it. */
   onCallback(frame: CallbackFrame): void;
+  /** Where every inbound frame that is not handed out is counted, with its reason. */
+  drops: InboundDrops;
   /** Health transitions (doctor's last verdict, the log). */
   onHealth?(health: WeComHealth): void;
   ackTimeoutMs?: number;
@@ -71,8 +85,10 @@ export interface WeComClientOptions {
   reconnectBaseMs?: number;
   reconnectMaxMs?: number;
   minHealthyMs?: number;
-  /** Pushes per conversation per minute (WeCom's own budget by default). */
-  pushesPerMinute?: number;
+  /** The push windows (WeCom's own, per minute and per hour, by default). */
+  pushWindows?: readonly PushWindow[];
+  /** Re-sends of an unacknowledged push or sealing frame. */
+  maxResends?: number;
   /** How long a frame made while the connection is not subscribed waits for it. */
   connectWaitMs?: number;
 }
@@ -110,7 +126,7 @@ export class WeComClient {
   private current: WeComHealth;
 
   constructor(private readonly o: WeComClientOptions) {
-    this.budget = new PushBudget(() => o.clock.now(), o.pushesPerMinute);
+    this.budget = new PushBudget(() => o.clock.now(), o.pushWindows);
     this.current = { state: "connecting", at: o.clock.now() };
   }
 
@@ -135,7 +151,11 @@ export class WeComClient {
   respond(reqId: string, streamId: string, content: string, finish: boolean): Promise<FrameVerdict> {
     const previous = this.chains.get(reqId) ?? Promise.resolve();
     const bounded = withinWireCap(content, this.o.logger);
-    const mine = previous.then(() => this.exchange(reqId, streamFrame(reqId, streamId, bounded, finish)));
+    const frame = streamFrame(reqId, streamId, bounded, finish);
+    // A live frame is replaced by the next one anyway; the sealing frame is the one the bubble keeps.
+    const mine = previous.then(() =>
+      finish ? this.resending("seal", () => this.exchange(reqId, frame)) : this.exchange(reqId, frame),
+    );
     const tail = mine.catch(() => undefined);
     this.chains.set(reqId, tail);
     void tail.then(() => {
@@ -151,21 +171,23 @@ export class WeComClient {
   }
 
   /**
-   * A push into `chatId` (a user's one-to-one conversation), spent from its per-minute budget: a push
-   * that would overdraw it waits for the window instead of being sent to be refused.
+   * A push into `chatId` (a user's one-to-one conversation), spent from its budget: a push that
+   * would overdraw it waits for the window instead of being sent to be refused. Not acknowledged, it
+   * is sent again (each send spends budget: WeCom may have counted it).
    */
   async push(chatId: string, content: string): Promise<FrameVerdict> {
-    for (;;) {
-      const wait = this.budget.take(chatId);
-      if (wait === 0) break;
-      try {
-        await sleep(this.o.clock, wait, this.stopping.signal);
-      } catch {
-        return { kind: "unsent" };
-      }
-    }
-    const reqId = this.newReqId(CMD_SEND);
-    return this.exchange(reqId, pushFrame(reqId, chatId, withinWireCap(content, this.o.logger)));
+    const bounded = withinWireCap(content, this.o.logger);
+    return this.resending("push", async () => {
+      if (!(await this.spend(chatId))) return { kind: "unsent" };
+      // A fresh req_id per send: an answer to the earlier one must not settle this one.
+      const reqId = this.newReqId(CMD_SEND);
+      return this.exchange(reqId, pushFrame(reqId, chatId, bounded));
+    });
+  }
+
+  /** How long until `count` more pushes into `chatId` could have gone out (budget only; spends nothing). */
+  pushDelay(chatId: string, count: number): number {
+    return this.budget.delayFor(chatId, count);
   }
 
   /** Stop reconnecting and close the socket. Callers settle their turns first (start.ts). */
@@ -191,6 +213,46 @@ export class WeComClient {
     });
   }
 
+  /** Wait for one push of budget and spend it; false when the client stopped meanwhile. */
+  private async spend(chatId: string): Promise<boolean> {
+    for (;;) {
+      const wait = this.budget.take(chatId);
+      if (wait === 0) return true;
+      try {
+        await sleep(this.o.clock, wait, this.stopping.signal);
+      } catch {
+        // Aborted by close(): the push is reported unsent to its caller, who says so.
+        return false;
+      }
+    }
+  }
+
+  /**
+   * `send`, again while its verdict is no evidence (unacked: maybe lost; unsent: the socket was
+   * down), a bounded number of times. Each try waits for the subscription (exchange), so a socket
+   * that closed is reconnected first. A stopped or kicked client does not try again.
+   */
+  private async resending(what: "push" | "seal", send: () => Promise<FrameVerdict>): Promise<FrameVerdict> {
+    const resends = this.o.maxResends ?? WECOM_MAX_RESENDS;
+    let verdict: FrameVerdict = await send();
+    for (let n = 1; n <= resends; n++) {
+      if (verdict.kind === "accepted" || verdict.kind === "refused") return verdict;
+      if (this.closing || this.kicked) return verdict;
+      this.o.logger.warn("wecom: a frame was not acknowledged; sending it again", {
+        what,
+        verdict: verdict.kind,
+        resend: n,
+      });
+      const unanswered = verdict.kind === "unacked";
+      const again: FrameVerdict = await send();
+      // The stream is sealed already, so the unanswered try did land (bubbles roll well before
+      // their lifetime, so 846608 here is not an expiry): the bubble shows this very frame.
+      if (what === "seal" && unanswered && isStreamDead(again)) return { kind: "accepted" };
+      verdict = again;
+    }
+    return verdict;
+  }
+
   // ── the connection ────────────────────────────────────────────────────────────────────────
 
   private isOpen(): boolean {
@@ -211,7 +273,11 @@ export class WeComClient {
       this.write(ws, subscribeFrame(reqId, this.o.botId, this.o.secret));
     });
     ws.on("message", (data, isBinary) => {
-      if (isBinary) return;
+      // WeCom's frames are JSON text (aibot-node-sdk src/ws.ts handleFrame): a binary one is not ours.
+      if (isBinary) {
+        this.o.drops.record({ reason: "unparseable", fields: { frame: "binary" } });
+        return;
+      }
       this.onFrame(ws, data.toString());
     });
     ws.on("error", (error) => {
@@ -251,20 +317,30 @@ export class WeComClient {
       case "callback":
         this.o.onCallback(frame.frame);
         return;
-      case "event":
+      case "event": {
         if (frame.eventType === "disconnected_event") {
           this.onKicked(ws);
           return;
         }
-        // enter_chat and feedback events each owe a reply inside a 5-second single-delivery window:
-        // answering one is a feature of its own, so they are dropped on purpose.
-        this.o.logger.debug("wecom: event dropped", { event: frame.eventType || "unknown" });
+        // enter_chat (a welcome owed within 5 s), feedback_event and template_card_event answer
+        // features this channel does not have: counted as events nobody answers, never silently.
+        const user = frame.frame.body.from?.userid;
+        this.o.drops.record({
+          reason: "event_unanswered",
+          shape: frame.eventType || "no_eventtype",
+          ...(typeof user === "string" && user ? { user } : {}),
+          fields: { event: frame.eventType || "no_eventtype" },
+        });
         return;
+      }
       case "ack":
         this.onAck(ws, frame.frame.headers.req_id, frame.frame.errcode);
         return;
       case "unknown":
-        this.o.logger.debug("wecom: a frame that is not ours to act on was dropped");
+        this.o.drops.record({
+          reason: frame.reason,
+          ...(frame.shape ? { shape: frame.shape, fields: { cmd: frame.shape } } : {}),
+        });
     }
   }
 
@@ -290,7 +366,8 @@ export class WeComClient {
     }
     const pending = this.pending.get(reqId);
     if (!pending) {
-      this.o.logger.debug("wecom: an answer for nothing in flight", { errcode });
+      // Late (its frame already timed out and was sent again), or for a frame of an earlier socket.
+      this.o.drops.record({ reason: "stray_ack", fields: { errcode } });
       return;
     }
     this.settle(
@@ -437,6 +514,10 @@ export class WeComClient {
     if (h.state === "healthy") this.o.logger.info("wecom: subscribed");
     this.o.onHealth?.(h);
   }
+}
+
+function isStreamDead(verdict: FrameVerdict): boolean {
+  return verdict.kind === "refused" && verdict.errcode === ERR_STREAM_EXPIRED;
 }
 
 function codeOf(error: Error): string | undefined {

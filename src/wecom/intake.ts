@@ -3,17 +3,20 @@
  * pings through a long turn): the transport's audited gate (bot messages dropped, then deny by
  * default, group chats refused), then the journal, deduped by msgid AFTER authorization (a stranger
  * can never occupy the window; a frame without a msgid is never suppressed). WeCom has nothing to
- * acknowledge: from the moment the journal has it, the journal is the message's copy. Until the
- * channel opens (after what a restart left unfinished was routed), callbacks wait in arrival order.
+ * acknowledge and delivers each callback once: from the moment the journal has it, the journal is
+ * the message's only copy. Until the channel opens (after what a restart left unfinished was
+ * routed), callbacks wait in arrival order. Every callback that does not become a message (arriving
+ * while stopping, beyond the waiting bound, a duplicate msgid) is counted with its reason.
  */
 import type { Logger } from "../messaging/base/logger.js";
 import type { ConversationHub } from "../messaging/channel/hub.js";
+import type { InboundDrops } from "../messaging/channel/inbound-drops.js";
 import type { WeComAddress } from "./outbox.js";
 import type { WeComExtra } from "./surface.js";
 import type { WeComTransport } from "./transport.js";
 import type { CallbackFrame } from "./wire.js";
 
-/** Callbacks held while the channel is still resuming; beyond this the oldest are WeCom's to redeliver. */
+/** Callbacks held while the channel is still resuming; beyond this the oldest is dropped (and counted). */
 const MAX_WAITING = 1000;
 
 export class WeComIntake {
@@ -26,16 +29,19 @@ export class WeComIntake {
     private readonly transport: WeComTransport,
     private readonly hub: ConversationHub<WeComAddress, WeComExtra>,
     private readonly logger: Logger,
+    private readonly drops: InboundDrops,
   ) {}
 
   /** A callback as it arrives: handled in a task of its own, never on the socket's path. */
   onCallback(frame: CallbackFrame): void {
     if (this.closed) {
-      this.logger.info("wecom: a callback arrived while stopping; WeCom redelivers it");
+      // Nothing redelivers it: counted, so a restart's lost message is visible in doctor.
+      this.drop(frame, "stopping");
       return;
     }
     if (!this.open) {
-      if (this.waiting.length >= MAX_WAITING) this.waiting.shift();
+      const oldest = this.waiting.length >= MAX_WAITING ? this.waiting.shift() : undefined;
+      if (oldest) this.drop(oldest, "overflow");
       this.waiting.push(frame);
       return;
     }
@@ -56,6 +62,15 @@ export class WeComIntake {
   async stop(): Promise<void> {
     this.closed = true;
     await Promise.allSettled([...this.tasks]);
+  }
+
+  private drop(frame: CallbackFrame, reason: string): void {
+    const user = frame.body.from?.userid;
+    this.drops.record({
+      reason,
+      ...(typeof user === "string" && user ? { user } : {}),
+      fields: { ...(typeof frame.body.msgid === "string" ? { msgid: frame.body.msgid } : {}) },
+    });
   }
 
   private async handle(frame: CallbackFrame): Promise<void> {
@@ -80,6 +95,12 @@ export class WeComIntake {
       },
       // No msgid is no evidence of a duplicate: such a frame is never suppressed.
       { platformId: m.messageId !== undefined ? `msgid:${m.messageId}` : null },
+      {
+        // null: the journal already has this msgid (audited there); counted here as a drop.
+        onAccepted: (ticket) => {
+          if (ticket === null) this.drop(frame, "duplicate");
+        },
+      },
     );
   }
 }

@@ -24,8 +24,26 @@ export const WECOM_STREAM_LIFETIME_MS = 10 * 60_000;
  */
 export const WECOM_ROLL_AGE_MS = WECOM_STREAM_LIFETIME_MS - 30_000;
 
-/** Pushes WeCom accepts per conversation per minute. */
+/**
+ * Pushes (aibot_send_msg) WeCom accepts per conversation: 30 a minute and 1,000 an hour
+ * (https://developer.work.weixin.qq.com/document/path/101463, 主动推送消息). A push past either is
+ * refused with 45009.
+ */
 export const WECOM_PUSHES_PER_MINUTE = 30;
+export const WECOM_PUSHES_PER_HOUR = 1_000;
+/**
+ * WeCom counts its windows on its own receipt clock, not ours: two pushes 59,999 ms apart by our
+ * clock were refused as "within a minute". So each window is budgeted this much longer than it is.
+ */
+export const WECOM_PUSH_WINDOW_MARGIN_MS = 1_000;
+/**
+ * A push not acknowledged (its ack timed out, or the socket closed with it in flight) is sent again
+ * up to this many times (after the reconnect when the socket closed): a part nobody confirmed must
+ * not be taken for delivered, and a re-send repeats at worst.
+ */
+export const WECOM_MAX_RESENDS = 3;
+/** A wait for push budget longer than this is said in the chat (the rest of the answer is coming). */
+export const WECOM_LONG_BUDGET_WAIT_MS = 15_000;
 
 /** The heartbeat WeCom expects on the long connection. */
 export const WECOM_PING_INTERVAL_MS = 30_000;

@@ -15,8 +15,13 @@ import type { ResponseUrl } from "./response-url.js";
 export interface WeComWire {
   respond(reqId: string, streamId: string, content: string, finish: boolean): Promise<FrameVerdict>;
   push(chatId: string, content: string): Promise<FrameVerdict>;
+  /** How long until `count` more pushes into `chatId` fit WeCom's budget (nothing is spent). */
+  pushDelay(chatId: string, count: number): number;
   hasAnswered(reqId: string): boolean;
 }
+
+/** A confirmed push's outcome: landed, or WeCom's last verdict on it (what the user is told). */
+export type PushOutcome = { landed: true } | { landed: false; verdict: FrameVerdict };
 
 /** Where one conversation's message came from: the user, and the message's own reply handles. */
 export interface WeComAddress {
@@ -41,14 +46,28 @@ export class Outbox {
 
   /** A confirmed push: true when WeCom accepted it (or an earlier run of this turn already had). */
   async push(content: string): Promise<boolean> {
-    const send = async () => (await this.o.wire.push(this.o.address.userid, content)).kind === "accepted";
-    if (!this.o.parts) return send();
+    return (await this.pushed(content)).landed;
+  }
+
+  /** `push`, with WeCom's verdict when it did not land. */
+  async pushed(content: string): Promise<PushOutcome> {
+    let verdict: FrameVerdict = { kind: "unsent" };
+    const send = async () => {
+      verdict = await this.o.wire.push(this.o.address.userid, content);
+      return verdict.kind === "accepted";
+    };
+    if (!this.o.parts) return (await send()) ? { landed: true } : { landed: false, verdict };
     const landed = await this.o.parts.post(content, {
       // A push has no id to edit later: "pushed" only marks it landed.
       create: async () => ((await send()) ? "pushed" : null),
       replace: async () => false,
     });
-    return landed !== null;
+    return landed !== null ? { landed: true } : { landed: false, verdict };
+  }
+
+  /** How long until `count` more pushes to this user fit WeCom's budget. */
+  pushDelay(count: number): number {
+    return this.o.wire.pushDelay(this.o.address.userid, count);
   }
 
   /** The one-shot response_url, when the message has one; true when it accepted `content`. */
@@ -61,8 +80,9 @@ export class Outbox {
   async sealedBubble(content: string): Promise<boolean> {
     const reqId = this.o.address.reqId;
     if (!reqId || this.o.wire.hasAnswered(reqId)) return false;
+    // A sealing frame is sent again while unanswered (client.ts); still unanswered is no delivery.
     const verdict = await this.o.wire.respond(reqId, this.o.streamId(), content, true);
-    return verdict.kind === "accepted" || verdict.kind === "unacked";
+    return verdict.kind === "accepted";
   }
 
   /** Push, then a sealed bubble, then the response_url; true when one of them delivered. */

@@ -16,8 +16,12 @@
  * head sealed in the bubble the user watched and sends the rest as confirmed pushes, in order, only
  * once the sealing frame's verdict is in: a refused head is pushed once (or posted to the
  * response_url), and when the head reached nobody the tail is withheld (a tail without its head is
- * a fragment nobody can place). A refused part is reported with its position. This all happens at
- * the end of the turn, before its outcome is recorded, so a head that never landed fails the turn.
+ * a fragment nobody can place). A push nobody acknowledged is sent again by the client (after a
+ * reconnect), so only a part WeCom refused (or never confirmed, after the re-sends) is missing: it
+ * is said in the chat where it belongs ("part 2 of 3 did not arrive: …"), and the rest follows.
+ * Pushes wait for WeCom's budget rather than be refused; when that wait is long, the head says so.
+ * This all happens at the end of the turn, before its outcome is recorded, so a head that never
+ * landed fails the turn.
  *
  * Other seals (an approval prompt, a steer) end the bubble the same way and the answer continues in
  * a new one below. The prompt itself is a push (its typed `1`/`2` floor; no widget exists), and its
@@ -49,7 +53,13 @@ import type { AgentStatus, PromptOption, ToolChange, TurnEnding } from "../messa
 import { Renderer } from "../messaging/turn/renderer.js";
 import type { FrameVerdict } from "./client.js";
 import { composeFrame, headExtent, resumePoint } from "./frame.js";
-import { WECOM_ANSWER_CHARS, WECOM_ROLL_AGE_MS } from "./limits.js";
+import {
+  WECOM_ANSWER_CHARS,
+  WECOM_LONG_BUDGET_WAIT_MS,
+  WECOM_PUSHES_PER_HOUR,
+  WECOM_PUSHES_PER_MINUTE,
+  WECOM_ROLL_AGE_MS,
+} from "./limits.js";
 import type { Outbox, WeComAddress, WeComWire } from "./outbox.js";
 import { WECOM_CAPABILITIES } from "./transport.js";
 
@@ -98,6 +108,23 @@ const HEAD = WECOM_ANSWER_CHARS;
 const PAUSED = "⏸️ Waiting for your permission (below)…";
 /** What an aged bubble that showed no answer yet is sealed with before the work moves on below. */
 const CONTINUED = "⏬ (continued below)";
+
+/** What the user reads where a part of the answer should have been. */
+export function missingPartNotice(part: number, of: number, verdict: FrameVerdict): string {
+  const why =
+    verdict.kind === "refused"
+      ? `WeCom refused it (error ${verdict.errcode})`
+      : verdict.kind === "unacked"
+        ? "WeCom never confirmed it, even after it was sent again"
+        : "the connection to WeCom was down";
+  return `⚠️ Part ${part} of ${of} did not arrive: ${why}.`;
+}
+
+/** Under the head when the rest must wait for WeCom's budget: the answer is not over, it is paced. */
+export function budgetWaitNotice(parts: number, waitMs: number): string {
+  const minutes = Math.max(1, Math.ceil(waitMs / 60_000));
+  return `⏳ The rest of this answer (${parts} more message${parts === 1 ? "" : "s"}) arrives over about ${minutes} min: WeCom lets a bot send ${WECOM_PUSHES_PER_MINUTE} messages a minute and ${WECOM_PUSHES_PER_HOUR} an hour.`;
+}
 
 /** Tables stay canonical (table mode off), then the display-form redaction of the rendered form. */
 export function presentSlice(slice: string): string {
@@ -436,13 +463,21 @@ export class WeComRenderer extends Renderer {
     }
     const [head = "", ...tail] = pieces;
     const single = tail.length === 0;
+    // The pushes still to come (the head too, when no bubble can carry it) against WeCom's budget.
+    const pushes = b && !b.dead && !this.streamless ? tail.length : pieces.length;
+    const wait = single ? 0 : this.o.outbox.pushDelay(pushes);
+    const headFooter = single
+      ? footer
+      : wait > WECOM_LONG_BUDGET_WAIT_MS
+        ? `_${budgetWaitNotice(tail.length, wait)}_`
+        : "";
     const headFrame = composeFrame({
       ...(b ? { think: this.think(b) } : {}),
       lead,
       body: head,
-      ...(single ? { footer } : {}),
+      ...(headFooter ? { footer: headFooter } : {}),
     });
-    const headPush = composeFrame({ lead, body: head, ...(single ? { footer } : {}) });
+    const headPush = composeFrame({ lead, body: head, ...(headFooter ? { footer: headFooter } : {}) });
     if (!(await this.deliverHead(b, headFrame, headPush))) {
       this.deliveryFailed = true;
       this.log.error("wecom: the answer's head reached nobody; its tail is withheld", {
@@ -458,18 +493,28 @@ export class WeComRenderer extends Renderer {
     if (text) this.answered = true;
     for (const [i, piece] of tail.entries()) {
       const last = i === tail.length - 1;
-      if (await this.o.outbox.push(composeFrame({ body: piece, ...(last ? { footer } : {}) }))) continue;
-      // Reported with its position; the rest would arrive with a hole before it.
+      const outcome = await this.o.outbox.pushed(composeFrame({ body: piece, ...(last ? { footer } : {}) }));
+      if (outcome.landed) continue;
+      const part = i + 2;
       this.deliveryFailed = true;
-      this.log.error("wecom: a part of the answer was refused; the rest is withheld", {
-        part: i + 2,
+      this.log.error("wecom: a part of the answer did not arrive; saying so in the chat", {
+        part,
         of: pieces.length,
+        verdict: outcome.verdict.kind,
       });
       this.o.audit?.log("delivery", "failed", {
         channel: "wecom",
-        reason: "part_refused",
-        part: i + 2,
+        reason: outcome.verdict.kind === "refused" ? "part_refused" : "part_unconfirmed",
+        part,
         parts: pieces.length,
+      });
+      // Said where the part belongs, so the rest that follows has a named hole, not a silent one.
+      const notice = this.present(missingPartNotice(part, pieces.length, outcome.verdict));
+      if (await this.o.outbox.say(composeFrame({ body: notice, ...(last ? { footer } : {}) }))) continue;
+      // Not even the notice got through: more parts would land after a hole nobody was told about.
+      this.log.error("wecom: neither a part nor its notice arrived; the rest is withheld", {
+        part,
+        of: pieces.length,
       });
       return true;
     }
@@ -488,13 +533,14 @@ export class WeComRenderer extends Renderer {
   /**
    * The sealing frame in the bubble the user watched; its verdict is awaited, and a refused head is
    * delivered ONCE as a confirmed push, then to the response_url. With no usable stream the push is
-   * the first choice. True when the head reached the user (an unanswered frame counts: no evidence).
+   * the first choice. True when the head reached the user (WeCom accepted it somewhere).
    */
   private async deliverHead(b: Bubble | null, frame: string, push: string): Promise<boolean> {
     if (b && !this.streamless) {
+      // The client has already sent an unacknowledged seal again; still no evidence is no delivery.
       const verdict = await this.frame(b, frame, true);
-      if (verdict.kind === "accepted" || verdict.kind === "unacked") return true;
-      this.log.warn("wecom: the sealing frame was refused; pushing the answer's head once", {
+      if (verdict.kind === "accepted") return true;
+      this.log.warn("wecom: the sealing frame did not land; pushing the answer's head once", {
         verdict: verdict.kind,
       });
     }

@@ -2,7 +2,8 @@
  * Starting WeCom: the long connection (its health recorded for doctor), the transport's gate, the
  * surface and the hub, then what a restart left unfinished, then the intake. The hub never holds a
  * message behind a live turn (a WeCom answer is bound to the message that asked) and gives a failed
- * message's msgid back so WeCom's redelivery can recover it. Stop settles turns before the socket.
+ * message's msgid back, so a redelivery would be answered; nothing says WeCom redelivers (a callback
+ * has no acknowledgement), so the renderer never relies on it. Stop settles turns before the socket.
  */
 import { ParleyError } from "../messaging/base/errors.js";
 import type { ChannelContext, RunningChannel } from "../messaging/channel/contract.js";
@@ -64,6 +65,7 @@ export async function start(
     secret,
     clock,
     logger,
+    drops: ctx.drops,
     ...overrides.client,
     onCallback: (frame) => intake?.onCallback(frame),
     onHealth: (h) => {
@@ -108,7 +110,7 @@ export async function start(
     helpFooter: WECOM_HELP_FOOTER,
     privacy: true,
   });
-  intake = new WeComIntake(transport, hub, logger);
+  intake = new WeComIntake(transport, hub, logger, ctx.drops);
   // The connection opens first (callbacks wait), so what a restart left unfinished can be answered,
   // and comes before anything newer.
   client.start();

@@ -63,7 +63,7 @@ export interface CallbackFrame {
 export interface EventFrame {
   cmd: typeof CMD_EVENT;
   headers: { req_id: string };
-  body: { msgid?: string; event?: { eventtype?: string } };
+  body: { msgid?: string; from?: { userid?: string }; event?: { eventtype?: string } };
 }
 
 /** The answer to something we sent, told apart by its req_id only. */
@@ -76,7 +76,8 @@ export type InboundFrame =
   | { kind: "callback"; frame: CallbackFrame }
   | { kind: "event"; frame: EventFrame; eventType: string }
   | { kind: "ack"; frame: AckFrame }
-  | { kind: "unknown" };
+  /** Not a frame we act on, and why (the drop's reason); `shape` names its cmd when it had one. */
+  | { kind: "unknown"; reason: "unparseable" | "missing_id" | "unknown_shape"; shape?: string };
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
@@ -87,11 +88,15 @@ export function readFrame(data: string): InboundFrame {
   try {
     parsed = JSON.parse(data);
   } catch {
-    return { kind: "unknown" };
+    // Not JSON at all: nothing in it can be read, not even a cmd.
+    return { kind: "unknown", reason: "unparseable" };
   }
-  if (!isObject(parsed) || !isObject(parsed.headers)) return { kind: "unknown" };
+  if (!isObject(parsed)) return { kind: "unknown", reason: "unparseable" };
+  const shape = typeof parsed.cmd === "string" ? parsed.cmd : undefined;
+  const named = shape === undefined ? {} : { shape };
+  if (!isObject(parsed.headers)) return { kind: "unknown", reason: "missing_id", ...named };
   const reqId = parsed.headers.req_id;
-  if (typeof reqId !== "string" || reqId === "") return { kind: "unknown" };
+  if (typeof reqId !== "string" || reqId === "") return { kind: "unknown", reason: "missing_id", ...named };
   const headers = { req_id: reqId };
   if (parsed.cmd === CMD_CALLBACK && isObject(parsed.body))
     return { kind: "callback", frame: { cmd: CMD_CALLBACK, headers, body: parsed.body as CallbackBody } };
@@ -106,7 +111,7 @@ export function readFrame(data: string): InboundFrame {
   }
   if (parsed.cmd === undefined && typeof parsed.errcode === "number")
     return { kind: "ack", frame: { headers, errcode: parsed.errcode } };
-  return { kind: "unknown" };
+  return { kind: "unknown", reason: "unknown_shape", shape: shape ?? "no_cmd" };
 }
 
 /** A frame we send. `body` is absent only on a ping. */

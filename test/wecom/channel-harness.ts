@@ -4,6 +4,7 @@
  */
 import type { Clock } from "../../src/messaging/base/clock.js";
 import type { GrantControl } from "../../src/messaging/channel/contract.js";
+import type { InboundDropLedger } from "../../src/messaging/channel/inbound-drops.js";
 import type { ScriptedProviderOptions, ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
 import { ScriptedProvider } from "../../src/providers/scripted.js";
 import type { WeComSettings } from "../../src/wecom/index.js";
@@ -21,7 +22,10 @@ export { done, text } from "../helpers/channel-under-test.js";
 export const OWNER = "zhangsan";
 export const GUEST = "lisi";
 
-export type WeComUnderTest = CrashableChannel<RunningWeCom>;
+export type WeComUnderTest = CrashableChannel<RunningWeCom> & {
+  /** The channel's inbound drops (ctx.drops), counted per reason. */
+  dropLedger: InboundDropLedger;
+};
 
 export interface WeComChannelOptions {
   wecom?: Record<string, unknown>;
@@ -69,10 +73,11 @@ export async function startWeComChannel(
     ...(o.ingestTmpRoot ? { pipeline: { ingestTmpRoot: o.ingestTmpRoot } } : {}),
   });
   const running = await startWeCom(ctx, { throttleMs: 0, ...o.overrides });
-  return crashableChannel(machinery, running, async (r) => {
+  const crashable = crashableChannel(machinery, running, async (r) => {
     await r.intake.stop();
     await r.client.close();
   });
+  return Object.assign(crashable, { dropLedger: ctx.dropLedger });
 }
 
 /** One fake per test and the channels started against it, stopped afterwards. Call at module level. */

@@ -1,11 +1,13 @@
 /**
  * The long connection against the fake: subscribe verdicts (a wrong secret is unhealthy within
  * seconds and the retries go on), the 30-second ping and how a silent peer is dropped, answers told
- * apart by req_id, one reply frame in flight per req_id, the push budget, and a kick reported
- * without a fight. Timers run on a manual clock; only the socket is real.
+ * apart by req_id, one reply frame in flight per req_id, the push budget (and the fake's own limits
+ * on its receipt clock), a push nobody acknowledged sent again, every inbound frame not handed out
+ * counted, and a kick reported without a fight. Timers run on a manual clock; only the socket is real.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
+import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import type { FrameVerdict, WeComClientOptions } from "../../src/wecom/client.js";
 import { WeComClient } from "../../src/wecom/client.js";
 import type { WeComHealth } from "../../src/wecom/health.js";
@@ -13,7 +15,14 @@ import { WECOM_MAX_REPLY_BYTES } from "../../src/wecom/limits.js";
 import { OriginPolicy } from "../../src/wecom/origins.js";
 import { ResponseUrl } from "../../src/wecom/response-url.js";
 import type { CallbackFrame } from "../../src/wecom/wire.js";
-import { ERR_BAD_CREDENTIALS, ERR_STREAM_DEAD, FakeWeCom } from "../fakes/wecom/server.js";
+import {
+  ERR_BAD_CREDENTIALS,
+  ERR_RATE,
+  ERR_STREAM_DEAD,
+  errmsgOf,
+  FakeWeCom,
+} from "../fakes/wecom/server.js";
+import { testDrops } from "../helpers/drops.js";
 import { ManualClock, settle } from "../helpers/manual-clock.js";
 import { wireTexts } from "./helpers.js";
 
@@ -30,19 +39,22 @@ async function connect(o: Partial<WeComClientOptions> & { clock?: ManualClock } 
   const logger = new MemoryLogger();
   const health: WeComHealth[] = [];
   const callbacks: CallbackFrame[] = [];
+  const audit = new MemoryAuditSink();
+  const drops = testDrops(audit, "wecom");
   const client = new WeComClient({
     url: fake.wsUrl,
     botId: fake.botId,
     secret: fake.secret,
     clock,
     logger,
+    drops,
     onCallback: (f) => callbacks.push(f),
     onHealth: (h) => health.push(h),
     ...o,
   });
   clients.push(client);
   client.start();
-  return { client, clock, logger, health, callbacks };
+  return { client, clock, logger, health, callbacks, drops, audit };
 }
 
 const healthy = (c: WeComClient) =>
@@ -72,7 +84,7 @@ describe("subscribe", () => {
     // Only the classification is logged, never WeCom's message (it echoes what was sent).
     const logged = JSON.stringify(logger.entries);
     expect(logged).toContain(String(ERR_BAD_CREDENTIALS));
-    expect(logged).not.toContain("refused:");
+    expect(logged).not.toContain(errmsgOf(ERR_BAD_CREDENTIALS));
     expect(logged).not.toContain("not-the-secret");
     for (let i = 0; i < 3; i++) {
       const before = fake.subscribes;
@@ -198,10 +210,10 @@ describe("answers told apart by req_id", () => {
     expect(other).toEqual({ kind: "accepted" });
   });
 
-  it("846605 and 846608 are terminal; an answer that never comes is 'unacked' after the bound", async () => {
+  it("846605 and 846608 are terminal; a push never answered is sent again, then 'unacked' after the bound", async () => {
     const clock = new ManualClock();
     fake = await FakeWeCom.start({ now: () => clock.now() });
-    const { client } = await connect({ clock });
+    const { client } = await connect({ clock, maxResends: 1 });
     await healthy(client);
     const { reqId } = fake.callback({ text: "x" });
     expect(await client.respond(reqId, "s", "done", true)).toEqual({ kind: "accepted" });
@@ -217,7 +229,12 @@ describe("answers told apart by req_id", () => {
     });
     fake.replyAcks = "none";
     const silent = client.push("zhangsan", "anyone?");
-    await settle();
+    await vi.waitFor(() => expect(fake.framesOf("aibot_send_msg")).toHaveLength(1));
+    await clock.advance(5_000);
+    // No answer is no evidence: the push goes out again, on a req_id of its own.
+    await vi.waitFor(() => expect(fake.framesOf("aibot_send_msg")).toHaveLength(2));
+    const [first, second] = fake.framesOf("aibot_send_msg");
+    expect(second?.reqId).not.toBe(first?.reqId);
     await clock.advance(5_000);
     expect(await silent).toEqual({ kind: "unacked" });
   });
@@ -288,7 +305,11 @@ describe("the push budget", () => {
     await vi.waitFor(() => expect(fake.pushes).toHaveLength(30));
     await settle();
     expect(fake.pushes).toHaveLength(30);
-    await clock.advance(60_000);
+    // WeCom's minute is its own receipt clock's: the budget keeps a second on top of it.
+    await clock.advance(60_999);
+    await settle();
+    expect(fake.pushes).toHaveLength(30);
+    await clock.advance(1);
     const verdicts = await Promise.all(sends);
     expect(verdicts.every((v) => v.kind === "accepted")).toBe(true);
     expect(fake.pushes.every((p) => p.accepted)).toBe(true);
@@ -329,13 +350,114 @@ describe("a kick", () => {
 describe("callbacks and events", () => {
   it("hands callbacks out as they arrive and drops enter_chat and feedback events on purpose", async () => {
     fake = await FakeWeCom.start();
-    const { client, callbacks, logger } = await connect();
+    const { client, callbacks, drops, audit } = await connect();
     await healthy(client);
     fake.event("enter_chat");
     fake.event("feedback_event");
     fake.callback({ text: "one" });
     await vi.waitFor(() => expect(callbacks).toHaveLength(1));
     expect(callbacks[0]?.body.text?.content).toBe("one");
-    expect(logger.entries.filter((e) => e.message === "wecom: event dropped")).toHaveLength(2);
+    expect(drops.ledger.count("wecom", "event_unanswered")).toBe(2);
+    expect(audit.find("inbound", "dropped").map((e) => e.fields.event)).toEqual([
+      "enter_chat",
+      "feedback_event",
+    ]);
+  });
+});
+
+describe("a push nobody acknowledged", () => {
+  it("in flight when the socket dies: sent again once the connection is back, and it lands once", async () => {
+    const clock = new ManualClock();
+    fake = await FakeWeCom.start({ now: () => clock.now() });
+    const { client } = await connect({ clock });
+    await healthy(client);
+    fake.callback({ text: "hi" });
+    const subscribes = fake.subscribes;
+    fake.mishapNext((cmd) => cmd === "aibot_send_msg", "drop");
+    const verdict = client.push("zhangsan", "part two");
+    await vi.waitFor(() => expect(client.health.state).toBe("unhealthy"));
+    // The reconnect (1 s backoff), then the same content again.
+    await clock.advance(1_000);
+    await vi.waitFor(() => expect(fake.subscribes).toBe(subscribes + 1));
+    expect(await verdict).toEqual({ kind: "accepted" });
+    expect(fake.framesOf("aibot_send_msg").map((f) => f.errcode)).toEqual([null, 0]);
+    expect(fake.pushes.map((p) => [p.content, p.accepted])).toEqual([["part two", true]]);
+  });
+
+  it("lost on the way (no answer in 5 s): sent again on the same socket", async () => {
+    const clock = new ManualClock();
+    fake = await FakeWeCom.start({ now: () => clock.now() });
+    const { client } = await connect({ clock });
+    await healthy(client);
+    fake.callback({ text: "hi" });
+    fake.mishapNext((cmd) => cmd === "aibot_send_msg", "lost");
+    const verdict = client.push("zhangsan", "part two");
+    await vi.waitFor(() => expect(fake.framesOf("aibot_send_msg")).toHaveLength(1));
+    await clock.advance(5_000);
+    expect(await verdict).toEqual({ kind: "accepted" });
+    expect(fake.pushes.map((p) => p.content)).toEqual(["part two"]);
+    expect(fake.subscribes).toBe(1);
+  });
+
+  it("a refusal is a verdict, never re-sent", async () => {
+    fake = await FakeWeCom.start();
+    const { client } = await connect();
+    await healthy(client);
+    fake.callback({ text: "hi" });
+    fake.refuseNext((cmd) => cmd === "aibot_send_msg", 45_009);
+    expect(await client.push("zhangsan", "x")).toEqual({ kind: "refused", errcode: 45_009, terminal: false });
+    expect(fake.framesOf("aibot_send_msg")).toHaveLength(1);
+  });
+});
+
+describe("the fake's push limits (WeCom's, on its own receipt clock)", () => {
+  it("refuses the 31st push 59,999 ms after the first with 45009 and takes it at 60,000; our budget never tries", async () => {
+    const clock = new ManualClock();
+    fake = await FakeWeCom.start({ now: () => clock.now() });
+    // No budget on our side: the platform's own edge, as observed.
+    const { client } = await connect({ clock, pushWindows: [] });
+    await healthy(client);
+    fake.callback({ text: "hi" });
+    for (let i = 0; i < 30; i++) expect(await client.push("zhangsan", `p${i}`)).toEqual({ kind: "accepted" });
+    await clock.advance(59_999);
+    expect(await client.push("zhangsan", "early")).toMatchObject({ kind: "refused", errcode: ERR_RATE });
+    await clock.advance(1);
+    expect(await client.push("zhangsan", "on time")).toEqual({ kind: "accepted" });
+  });
+
+  it("refuses past the hourly limit even when every minute is within its own", async () => {
+    const clock = new ManualClock();
+    fake = await FakeWeCom.start({ now: () => clock.now(), pushesPerHour: 40 });
+    const { client } = await connect({ clock, pushWindows: [] });
+    await healthy(client);
+    fake.callback({ text: "hi" });
+    for (let i = 0; i < 40; i++) {
+      expect(await client.push("zhangsan", `p${i}`)).toEqual({ kind: "accepted" });
+      if (i === 19) await clock.advance(30 * 60_000);
+    }
+    await clock.advance(5 * 60_000);
+    expect(await client.push("zhangsan", "41st")).toMatchObject({ kind: "refused", errcode: ERR_RATE });
+    await clock.advance(25 * 60_000);
+    expect(await client.push("zhangsan", "an hour on")).toEqual({ kind: "accepted" });
+  });
+});
+
+describe("inbound frames that are not handed out", () => {
+  it("are counted with a reason each: unreadable, without a req_id, an unknown cmd, a stray answer, binary", async () => {
+    fake = await FakeWeCom.start();
+    const { client, callbacks, drops } = await connect();
+    await healthy(client);
+    fake.raw("not json");
+    fake.raw(JSON.stringify({ cmd: "aibot_msg_callback", headers: {}, body: {} }));
+    fake.raw(JSON.stringify({ cmd: "aibot_future_cmd", headers: { req_id: "x1" }, body: {} }));
+    fake.raw(JSON.stringify({ headers: { req_id: "aibot_send_msg_nothing" }, errcode: 0, errmsg: "ok" }));
+    fake.rawBinary(Buffer.from([1, 2, 3]));
+    fake.callback({ text: "still here" });
+    await vi.waitFor(() => expect(callbacks).toHaveLength(1));
+    const c = (reason: string) => drops.ledger.count("wecom", reason);
+    await vi.waitFor(() => expect(c("unparseable")).toBe(2));
+    expect(c("missing_id")).toBe(1);
+    expect(c("unknown_shape")).toBe(1);
+    expect(c("stray_ack")).toBe(1);
   });
 });

@@ -89,6 +89,26 @@ describe("the msgid dedupe", () => {
     expect(lab.fake.visible().filter((v) => v.includes("answer one"))).toHaveLength(1);
   });
 
+  it("nothing is dropped uncounted: an unknown frame, an event, a duplicate msgid and a callback while stopping each have a reason", async () => {
+    const c = await lab.channel({ turns: () => [[text("answer one"), done]] });
+    await subscribed();
+    lab.fake.raw(JSON.stringify({ cmd: "aibot_future_callback", headers: { req_id: "f-1" }, body: {} }));
+    lab.fake.event("enter_chat");
+    lab.fake.callback({ msgid: "m-dup", text: "hello" });
+    await shown("answer one");
+    lab.fake.callback({ msgid: "m-dup", text: "hello" });
+    const count = (reason: string) => c.dropLedger.count("wecom", reason);
+    await vi.waitFor(() => expect(count("duplicate")).toBe(1));
+    expect(count("unknown_shape")).toBe(1);
+    expect(count("event_unanswered")).toBe(1);
+    await c.running.intake.stop();
+    lab.fake.callback({ msgid: "m-late", text: "too late" });
+    await vi.waitFor(() => expect(count("stopping")).toBe(1));
+    expect(c.audit.find("inbound", "dropped").map((e) => e.fields.reason)).toEqual(
+      expect.arrayContaining(["unknown_shape", "event_unanswered", "duplicate", "stopping"]),
+    );
+  });
+
   it("dedupes AFTER authorization: a stranger's frame cannot occupy a msgid an allowed user's message carries", async () => {
     const c = await lab.channel({ turns: () => [[text("answered the colleague"), done]] });
     await subscribed();

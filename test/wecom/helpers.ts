@@ -16,6 +16,8 @@ import { WeComRenderer } from "../../src/wecom/renderer.js";
 import { ResponseUrl } from "../../src/wecom/response-url.js";
 import type { CallbackSpec } from "../fakes/wecom/server.js";
 import { FakeWeCom } from "../fakes/wecom/server.js";
+import type { testDrops as TestDrops } from "../helpers/drops.js";
+import { testDrops } from "../helpers/drops.js";
 
 export const USER = "zhangsan";
 
@@ -25,6 +27,8 @@ export interface Wired {
   clock: Clock;
   logger: MemoryLogger;
   audit: MemoryAuditSink;
+  /** The client's inbound drops (its `.ledger` for the counts). */
+  drops: ReturnType<typeof TestDrops>;
   /** A message from the user; its address (req_id, response_url). */
   message(spec?: CallbackSpec): WeComAddress;
   renderer(address: WeComAddress, o?: Partial<WeComRendererOptions>): WeComRenderer;
@@ -46,12 +50,14 @@ export async function wire(
   const fake = o.fake ?? (await FakeWeCom.start({ now: () => clock.now() }));
   const logger = new MemoryLogger();
   const audit = new MemoryAuditSink();
+  const drops = testDrops(audit, "wecom");
   const client = new WeComClient({
     url: fake.wsUrl,
     botId: fake.botId,
     secret: fake.secret,
     clock,
     logger,
+    drops,
     onCallback: () => {},
     ...(o.ackTimeoutMs ? { ackTimeoutMs: o.ackTimeoutMs } : {}),
   });
@@ -66,6 +72,7 @@ export async function wire(
     clock,
     logger,
     audit,
+    drops,
     message(spec = {}) {
       const userid = spec.userid ?? USER;
       const sent = fake.callback({ ...spec, userid });

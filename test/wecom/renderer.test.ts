@@ -2,14 +2,17 @@
  * The WeCom renderer against the fake: a bubble streamed by replacement and sealed, the byte cap in
  * every frame and push (CJK and emoji), fences balanced in each, the over-cap head and tail (the
  * tail only after the sealing frame's verdict, a refused head pushed once, no tail without its
- * head), rolling bubbles at the 10-minute lifetime (no text missing, at most one frame repeated),
+ * head, a missing part said in the chat and the rest following), a connection failing mid-answer
+ * (a push or the seal in flight when the socket dies, or never acknowledged: the whole answer
+ * arrives in order), the push budget spent (the rest waits, and the head says so), rolling bubbles
+ * at the 10-minute lifetime (no text missing, at most one frame repeated),
  * transforms per slice with progress on the raw slice, reasoning redacted on the joined text, the
  * approval prompt and its decision as pushes, and the fresh-session notice above the answer.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { approvalOutcomeLabel } from "../../src/messaging/channel/render-kit.js";
 import { WECOM_MAX_REPLY_BYTES, WECOM_MAX_REPLY_CHARS } from "../../src/wecom/limits.js";
-import { ERR_STREAM_DEAD, ERR_UNROUTABLE } from "../fakes/wecom/server.js";
+import { ERR_RATE, ERR_STREAM_DEAD, ERR_UNROUTABLE } from "../fakes/wecom/server.js";
 import { ManualClock, settle } from "../helpers/manual-clock.js";
 import type { Wired } from "./helpers.js";
 import { fencesBalanced, wire, wireTexts } from "./helpers.js";
@@ -151,15 +154,53 @@ describe("the over-cap answer", () => {
     expect(w.audit.find("delivery", "failed")[0]?.fields.reason).toBe("head_undelivered");
   });
 
-  it("a refused part of the tail is reported with its position, and nothing after it is sent", async () => {
+  it("a refused part of the tail is said in the chat where it belongs, and the rest follows", async () => {
     w = await wire();
     const r = w.renderer(w.message());
     await r.onTextChunk(long);
-    w.fake.refuseNext((cmd) => cmd === "aibot_send_msg", 40_051);
+    w.fake.refuseNext((cmd) => cmd === "aibot_send_msg", 45_009);
     await r.onDone("end_turn");
-    expect(w.fake.pushes).toHaveLength(1);
+    const [refused, notice, ...rest] = w.fake.pushes;
+    expect(refused?.accepted).toBe(false);
+    const total = 2 + rest.length;
+    expect(notice).toMatchObject({ accepted: true });
+    expect(notice?.content).toContain(`⚠️ Part 2 of ${total} did not arrive: WeCom refused it (error 45009).`);
+    expect(rest.length).toBeGreaterThan(0);
+    expect(rest.every((p) => p.accepted)).toBe(true);
+    // The last part still carries the end's status line.
+    expect(rest.at(-1)?.content).toMatch(/Finished/);
     expect(r.deliveryFailed).toBe(true);
     expect(w.audit.find("delivery", "failed")[0]?.fields).toMatchObject({ reason: "part_refused", part: 2 });
+  });
+
+  it("a refused part whose notice cannot be pushed either is said through the response_url, and the rest follows", async () => {
+    w = await wire();
+    const r = w.renderer(w.message());
+    await r.onTextChunk(long);
+    // The part and the push of its notice are both refused.
+    w.fake.refuseNext((cmd) => cmd === "aibot_send_msg", 45_009);
+    w.fake.refuseNext((cmd) => cmd === "aibot_send_msg", 45_009);
+    await r.onDone("end_turn");
+    const [part, notice, ...rest] = w.fake.pushes;
+    expect([part?.accepted, notice?.accepted]).toEqual([false, false]);
+    expect(notice?.content).toContain("⚠️ Part 2 of");
+    expect(w.fake.posts.map((p) => p.content)).toEqual([expect.stringContaining("⚠️ Part 2 of")]);
+    expect(rest.length).toBeGreaterThan(0);
+    expect(rest.every((p) => p.accepted)).toBe(true);
+    expect(r.deliveryFailed).toBe(true);
+  });
+
+  it("a refused part and no way to say so: nothing after it is sent, and it is audited", async () => {
+    w = await wire();
+    const r = w.renderer(w.message({ responseUrl: false }));
+    await r.onTextChunk(long);
+    w.fake.refuseNext((cmd) => cmd === "aibot_send_msg", 45_009);
+    w.fake.refuseNext((cmd) => cmd === "aibot_send_msg", 45_009);
+    await r.onDone("end_turn");
+    expect(w.fake.pushes).toHaveLength(2);
+    expect(w.fake.pushes.some((p) => p.accepted)).toBe(false);
+    expect(w.audit.find("delivery", "failed")[0]?.fields).toMatchObject({ reason: "part_refused", part: 2 });
+    expect(w.logger.entries.some((e) => e.message.includes("the rest is withheld"))).toBe(true);
   });
 
   it("with no usable stream (846605) the head goes out as a confirmed push, then the tail", async () => {
@@ -178,6 +219,122 @@ describe("the over-cap answer", () => {
     expect(w.fake.pushes.map((p) => p.accepted)).toEqual(w.fake.pushes.map(() => true));
     expect(w.fake.pushes[0]?.content.startsWith("first words")).toBe(true);
     expect(r.deliveryFailed).toBe(false);
+  });
+});
+
+describe("a connection that fails mid-answer", () => {
+  // Every word distinct, so a part shown twice (or one missing) cannot hide among identical parts.
+  const long = Array.from(
+    { length: 3 },
+    (_, i) => `Section ${i}\n\n${Array.from({ length: 900 }, (_, j) => `w${i}.${j}`).join(" ")}`,
+  ).join("\n\n");
+  /** The text without its status line and whitespace (a cut may fall inside a word). */
+  const bare = (t: string) => strip(t).replace(/\s+/g, "");
+  /** What the user reads, bubble then pushes, as one string. */
+  const read = (x: Wired) => x.fake.visible().map(bare).join("");
+  const isPush = (cmd: string) => cmd === "aibot_send_msg";
+
+  it("the socket closes with a part in flight: the whole answer still arrives, in order, no part twice", async () => {
+    w = await wire({ ackTimeoutMs: 2_000 });
+    const r = w.renderer(w.message());
+    await r.onTextChunk(long);
+    let pushes = 0;
+    w.fake.mishapNext((cmd) => isPush(cmd) && ++pushes === 2, "drop");
+    const subscribes = w.fake.subscribes;
+    await r.onDone("end_turn");
+    expect(w.fake.subscribes).toBe(subscribes + 1);
+    expect(read(w)).toBe(bare(long));
+    const contents = w.fake.pushes.map((p) => p.content);
+    expect(new Set(contents).size).toBe(contents.length);
+    expect(w.fake.pushes.every((p) => p.accepted)).toBe(true);
+    expect(r.deliveryFailed).toBe(false);
+    expect(w.fake.visible().at(-1)).toMatch(/Finished/);
+  });
+
+  it("the ack never comes (the part lost on the way): it is sent again, then the rest, in order", async () => {
+    w = await wire({ ackTimeoutMs: 300 });
+    const r = w.renderer(w.message());
+    await r.onTextChunk(long);
+    let pushes = 0;
+    w.fake.mishapNext((cmd) => isPush(cmd) && ++pushes === 1, "lost");
+    await r.onDone("end_turn");
+    expect(read(w)).toBe(bare(long));
+    const contents = w.fake.pushes.map((p) => p.content);
+    expect(new Set(contents).size).toBe(contents.length);
+    // The lost frame reached the wire once and nothing answered it; the re-send did land.
+    const sent = w.fake.framesOf("aibot_send_msg");
+    expect(sent.filter((f) => f.errcode === null)).toHaveLength(1);
+    expect(sent.length).toBe(contents.length + 1);
+    expect(r.deliveryFailed).toBe(false);
+  });
+
+  it("an ack lost after the part landed: the part shows at most once more, right after itself, and nothing is missing", async () => {
+    w = await wire({ ackTimeoutMs: 300 });
+    const r = w.renderer(w.message());
+    await r.onTextChunk(long);
+    let pushes = 0;
+    w.fake.mishapNext((cmd) => isPush(cmd) && ++pushes === 1, "ack_lost");
+    await r.onDone("end_turn");
+    const contents = w.fake.pushes.map((p) => p.content);
+    // At least once, never a hole: WeCom gives a push no id to deduplicate on.
+    expect(contents[0]).toBe(contents[1]);
+    const once = contents.filter((c, i) => i === 0 || c !== contents[i - 1]);
+    expect(new Set(once).size).toBe(once.length);
+    const head = w.fake.bubbles()[0]?.content ?? "";
+    expect([head, ...once].map(bare).join("")).toBe(bare(long));
+  });
+
+  it("the socket closes with the sealing frame in flight: the bubble is sealed after the reconnect, nothing pushed", async () => {
+    w = await wire({ ackTimeoutMs: 2_000 });
+    const r = w.renderer(w.message());
+    await r.onTextChunk("a short answer");
+    w.fake.mishapNext(
+      (cmd, body) => cmd === "aibot_respond_msg" && JSON.stringify(body).includes('"finish":true'),
+      "drop",
+    );
+    await r.onDone("end_turn");
+    const [bubble, ...others] = w.fake.bubbles();
+    expect(others).toEqual([]);
+    expect(bubble?.finished).toBe(true);
+    expect(strip(bubble?.content ?? "")).toBe("a short answer");
+    expect(bubble?.content).toMatch(/Finished/);
+    expect(w.fake.pushes).toEqual([]);
+    expect(r.deliveryFailed).toBe(false);
+  });
+});
+
+describe("the push budget spent", () => {
+  it("the rest waits for budget rather than be refused, and the head says in the chat that it is coming", async () => {
+    const clock = new ManualClock();
+    w = await wire({ clock, ackTimeoutMs: HOUR });
+    const a = w.message();
+    // Earlier pushes this minute (command replies, say) spent the conversation's 30.
+    for (let i = 0; i < 30; i++)
+      expect(await w.client.push(a.userid, `reply ${i}`)).toEqual({ kind: "accepted" });
+    const r = w.renderer(a);
+    const long = Array.from({ length: 4 }, (_, i) => `Section ${i}\n\n${"word ".repeat(1200)}`).join("\n\n");
+    await r.onTextChunk(long);
+    const done = r.onDone("end_turn");
+    await vi.waitFor(() => expect(w?.fake.bubbles()[0]?.finished).toBe(true));
+    const head = w.fake.bubbles()[0]?.content ?? "";
+    expect(head).toMatch(/⏳ The rest of this answer \(\d+ more messages?\) arrives over about 2 min/);
+    await settle();
+    expect(w.fake.pushes).toHaveLength(30);
+    await clock.advance(61_000);
+    await done;
+    const tail = w.fake.pushes.slice(30);
+    expect(tail.length).toBeGreaterThan(0);
+    expect(tail.every((p) => p.accepted)).toBe(true);
+    expect(w.fake.pushes.filter((p) => p.errcode === ERR_RATE)).toEqual([]);
+    expect(r.deliveryFailed).toBe(false);
+  });
+
+  it("a wait within the budget's minute says nothing extra", async () => {
+    w = await wire();
+    const r = w.renderer(w.message());
+    await r.onTextChunk(Array.from({ length: 3 }, (_, i) => `S${i}\n\n${"word ".repeat(1200)}`).join("\n\n"));
+    await r.onDone("end_turn");
+    expect(w.fake.visible().some((v) => v.includes("⏳"))).toBe(false);
   });
 });
 

@@ -7,9 +7,14 @@
  * first), ping answers, reply frames applied the way WeCom renders them (each frame REPLACES its
  * bubble, `finish` seals it, a bubble is writable for 10 minutes on the fake's clock, an unknown or
  * expired req_id is 846605, a dead bubble 846608, content over 20,480 UTF-8 bytes refused), pushes
- * with the per-conversation budget and the cold-conversation refusal, and answers that can be
- * delayed, reordered or withheld. It records what a user would see: each bubble's last accepted
- * content, each accepted push and response_url post, in the order they first appeared.
+ * with the per-conversation budget (30 a minute and 1,000 an hour, counted on the fake's own receipt
+ * clock: two pushes 59,999 ms apart are inside one minute) refused with 45009, and the
+ * cold-conversation refusal. The network is the test's: answers can be delayed, reordered or
+ * withheld, a frame can be lost in transit, or the connection can die with a frame in flight (not
+ * applied either way). It records what a user would see: each bubble's last accepted content, each
+ * accepted push and response_url post, in the order they first appeared.
+ *
+ * Every frame and field it emits is listed, with its source, in docs/channels/wecom.md (## Wire).
  *
  * Bounded and self-stopping: recordings are capped, and it stops after `lifetimeMs`.
  */
@@ -27,6 +32,14 @@ export const ERR_TOO_LONG = 40058;
 export const ERR_RATE = 45009;
 export const ERR_COLD = 846609;
 const MAX_BYTES = 20_480;
+
+/** A short, fixed errmsg per refusal (WeCom's wording is not a contract; the client never reads it). */
+export function errmsgOf(errcode: number): string {
+  if (errcode === ERR_UNROUTABLE) return "invalid req_id";
+  if (errcode === ERR_STREAM_DEAD) return "stream message update expired";
+  if (errcode === ERR_RATE) return "api freq out of limit";
+  return "request refused by the fake";
+}
 const MAX_RECORDS = 5_000;
 
 type Json = Record<string, unknown>;
@@ -39,6 +52,7 @@ export interface FakeWeComOptions {
   lifetimeMs?: number;
   streamLifetimeMs?: number;
   pushesPerMinute?: number;
+  pushesPerHour?: number;
   /** How long a callback's req_id can still be replied to (on the fake's clock). */
   reqIdTtlMs?: number;
 }
@@ -80,7 +94,7 @@ export interface CallbackSpec {
   text?: string;
   /** null: no msgid. */
   msgid?: string | null;
-  media?: { url: string; aeskey: string; filename?: string; filesize?: number };
+  media?: { url: string; aeskey: string };
   mixed?: Json[];
   voice?: string;
   /** Give the message a response_url (default true). */
@@ -101,6 +115,17 @@ interface HeldAck {
   ws: WebSocket;
   frame: Json;
 }
+
+type FrameMatch = (cmd: string, body: Json | undefined) => boolean;
+
+/** What the network does to one frame on its way in (test-side). */
+type Mishap =
+  /** Never arrives: not applied, never answered; the socket stays up. */
+  | "lost"
+  /** The connection dies with it in flight: not applied, the socket is cut. */
+  | "drop"
+  /** Applied, but its answer never comes back. */
+  | "ack_lost";
 
 export class FakeWeCom {
   readonly botId: string;
@@ -123,6 +148,7 @@ export class FakeWeCom {
   private readonly lifetimeMs: number;
   private readonly streamLifetimeMs: number;
   private readonly pushesPerMinute: number;
+  private readonly pushesPerHour: number;
   private readonly reqIdTtlMs: number;
   private lifetimeTimer: ReturnType<typeof setTimeout> | undefined;
   private active: WebSocket | null = null;
@@ -136,8 +162,8 @@ export class FakeWeCom {
   private readonly responseUrls = new Map<string, { used: boolean }>();
   private readonly reqTokens = new Map<string, string>();
   private readonly held: HeldAck[] = [];
-  private readonly refusals: { match: (cmd: string, body: Json | undefined) => boolean; errcode: number }[] =
-    [];
+  private readonly refusals: { match: FrameMatch; errcode: number }[] = [];
+  private readonly mishaps: { match: FrameMatch; mishap: Mishap }[] = [];
   private seq = 0;
   private n = 0;
   private stopped = false;
@@ -151,6 +177,7 @@ export class FakeWeCom {
     this.lifetimeMs = o.lifetimeMs ?? 60_000;
     this.streamLifetimeMs = o.streamLifetimeMs ?? 10 * 60_000;
     this.pushesPerMinute = o.pushesPerMinute ?? 30;
+    this.pushesPerHour = o.pushesPerHour ?? 1_000;
     this.reqIdTtlMs = o.reqIdTtlMs ?? 24 * 3600_000;
     this.server.on("upgrade", (req, socket, head) => {
       this.wss.handleUpgrade(req, socket, head, (ws) => this.accept(ws));
@@ -255,6 +282,16 @@ export class FakeWeCom {
     );
   }
 
+  /** A frame of the test's own making to the subscribed connection (a shape WeCom may send one day). */
+  raw(data: string): void {
+    this.active?.send(data);
+  }
+
+  /** A binary frame (WeCom sends JSON text only: aibot-node-sdk src/ws.ts parses every frame as JSON). */
+  rawBinary(data: Buffer): void {
+    this.active?.send(data, { binary: true });
+  }
+
   /** Another process subscribed with the same bot: the current connection is disconnected. */
   kick(): void {
     const ws = this.active;
@@ -287,6 +324,11 @@ export class FakeWeCom {
     this.refusals.push({ match, errcode });
   }
 
+  /** The next frame `match` accepts meets `mishap` on the way in (lost, the socket cut, or its answer lost). */
+  mishapNext(match: FrameMatch, mishap: Mishap): void {
+    this.mishaps.push({ match, mishap });
+  }
+
   /** Send the held answers (in reverse order, to reorder them). */
   releaseAcks(opts: { reverse?: boolean } = {}): void {
     const batch = this.held.splice(0);
@@ -306,9 +348,8 @@ export class FakeWeCom {
       ttlMs?: number;
       badPad?: boolean;
       streamTotal?: number;
-      filename?: string;
     } = {},
-  ): { url: string; aeskey: string; filename?: string } {
+  ): { url: string; aeskey: string } {
     const key = newMediaKey();
     const id = `m${++this.n}`;
     this.media.set(id, {
@@ -320,7 +361,6 @@ export class FakeWeCom {
     return {
       url: `${this.origin}/media/${id}?sign=q-sign-fake`,
       aeskey: encodeMediaKey(key, o.encoding ?? "raw"),
-      ...(o.filename ? { filename: o.filename } : {}),
     };
   }
 
@@ -371,6 +411,17 @@ export class FakeWeCom {
     const cmd = String(frame.cmd ?? "");
     const reqId = String((frame.headers as Json | undefined)?.req_id ?? "");
     const body = frame.body as Json | undefined;
+    const m = this.mishaps.findIndex((x) => x.match(cmd, body));
+    const mishap = m < 0 ? undefined : this.mishaps.splice(m, 1)[0]?.mishap;
+    if (mishap === "lost" || mishap === "drop") {
+      // Never reached WeCom: nothing applied, nothing answered (recorded for the test to see).
+      this.record({ cmd, reqId, body, errcode: null, at: this.now() });
+      if (mishap === "drop") {
+        if (this.active === ws) this.active = null;
+        ws.terminate();
+      }
+      return;
+    }
     let errcode: number | null;
     switch (cmd) {
       case "aibot_subscribe":
@@ -387,11 +438,13 @@ export class FakeWeCom {
         errcode = this.push(body);
         break;
       default:
-        errcode = 40_000;
+        // A cmd WeCom's SDK never sends: what WeCom answers is not documented, so nothing is.
+        errcode = null;
     }
     this.record({ cmd, reqId, body, errcode, at: this.now() });
-    if (errcode === null) return;
-    const answer = { headers: { req_id: reqId }, errcode, errmsg: errcode === 0 ? "ok" : `refused: ${data}` };
+    if (errcode === null || mishap === "ack_lost") return;
+    // The answer's shape: aibot-node-sdk src/types/api.ts (WsFrame) and src/ws.ts (handleFrame).
+    const answer = { headers: { req_id: reqId }, errcode, errmsg: errcode === 0 ? "ok" : errmsgOf(errcode) };
     const isReply = cmd === "aibot_respond_msg" || cmd === "aibot_send_msg";
     if (isReply && this.replyAcks === "none") return;
     if (isReply && this.replyAcks === "hold") this.held.push({ ws, frame: answer });
@@ -462,8 +515,10 @@ export class FakeWeCom {
     };
     if (!this.warm.has(chatId)) return record(ERR_COLD);
     if (Buffer.byteLength(content) > MAX_BYTES) return record(ERR_TOO_LONG);
-    const times = (this.pushTimes.get(chatId) ?? []).filter((t) => at - t < 60_000);
-    if (times.length >= this.pushesPerMinute) return record(ERR_RATE);
+    // Counted on the receipt clock: a push is inside a window while less than its length has passed.
+    const times = (this.pushTimes.get(chatId) ?? []).filter((t) => at - t < 3_600_000);
+    const lastMinute = times.filter((t) => at - t < 60_000).length;
+    if (lastMinute >= this.pushesPerMinute || times.length >= this.pushesPerHour) return record(ERR_RATE);
     const refused = this.injected("aibot_send_msg", body);
     if (refused !== undefined) return record(refused);
     times.push(at);
