@@ -66,7 +66,7 @@ export interface TeamsIntakeOptions {
  */
 export type ActivityAnswer = { refuseWith: 403 } | undefined;
 
-/** Activity types that are Bot Framework's and known here, but carry nothing parley acts on. */
+/** Update types parley knows: an install is acted on, any other update of these types is not news. */
 const UPDATE_TYPES: ReadonlySet<string> = new Set(["conversationUpdate", "installationUpdate"]);
 
 type Kind = "message" | "press" | "install" | "other";
