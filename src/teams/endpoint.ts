@@ -4,15 +4,17 @@
  * parsed; the bearer token's issuer is read (not trusted: the signature is checked by the SDK) and
  * anything not naming the configured issuer is refused at once, which keeps the SDK on its channel
  * path (no emulator or skill validation, no key fetch from another origin); then the SDK's
- * CloudAdapter validates the token and runs `logic`, which acts only after that. A refusal is 401
- * with an audit row and nothing started.
+ * CloudAdapter validates the token and runs `logic`, which acts only after that. A refusal of the
+ * request is 4xx (401 for a token) with a counted drop and nothing started; an activity the gates
+ * refuse after the token is 403.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { CloudAdapter, TurnContext } from "botbuilder";
 import type { Logger } from "../messaging/base/logger.js";
-import type { AuditSink } from "../messaging/security/audit.js";
+import type { InboundDrops } from "../messaging/channel/inbound-drops.js";
+import type { ActivityAnswer } from "./intake.js";
 
 /** Teams activities are tens of kilobytes at most (a card submit, a file descriptor, a quote). */
 export const MAX_ACTIVITY_BYTES = 256 * 1024;
@@ -23,8 +25,9 @@ export interface EndpointOptions {
   listen: string;
   adapter: CloudAdapter;
   tokenIssuer: string;
-  logic: (ctx: TurnContext) => Promise<void>;
-  audit: AuditSink;
+  /** Runs once the SDK accepted the token; a refusal it returns is answered instead of the SDK's 200. */
+  logic: (ctx: TurnContext) => Promise<ActivityAnswer>;
+  drops: InboundDrops;
   logger: Logger;
   maxBodyBytes?: number;
 }
@@ -107,7 +110,7 @@ export class MessagingEndpoint {
   }
 
   private refuse(res: ServerResponse, status: number, reason: string): void {
-    this.o.audit.log("teams_inbound", "denied", { reason, status });
+    this.o.drops.record({ reason, operation: "teams_inbound", outcome: "denied", fields: { status } });
     res.writeHead(status).end();
   }
 
@@ -151,6 +154,7 @@ export class MessagingEndpoint {
     };
     // The logic runs only once the SDK accepted the token: a failure before it is the token's.
     let validated = false;
+    let answer: ActivityAnswer;
     await this.o.adapter.process(
       {
         method: "POST",
@@ -160,7 +164,7 @@ export class MessagingEndpoint {
       reply,
       async (turn) => {
         validated = true;
-        await this.o.logic(turn);
+        answer = await this.o.logic(turn);
       },
     );
     // The SDK refused the token (signature, audience, expiry, endorsement, serviceurl: 401), or
@@ -170,6 +174,8 @@ export class MessagingEndpoint {
       return status === 400
         ? this.refuse(res, 400, "unparseable_body")
         : this.refuse(res, 401, "invalid_token");
+    // Refused by the gates (counted there): a status the sender's channel shows as a failed send.
+    if (answer) return void res.writeHead(answer.refuseWith).end();
     if (status >= 500) this.o.logger.error("teams: an activity could not be taken", { status });
     const payload =
       status === 200 || sent === undefined || typeof sent === "string" ? undefined : JSON.stringify(sent);

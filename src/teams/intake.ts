@@ -20,6 +20,7 @@
 import type { TurnContext } from "botbuilder";
 import type { ChannelContext } from "../messaging/channel/contract.js";
 import type { ConversationHub } from "../messaging/channel/hub.js";
+import type { IntakeTicket } from "../messaging/channel/journal.js";
 import { approvalOutcomeLabel } from "../messaging/channel/render-kit.js";
 import type { IncomingMessage } from "../messaging/channel/surface.js";
 import type { CardPress, ChoiceBook } from "./cards.js";
@@ -56,8 +57,17 @@ export interface TeamsIntakeOptions {
   routes: TeamsRoutes;
   people: TeamsPeople;
   choices: ChoiceBook;
-  ctx: Pick<ChannelContext, "audit" | "logger" | "grant">;
+  ctx: Pick<ChannelContext, "audit" | "logger" | "grant" | "drops">;
 }
+
+/**
+ * What the endpoint answers besides the SDK's 200: an activity refused by the gates answers 403,
+ * so a sender on another channel (Direct Line, Web Chat) is shown a failed send, not a silence.
+ */
+export type ActivityAnswer = { refuseWith: 403 } | undefined;
+
+/** Update types parley knows: an install is acted on, any other update of these types is not news. */
+const UPDATE_TYPES: ReadonlySet<string> = new Set(["conversationUpdate", "installationUpdate"]);
 
 type Kind = "message" | "press" | "install" | "other";
 
@@ -70,39 +80,54 @@ function kindOf(a: TeamsActivity): Kind {
   return "other";
 }
 
+/** What an unreadable activity claimed to be, for the drop's row (its type when it named one). */
+function shapeOf(raw: unknown): string {
+  const type = (raw as { type?: unknown } | null)?.type;
+  return typeof type === "string" ? type.slice(0, 64) : "(no type)";
+}
+
 export class TeamsIntake {
   private readonly seen = new Set<string>();
   private inflight = 0;
 
   constructor(private readonly o: TeamsIntakeOptions) {}
 
-  /** The SDK's logic for one authenticated activity; returning answers the Connector 200. */
-  async onActivity(turn: TurnContext): Promise<void> {
-    const audit = this.o.ctx.audit;
+  /**
+   * The SDK's logic for one authenticated activity; returning undefined answers the Connector 200.
+   * Every activity that does not become a message, a press or an install is recorded as a drop.
+   */
+  async onActivity(turn: TurnContext): Promise<ActivityAnswer> {
+    const drops = this.o.ctx.drops;
     const parsed = activitySchema.safeParse(turn.activity);
     if (!parsed.success) {
-      audit.log("inbound", "dropped", { channel: "teams", reason: "unparseable" });
+      drops.record({ reason: "unparseable", shape: shapeOf(turn.activity) });
       return;
     }
     const a = parsed.data;
     const claims = this.o.claimsOf(turn);
     if (claims.issuer !== this.o.tokenIssuer) {
-      audit.log("inbound", "denied", { channel: "teams", reason: "token_issuer" });
+      drops.record({ reason: "token_issuer", outcome: "denied" });
       return;
     }
-    if (!this.o.transport.screen(a, claims.serviceUrl)) return;
+    if (!this.o.transport.screen(a, claims.serviceUrl)) return { refuseWith: 403 };
     if (a.id && this.seen.has(a.id)) {
-      audit.log("inbound", "dropped", { channel: "teams", reason: "replayed_activity" });
+      drops.record({ reason: "replayed_activity", fields: { activity_type: a.type } });
       return;
     }
     const kind = kindOf(a);
-    if (kind === "other") return;
+    if (kind === "other") {
+      // A known update that is not the bot's install (a member left, the bot removed) is not news.
+      if (UPDATE_TYPES.has(a.type))
+        drops.record({ reason: "update_ignored", fields: { activity_type: a.type } });
+      else drops.record({ reason: "unknown_shape", shape: a.type });
+      return;
+    }
     const who = await this.o.people.resolve(
       { id: a.from.id, ...(a.from.aadObjectId ? { aadObjectId: a.from.aadObjectId } : {}) },
       () => this.o.memberOf(turn, a.from.id),
     );
     if (!who) {
-      audit.log("inbound", "denied", { channel: "teams", reason: "identity_unresolved" });
+      drops.record({ reason: "identity_unresolved", outcome: "denied" });
       return;
     }
     const tenantId = tenantOf(a);
@@ -114,14 +139,17 @@ export class TeamsIntake {
       identity: who.identity,
       botId: a.recipient?.id ?? `28:${this.o.appId}`,
     };
-    if (kind === "message") return this.onMessage(a, address);
+    if (kind === "message") return void (await this.onMessage(a, address));
     // Neither a click nor an install is a message to normalize: the bot check and the allow-list here.
-    if (a.from.role === "bot" || a.from.id.startsWith("28:")) return;
+    if (a.from.role === "bot" || a.from.id.startsWith("28:")) {
+      drops.record({ reason: "bot_echo", fields: { activity_type: a.type } });
+      return;
+    }
     if (!this.o.transport.admitsIdentity(address.identity, kind === "press" ? "card_submit" : a.type)) return;
     this.remember(a);
     await this.o.routes.remember(address);
-    if (kind === "install") return this.onInstall(a, address);
-    return this.onPress(a, address);
+    if (kind === "install") return void (await this.onInstall(a, address));
+    await this.onPress(a, address);
   }
 
   private remember(a: TeamsActivity): void {
@@ -139,7 +167,12 @@ export class TeamsIntake {
     const parsed = message.attachments.length > 0 ? null : this.o.hub.commands.parse(message.text);
     const stop = parsed?.kind === "command" && parsed.spec.name === "stop";
     if (this.inflight >= this.o.maxInflightTurns && !stop) {
-      this.o.ctx.audit.log("teams_intake", "refused", { reason: "shed", inflight: this.inflight });
+      this.o.ctx.drops.record({
+        reason: "shed",
+        operation: "teams_intake",
+        outcome: "refused",
+        fields: { inflight: this.inflight },
+      });
       this.remember(a);
       await this.o.surface.reply(address, BUSY_NOTICE);
       return;
@@ -165,8 +198,11 @@ export class TeamsIntake {
   private receive(incoming: IncomingMessage<TeamsAddress>, a: TeamsActivity): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       let journaled = false;
-      const onAccepted = () => {
+      const onAccepted = (ticket: IntakeTicket | null | undefined) => {
         journaled = true;
+        // The journal kept the first copy (this process had not seen it: a restart, another gateway).
+        if (ticket === null)
+          this.o.ctx.drops.record({ reason: "replayed_activity", fields: { activity_type: a.type } });
         this.remember(a);
         resolve();
       };

@@ -163,7 +163,7 @@ export async function start(
     adapter: client.adapter,
     tokenIssuer: s.tokenIssuer,
     logic: (turn) => intake.onActivity(turn),
-    audit: ctx.audit,
+    drops: ctx.drops,
     logger: ctx.logger,
   });
   await endpoint.start();

@@ -100,15 +100,14 @@ export class TeamsTransport extends MessagingTransport<TeamsEnvelope> {
     this.o = options;
   }
 
-  /** The pre-authorization gates, audited; false drops the activity. */
+  /** The pre-authorization gates, counted and audited; false refuses the activity. */
   screen(a: TeamsActivity, claimedServiceUrl: string): boolean {
     const refusal = gateRefusal(a, claimedServiceUrl, this.o.gate);
     if (refusal === null) return true;
-    this.audit.log("inbound", "denied", {
-      channel: this.channelType,
+    this.drops.record({
       reason: refusal,
-      conversation_type: a.conversation.conversationType ?? "",
-      activity_channel: a.channelId,
+      outcome: "denied",
+      fields: { conversation_type: a.conversation.conversationType ?? "", activity_channel: a.channelId },
     });
     return false;
   }
@@ -138,11 +137,7 @@ export class TeamsTransport extends MessagingTransport<TeamsEnvelope> {
   /** Whether the identity may be let in (install events, card clicks: no message to normalize). */
   admitsIdentity(identity: string, activityType: string): boolean {
     if (this.o.allowedUsers.has(identity)) return true;
-    this.audit.log("inbound", "denied", {
-      channel: this.channelType,
-      user: identity,
-      activity: activityType,
-    });
+    this.drops.record({ reason: "stranger", user: identity, fields: { activity: activityType } });
     return false;
   }
 

@@ -43,7 +43,7 @@ export interface WebChatServerOptions {
   /** Bound on one client frame (default MAX_FRAME_BYTES); larger frames close the socket (ws enforces it). */
   maxPayloadBytes?: number;
   limits?: Partial<WebChatLimits>;
-  /** A refused upgrade or frame, for the audit (reason code and non-secret detail only). */
+  /** A refused request, upgrade or frame, for the drop count and the audit (reason code and non-secret detail only). */
   onRefused?: (reason: string, detail: Record<string, string | number>) => void;
   /** Time for the frame rate limit (default Date.now). */
   now?: () => number;
@@ -134,6 +134,7 @@ export class WebChatServer {
       return;
     }
     if (!this.authorized(req, url)) {
+      this.o.onRefused?.("bad_token", { request: "page" });
       res
         .writeHead(401, { ...headers, "content-type": "text/plain; charset=utf-8" })
         .end("401: missing or wrong token\n");

@@ -1,6 +1,6 @@
 /**
  * The web chat's intake: frames from the page through the transport's audited gate into the hub.
- * A bad frame is refused visibly and audited; files wait with the queued message as bytes. A
+ * A bad frame is refused visibly, counted and audited (so is a redelivered one); files wait with the queued message as bytes. A
  * message is journaled (files included) before the page is told "accepted": until then the page
  * keeps it and sends it again after a reconnect, and the journal drops the copy it already has.
  */
@@ -16,7 +16,7 @@ export class WebChatFrames {
     private readonly transport: WebChatTransport,
     private readonly surface: WebChatSurface,
     private readonly hub: ConversationHub<string, WebChatExtra>,
-    private readonly ctx: Pick<ChannelContext, "audit" | "logger">,
+    private readonly ctx: Pick<ChannelContext, "logger" | "drops">,
   ) {}
 
   /** Turns run in the background; the socket is never blocked on one. */
@@ -29,15 +29,16 @@ export class WebChatFrames {
     );
   }
 
-  /** A refused frame: audited as a drop, and the page is told why. The connection stays up. */
+  /** A refused frame: counted and audited as a drop, and the page is told why. The connection stays up. */
   handleBadFrame(conn: Connection, refusal: FrameRefusal): void {
-    this.ctx.audit.log("inbound", "dropped", {
-      channel: "webchat",
-      reason: refusal.kind,
+    const unknown = refusal.kind === "unknown_type";
+    this.ctx.drops.record({
+      reason: unknown ? "unknown_shape" : refusal.kind,
       conversation: conn.conversationId,
+      ...(refusal.shape !== undefined ? { shape: refusal.shape } : {}),
     });
-    const message =
-      refusal.kind === "bad_frame" ? `Bad frame: ${refusal.reason}` : `Not sent: ${refusal.reason}.`;
+    const malformed = unknown || refusal.kind === "bad_frame";
+    const message = malformed ? `Bad frame: ${refusal.reason}` : `Not sent: ${refusal.reason}.`;
     conn.send({ type: "error", message });
   }
 
@@ -86,11 +87,7 @@ export class WebChatFrames {
       const key = this.hub.keyOf(id);
       extra = this.surface.hold(key, uploads) ?? undefined;
       if (!extra) {
-        this.ctx.audit.log("inbound", "dropped", {
-          channel: "webchat",
-          reason: "uploads_held",
-          conversation: id,
-        });
+        this.ctx.drops.record({ reason: "uploads_held", conversation: id });
         showUser(undefined);
         t.post(id, {
           role: "system",
@@ -118,7 +115,10 @@ export class WebChatFrames {
         {
           onAccepted: (ticket) => {
             // A redelivery was shown (and answered) already; it only needs its acknowledgement again.
-            if (ticket === null && extra) this.surface.release(extra.held);
+            if (ticket === null) {
+              this.ctx.drops.record({ reason: "duplicate", conversation: id });
+              if (extra) this.surface.release(extra.held);
+            }
             if (ticket !== null) showUser(ticket?.turnId);
             if (clientId) conn.send({ type: "accepted", id: clientId });
           },

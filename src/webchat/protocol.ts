@@ -102,13 +102,20 @@ export const clientFrameSchema = z.discriminatedUnion("type", [
 export type ClientFrame = z.output<typeof clientFrameSchema>;
 
 /**
- * Why a frame was refused: malformed, an upload over the limits, or a frame over the ws maxPayload
- * (the socket is closed then; the kinds are audited apart).
+ * Why a frame was refused: malformed, of a type the server does not know, an upload over the limits,
+ * or a frame over the ws maxPayload (the socket is closed then; the kinds are counted apart).
  */
 export interface FrameRefusal {
-  kind: "bad_frame" | "upload_refused" | "frame_too_large";
+  kind: "bad_frame" | "unknown_type" | "upload_refused" | "frame_too_large";
   reason: string;
+  /** For an unknown type: the type the frame named (clipped), so the drop says which. */
+  shape?: string;
 }
+
+/** The frame types a page may send. */
+const CLIENT_FRAME_TYPES: ReadonlySet<string> = new Set(["message", "press", "chip"]);
+/** Characters of an unknown type kept for the record. */
+const MAX_SHAPE_CHARS = 64;
 
 /** Parse one client frame's raw text. Never throws. */
 export function parseClientFrame(raw: string): { frame: ClientFrame } | { refusal: FrameRefusal } {
@@ -118,6 +125,16 @@ export function parseClientFrame(raw: string): { frame: ClientFrame } | { refusa
   } catch {
     return { refusal: { kind: "bad_frame", reason: "not JSON" } };
   }
+  // A frame of a type this server does not speak (a newer page, a probe): named apart from a malformed one.
+  const type = (parsed as { type?: unknown } | null)?.type;
+  if (typeof type === "string" && !CLIENT_FRAME_TYPES.has(type))
+    return {
+      refusal: {
+        kind: "unknown_type",
+        reason: "unknown frame type",
+        shape: [...type].slice(0, MAX_SHAPE_CHARS).join(""),
+      },
+    };
   const result = clientFrameSchema.safeParse(parsed);
   if (result.success) return { frame: result.data };
   const reason = result.error.issues[0]?.message ?? "invalid frame";

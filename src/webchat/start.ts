@@ -110,7 +110,15 @@ export async function start(
     onBadFrame: (conn, refusal) => frames.handleBadFrame(conn, refusal),
     limits: ctx.settings,
     now: () => ctx.clock.now(),
-    onRefused: (reason, detail) => ctx.audit.log("webchat.socket", "refused", { reason, ...detail }),
+    // A refused upgrade, request or frame is an inbound drop: counted for doctor as well as audited.
+    onRefused: (reason, { conversation, ...detail }) =>
+      ctx.drops.record({
+        reason,
+        operation: "webchat.socket",
+        outcome: "refused",
+        ...(typeof conversation === "string" ? { conversation } : {}),
+        fields: detail,
+      }),
   });
   // Conversations nobody has open are dropped from memory once idle.
   const idleMs = ctx.settings.idleConversationMinutes * 60_000;

@@ -103,7 +103,8 @@ describe("teams: what a valid token does not prove", () => {
       stack = await startStack({ turns: [[text("never"), done]] });
       const { driver, alice } = stack;
       const res = await driver.post({ ...driver.message(alice, "hello"), channelId });
-      expect(res.status).toBe(200);
+      // Refused, not swallowed: the sender's channel shows a failed send.
+      expect(res.status).toBe(403);
       expect(stack.audit.find("inbound", "denied").map((r) => r.fields.reason)).toEqual([
         "channel_not_msteams",
       ]);
@@ -119,7 +120,7 @@ describe("teams: what a valid token does not prove", () => {
       { ...driver.message(alice, "hello"), serviceUrl: decoy },
       { tokenOptions: { serviceUrl: decoy } },
     );
-    expect(res.status).toBe(200);
+    expect(res.status).toBe(403);
     expect(stack.audit.find("inbound", "denied").map((r) => r.fields.reason)).toEqual([
       "service_url_not_allowed",
     ]);

@@ -23,8 +23,8 @@ describe("teams: gates", () => {
     stack = await startStack({ turns: [[text("never"), done]] });
     const { driver, alice, mallory, fake, audit } = stack;
     expect((await driver.post(driver.message(mallory, "let me in"))).status).toBe(200);
-    expect((await driver.post(driver.message(alice, "hi all", { kind: "groupChat" }))).status).toBe(200);
-    expect((await driver.post(driver.message(alice, "hi channel", { kind: "channel" }))).status).toBe(200);
+    expect((await driver.post(driver.message(alice, "hi all", { kind: "groupChat" }))).status).toBe(403);
+    expect((await driver.post(driver.message(alice, "hi channel", { kind: "channel" }))).status).toBe(403);
     const denied = audit.find("inbound", "denied").map((r) => r.fields);
     expect(denied).toEqual([
       expect.objectContaining({ channel: "teams", user: mallory.upn }),

@@ -10,6 +10,7 @@ import type { Clock } from "../../src/messaging/base/clock.js";
 import { realClock } from "../../src/messaging/base/clock.js";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import type { GrantControl } from "../../src/messaging/channel/contract.js";
+import type { InboundDropLedger } from "../../src/messaging/channel/inbound-drops.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import type { ModelMenu } from "../../src/messaging/session/agent-controls.js";
 import type { SessionManager } from "../../src/messaging/session/session-manager.js";
@@ -43,6 +44,8 @@ export interface Stack {
   driver: TeamsDriver;
   running: RunningTeams;
   audit: MemoryAuditSink;
+  /** The channel's inbound drops, counted per reason (the real ledger). */
+  drops: InboundDropLedger;
   logger: MemoryLogger;
   provider: ScriptedProvider;
   sessions: SessionManager<PipelineProvider>;
@@ -122,6 +125,7 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
     driver,
     running,
     audit,
+    drops: ctx.dropLedger,
     logger,
     provider,
     sessions,

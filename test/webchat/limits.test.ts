@@ -72,8 +72,8 @@ describe("web chat limits", () => {
     await opened(url, { Origin: `http://${c.host}` });
     await opened(url, { Origin: "https://chat.example.org" });
     expect(c.audit.find("webchat.socket", "refused").map((r) => r.fields)).toEqual([
-      { reason: "foreign_origin", origin: "https://evil.example" },
-      { reason: "foreign_origin", origin: "null" },
+      { channel: "webchat", reason: "foreign_origin", origin: "https://evil.example" },
+      { channel: "webchat", reason: "foreign_origin", origin: "null" },
     ]);
   });
 

@@ -7,6 +7,7 @@
  */
 import type { Timers } from "../base/clock.js";
 import type { AuditFields, AuditOutcome, AuditSink } from "./audit.js";
+import { sanitizeAuditFields } from "./audit.js";
 
 export const DEFAULT_DENIAL_WINDOW_MS = 60_000;
 /** The outcomes a stranger can cause at will, message after message. */
@@ -19,6 +20,18 @@ interface Window {
   outcome: AuditOutcome;
   fields: AuditFields;
   repeated: number;
+}
+
+/**
+ * Records fold only when they would read as the same row: same operation, outcome and every field
+ * (as written, keys sorted). A fixed list of fields would fold refusals apart in what the list
+ * leaves out (a Direct Line and a Web Chat activity refused alike under one row); a flood still
+ * folds, because a sender repeating itself repeats its fields. Callers keep per-frame values (a
+ * message id) out of refusal fields, or every frame would be a row of its own.
+ */
+function foldingKey(operation: string, outcome: AuditOutcome, fields: AuditFields | undefined): string {
+  const sorted = Object.entries(sanitizeAuditFields(fields)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return JSON.stringify([operation, outcome, sorted]);
 }
 
 export class DenialWindowAuditSink implements AuditSink {
@@ -36,14 +49,7 @@ export class DenialWindowAuditSink implements AuditSink {
       this.inner.log(operation, outcome, fields);
       return;
     }
-    // One sender, one place, one reason: what the operator would read as "the same refusal again".
-    const key = JSON.stringify([
-      operation,
-      fields?.channel,
-      fields?.user,
-      fields?.conversation,
-      fields?.reason,
-    ]);
+    const key = foldingKey(operation, outcome, fields);
     const current = this.open.get(key);
     if (current) {
       current.repeated += 1;

@@ -3,7 +3,7 @@
  * with an `Authorization: Bearer` JWT signed by the fake's key (iss https://api.botframework.com,
  * aud the app id, the serviceurl claim, nbf/exp). Every conversation type (personal, group chat,
  * channel), card submits (an Action.Submit is an ordinary message activity carrying `value`),
- * install events (conversationUpdate membersAdded, installationUpdate), quote-replies (the quoted
+ * install and uninstall events (conversationUpdate membersAdded, installationUpdate), typing, quote-replies (the quoted
  * message prepended to `text`, the user's words in the text/html attachment after a Reply
  * blockquote) and files (file.download.info, inline images). Bad tokens on request: expired, wrong
  * audience or issuer, a rogue key, a Web Chat key, alg none, a mismatched serviceurl, none at all.
@@ -136,6 +136,16 @@ export class TeamsDriver {
       }),
       this.envelope(user, kind, { type: "installationUpdate", action: "add" }),
     ];
+  }
+
+  /** The app was removed from a personal chat: installationUpdate with action "remove". */
+  uninstall(user: FakeTeamsUser): Json {
+    return this.envelope(user, "personal", { type: "installationUpdate", action: "remove" });
+  }
+
+  /** The user is typing: an activity of type "typing", no text. */
+  typing(user: FakeTeamsUser): Json {
+    return this.envelope(user, "personal", { type: "typing" });
   }
 
   /** A file shared in a personal chat (supportsFiles): a download URL needing no credential. */

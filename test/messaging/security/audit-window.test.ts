@@ -34,6 +34,40 @@ describe("refusals aggregated per sender and window", () => {
   });
 });
 
+describe("what folds into one row", () => {
+  it("refusals that differ in any field are rows of their own: a Direct Line refusal is not counted under Web Chat", async () => {
+    const inner = new MemoryAuditSink();
+    const clock = new ManualClock();
+    const sink = new DenialWindowAuditSink(inner, clock, 60_000);
+    const refusal = (activityChannel: string) => ({
+      channel: "teams",
+      reason: "channel_not_msteams",
+      user: "29:mallory",
+      activity_channel: activityChannel,
+    });
+    sink.log("inbound", "denied", refusal("webchat"));
+    sink.log("inbound", "denied", refusal("directline"));
+    sink.log("inbound", "denied", refusal("directline"));
+    // The same fields in another order are the same refusal.
+    const { activity_channel, ...rest } = refusal("directline");
+    sink.log("inbound", "denied", { activity_channel, ...rest });
+    expect(inner.records.map((r) => r.fields.activity_channel)).toEqual(["webchat", "directline"]);
+    await clock.advance(60_000);
+    expect(inner.records.slice(2).map((r) => [r.fields.activity_channel, r.fields.repeated])).toEqual([
+      ["directline", 2],
+    ]);
+  });
+
+  it("the same fields under another outcome are another row", () => {
+    const inner = new MemoryAuditSink();
+    const sink = new DenialWindowAuditSink(inner, new ManualClock(), 60_000);
+    sink.log("inbound", "denied", { channel: "webchat", reason: "x" });
+    sink.log("inbound", "dropped", { channel: "webchat", reason: "x" });
+    expect(inner.records.map((r) => r.outcome)).toEqual(["denied", "dropped"]);
+    sink.close();
+  });
+});
+
 describe("the JSONL audit file rotates by size", () => {
   it("keeps at most `keep` rotated files, each within the bound, and loses no row of the live window", async () => {
     const dir = mkdtempSync(join(tmpdir(), "parley-audit-"));
