@@ -25,8 +25,8 @@ import {
   clusterIdOf,
   deviceSchema,
   frameSchema,
-  messageSchema,
   hydraCluster,
+  messageSchema,
   personSchema,
   roomSchema,
 } from "./wire.js";
@@ -363,11 +363,12 @@ export class WebexClient {
     try {
       json = JSON.parse(raw);
     } catch {
-      return this.o.onUnreadable("not_json");
+      this.o.onUnreadable("not_json");
+      return;
     }
     const frame = frameSchema.safeParse(json);
-    if (!frame.success) return this.o.onUnreadable(shapeOf(json));
-    this.o.onFrame(frame.data);
+    if (frame.success) this.o.onFrame(frame.data);
+    else this.o.onUnreadable(shapeOf(json));
   }
 
   /** Tell the socket a frame was handled: unacked frames are delivered again. */

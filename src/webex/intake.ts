@@ -12,8 +12,8 @@
  */
 import type { ApprovalVerdict } from "../messaging/approval/approvals.js";
 import type { ChannelContext } from "../messaging/channel/contract.js";
-import type { InboundDrop } from "../messaging/channel/inbound-drops.js";
 import type { ConversationHub } from "../messaging/channel/hub.js";
+import type { InboundDrop } from "../messaging/channel/inbound-drops.js";
 import { APPROVAL_CHOICES, readPress } from "./cards.js";
 import type { WebexClient } from "./client.js";
 import { safeHost } from "./client.js";
@@ -31,7 +31,8 @@ const CLUSTER_WINDOW = 5000;
 const MESSAGE_VERBS = new Set(["post", "share"]);
 /** Mercury's own frames after authorization (socket-base _authorize waits for one of them). */
 /** What a sender is told when a file is still being scanned after the bounded retries. */
-export const SCANNING_TEXT = "Webex is still scanning a file, so it was not read yet. Send it again in a minute.";
+export const SCANNING_TEXT =
+  "Webex is still scanning a file, so it was not read yet. Send it again in a minute.";
 const CONTROL_EVENTS = new Set(["mercury.buffer_state", "mercury.registration_status"]);
 
 export class BoundedSet {
@@ -118,7 +119,10 @@ export class WebexIntake {
     const eventType = frame.data?.eventType;
     if (eventType !== "conversation.activity") {
       const control = eventType !== undefined && CONTROL_EVENTS.has(eventType);
-      return this.drop(frame, { reason: control ? "control" : "unknown_shape", shape: eventType ?? "no data" });
+      return this.drop(frame, {
+        reason: control ? "control" : "unknown_shape",
+        shape: eventType ?? "no data",
+      });
     }
     const parsed = activitySchema.safeParse(frame.data?.activity);
     if (!parsed.success) {
@@ -152,7 +156,11 @@ export class WebexIntake {
     if (isMessage) return this.message(frame, activity, cluster);
     // A press names the pressed message as its parent (conversation.js cardAction).
     if (activity.parent?.type !== "cardAction")
-      return this.drop(frame, { reason: "unknown_shape", user: actor, shape: "cardAction:no parent" }, activity.id);
+      return this.drop(
+        frame,
+        { reason: "unknown_shape", user: actor, shape: "cardAction:no parent" },
+        activity.id,
+      );
     return this.press(frame, activity, cluster);
   }
 
@@ -173,7 +181,11 @@ export class WebexIntake {
     if (!got.ok)
       return this.drop(
         frame,
-        { reason: "hydrate_failed", user: activity.actor.emailAddress?.toLowerCase(), fields: { status: got.status } },
+        {
+          reason: "hydrate_failed",
+          user: activity.actor.emailAddress?.toLowerCase(),
+          fields: { status: got.status },
+        },
         activity.id,
       );
     const m = got.data;

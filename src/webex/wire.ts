@@ -18,7 +18,11 @@ export const activitySchema = z.object({
   id: z.string().min(1),
   verb: z.string(),
   actor: z
-    .object({ id: z.string().optional(), entryUUID: z.string().optional(), emailAddress: z.string().optional() })
+    .object({
+      id: z.string().optional(),
+      entryUUID: z.string().optional(),
+      emailAddress: z.string().optional(),
+    })
     .passthrough(),
   object: z.object({ objectType: z.string().optional() }).passthrough().optional(),
   target: z
