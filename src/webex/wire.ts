@@ -39,7 +39,10 @@ export type WebexActivity = z.infer<typeof activitySchema>;
  */
 export const frameSchema = z.object({
   id: z.string().min(1),
-  data: z.object({ eventType: z.string().optional(), activity: z.unknown() }).passthrough().optional(),
+  data: z
+    .object({ eventType: z.string().optional(), activity: z.unknown().optional() })
+    .passthrough()
+    .optional(),
 });
 export type WebexFrame = z.infer<typeof frameSchema>;
 
