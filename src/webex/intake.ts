@@ -84,6 +84,8 @@ export class WebexIntake {
   private readonly seen = new BoundedSet(SEEN_WINDOW);
   /** Each conversation's Hydra cluster, by conversation uuid, as its URL last named it. */
   private readonly clusters = new BoundedMap<string>(CLUSTER_WINDOW);
+  /** Hosts already warned about as unknown to the catalog. */
+  private readonly warnedHosts = new BoundedSet(CLUSTER_WINDOW);
 
   constructor(
     private readonly client: Client,
@@ -99,6 +101,8 @@ export class WebexIntake {
   handleFrame(frame: WebexFrame): void {
     void this.hub.track(
       this.route(frame).catch((error: unknown) => {
+        // Not acked: Webex sends it again, and a passing fault may not repeat. Counted either way.
+        this.ctx.drops.record({ reason: "handling_failed", fields: { error: String(error).slice(0, 200) } });
         this.ctx.logger.error("webex: handling a frame failed", { error: String(error) });
       }),
     );
@@ -147,10 +151,14 @@ export class WebexIntake {
     const cluster = this.clusterOf(activity);
     if (!cluster) {
       const host = activity.target?.url ? safeHost(activity.target.url) : "(no conversation url)";
-      // No id can be built without the cluster (the SDK throws here too); the operator must see it.
-      this.ctx.logger.warn("webex: an activity's conversation is on a host the U2C catalog does not know", {
-        host,
-      });
+      // No id can be built without the cluster (the SDK throws here too); the operator must see it,
+      // once per host (each frame is still counted).
+      if (!this.warnedHosts.has(host)) {
+        this.warnedHosts.add(host);
+        this.ctx.logger.warn("webex: an activity's conversation is on a host the U2C catalog does not know", {
+          host,
+        });
+      }
       return this.drop(frame, { reason: "unknown_cluster", user: actor, fields: { host } }, activity.id);
     }
     if (isMessage) return this.message(frame, activity, cluster);
