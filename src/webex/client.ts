@@ -3,9 +3,10 @@
  * decision: the official SDK pulls browser meeting/media plugins and hides the frame acks and the
  * cluster routing parley depends on; parley needs about eight REST calls). Every token-bearing
  * request is checked against TokenHosts first; redirects are refused (a 3xx could carry the token's
- * request elsewhere); a 429 is waited out per its Retry-After (bounded). Inbound: U2C catalog ->
+ * request elsewhere); a 429 is waited out per its Retry-After (bounded). Inbound: U2C host map ->
  * WDM device registration -> websocket authorized with the token; each frame handed up is acked by
- * the caller once handled; the device is deleted on close.
+ * the caller once handled; the device is deleted on close. The host map is kept: it is how a
+ * conversation's URL names the cluster its Hydra ids are encoded with.
  */
 import { randomUUID } from "node:crypto";
 import WebSocket from "ws";
@@ -17,12 +18,14 @@ import type { Logger } from "../messaging/base/logger.js";
 import { ReconnectGuard } from "../messaging/base/reconnect-guard.js";
 import type { WebexEgress } from "./egress.js";
 import type { TokenHosts } from "./hosts.js";
-import type { WebexAction, WebexFrame, WebexMessage } from "./wire.js";
+import type { WebexAction, WebexCatalog, WebexFrame, WebexMessage } from "./wire.js";
 import {
   actionSchema,
   catalogSchema,
+  clusterIdOf,
   deviceSchema,
   frameSchema,
+  hydraCluster,
   messageSchema,
   personSchema,
   roomSchema,
@@ -71,6 +74,8 @@ export interface WebexClientOptions {
   logger: Logger;
   clock?: Clock;
   onFrame: (frame: WebexFrame) => void;
+  /** A frame that is not JSON or not a frame: counted and audited by the caller, never silent. */
+  onUnreadable: (shape: string) => void;
   /** 429 retries per call before giving up. */
   maxRetries?: number;
   /** A connection that lived shorter than this counts as unhealthy: the backoff grows. */
@@ -96,10 +101,10 @@ export class WebexClient {
   wdmPinned = false;
   botId = "";
   botEmails: string[] = [];
-  /** Which device-socket connection this is (counted from 1): what a remembered cluster belongs to. */
-  connection = 0;
   /** The bot's display name: how its mention starts a message in a space. */
   botName = "";
+  /** The U2C host map read at the last (re)connect: each conversation URL's cluster. */
+  private catalog: WebexCatalog | null = null;
 
   constructor(private readonly o: WebexClientOptions) {
     this.clock = o.clock ?? realClock;
@@ -237,13 +242,29 @@ export class WebexClient {
     await this.open();
   }
 
-  private async wdm(): Promise<string> {
+  /**
+   * The U2C catalog as the SDK asks for it (`/catalog?format=hostmap`, webex-core services
+   * `_fetchNewServiceHostmap`): its service links name the WDM service and its host map names each
+   * host's cluster. Read even when WDM is pinned: without it no conversation's cluster is known.
+   */
+  private async readCatalog(): Promise<WebexCatalog> {
+    const got = await this.request("GET", `${this.o.u2cUrl}/catalog?format=hostmap`, (v) =>
+      catalogSchema.parse(v),
+    );
+    if (!got.ok)
+      throw new ParleyError(
+        "CONFIG_INVALID",
+        `webex: the U2C catalog could not be read (${got.status}: ${got.message}); it names each conversation's cluster`,
+      );
+    return got.data;
+  }
+
+  private wdm(catalog: WebexCatalog): string {
     if (this.o.wdmUrl) {
       this.wdmPinned = true;
       return this.o.wdmUrl;
     }
-    const catalog = await this.request("GET", `${this.o.u2cUrl}/user/catalog`, (v) => catalogSchema.parse(v));
-    const wdm = catalog.ok ? catalog.data.serviceLinks.wdm : undefined;
+    const wdm = catalog.serviceLinks.wdm;
     if (!wdm) throw new ParleyError("CONFIG_INVALID", "webex: the U2C catalog names no WDM service");
     // The catalog is data from the network: its host passes the same check as any other.
     if (!this.o.hosts.allows(wdm))
@@ -251,10 +272,21 @@ export class WebexClient {
     return wdm.replace(/\/+$/, "");
   }
 
+  /**
+   * The Hydra cluster segment of a conversation URL (`us` for the original US cluster), found the way
+   * the SDK's getHydraClusterString does: the host map's cluster id of the URL's host, cut to its first
+   * three parts. Undefined when the host map does not know the host.
+   */
+  clusterOf(conversationUrl: string): string | undefined {
+    const id = this.catalog ? clusterIdOf(this.catalog, conversationUrl) : undefined;
+    return id === undefined ? undefined : hydraCluster(id);
+  }
+
   private async open(): Promise<void> {
     // A reconnect registers afresh: the previous device is deleted, not left behind per drop.
     await this.deleteDevice();
-    const wdm = await this.wdm();
+    this.catalog = await this.readCatalog();
+    const wdm = this.wdm(this.catalog);
     this.wdmHost = safeHost(wdm);
     const device = await this.request("POST", `${wdm}/devices`, (v) => deviceSchema.parse(v), {
       deviceName: "parley",
@@ -294,7 +326,6 @@ export class WebexClient {
       ws.once("error", reject);
     });
     this.guard.opened();
-    this.connection += 1;
     // A socket error is followed by its close, which reconnects; logged so it is never silent.
     ws.on("error", (error) => this.o.logger.warn("webex: device socket error", { error: String(error) }));
     ws.on("message", (data) => this.onMessage(String(data)));
@@ -332,11 +363,12 @@ export class WebexClient {
     try {
       json = JSON.parse(raw);
     } catch {
-      this.o.logger.debug("webex: a frame that is not JSON was dropped");
+      this.o.onUnreadable("not_json");
       return;
     }
     const frame = frameSchema.safeParse(json);
     if (frame.success) this.o.onFrame(frame.data);
+    else this.o.onUnreadable(shapeOf(json));
   }
 
   /** Tell the socket a frame was handled: unacked frames are delivered again. */
@@ -373,6 +405,14 @@ export function retryAfterMs(header: string | null): number {
   const seconds = Number(header);
   if (!Number.isFinite(seconds) || seconds < 0) return 1000;
   return Math.min(seconds * 1000, MAX_RETRY_AFTER_MS);
+}
+
+/** What an unreadable frame looked like, for the drop count: its type or its top-level keys, no values. */
+function shapeOf(json: unknown): string {
+  if (json === null || typeof json !== "object") return typeof json;
+  const type = (json as { type?: unknown }).type;
+  if (typeof type === "string") return `type:${type.slice(0, 40)}`;
+  return `keys:${Object.keys(json).sort().join(",").slice(0, 80)}`;
 }
 
 /** A URL's host only: log lines never carry a path (ids) or a query. */

@@ -3,8 +3,8 @@
  * the scan state) before the message goes on, and downloaded by the turn that answers it. The token
  * authorizes both, so only URLs on the configured API origin are admitted (a file URL pointing
  * anywhere else would receive the token). Scan states: 423 is still scanning (a bounded retry, then
- * the `update` activity Webex sends when the scan ends); 410 (infected) and 428 (unscannable) are
- * refused; `allow=unscannable` is never asked for.
+ * the sender is asked to send it again: Webex announces no scan's end to a bot); 410 (infected) and
+ * 428 (unscannable) are refused; `allow=unscannable` is never asked for.
  */
 import type { Timers } from "../messaging/base/clock.js";
 import { sleep } from "../messaging/base/clock.js";
@@ -15,7 +15,7 @@ import type { WebexClient } from "./client.js";
 import { retryAfterMs } from "./client.js";
 import type { WebexEgress } from "./egress.js";
 
-/** HEADs per file while it is still being scanned, before waiting for Webex's `update`. */
+/** HEADs per file while it is still being scanned, before the sender is asked to send it again. */
 const SCAN_RETRIES = 3;
 const MAX_FILE_BYTES = 100 * 1024 * 1024;
 

@@ -68,8 +68,8 @@ export const webexChannel = defineChannel<WebexSettings>({
         s.wdmUrl
           ? `WDM host: ${hostOf(s.wdmUrl)} (pinned)`
           : `WDM host: discovered at start from the U2C catalog (${hostOf(s.u2cUrl)})`,
-        // Each activity names its org's cluster; nothing is assumed before one arrives.
-        "cluster: read from each activity's target (else the connection's last one, else US)",
+        // What really happens: the SDK's rule (getHydraClusterString), never a guessed default.
+        "cluster: each conversation URL's host looked up in the U2C host map (read at every connect); a host it does not know is dropped and counted (unknown_cluster)",
         proxy.line,
       ],
     };

@@ -1,26 +1,39 @@
 /**
  * Webex's intake: device-socket frames -> hydrated messages -> the transport's audited gate -> the
- * hub. An activity is a signal only: the message is read back with GET /messages/{id}, its id
- * encoded with the cluster the activity names (remembered for the connection, so an activity that
- * names none still reaches a non-US org). Each frame is acked once handled (a message only once the
- * journal holds it); the activity id is kept in a bounded window so a redelivery, even mid-turn, is
- * neither steered in nor answered twice. Own messages are dropped twice: by the actor's e-mail before
- * any call, and by the hydrated person id in the transport.
+ * hub. An activity is a signal only: the message is read back with GET /messages/{id}, its Hydra id
+ * built as the SDK builds it (webex-js-sdk plugin-messages getMessageEvent): the activity's own id,
+ * encoded with the cluster its conversation URL names in the U2C host map (remembered per
+ * conversation). A card press is a `cardAction` activity whose parent is the pressed message; its
+ * id is the attachment action's. Each frame is acked once handled (a message only once the journal
+ * holds it); the activity id is kept in a bounded window so a redelivery, even mid-turn, is neither
+ * steered in nor answered twice. Every frame that does not become a message is counted with a
+ * reason (ctx.drops): none is dropped in silence. Own messages are dropped twice: by the actor's
+ * e-mail before any call, and by the hydrated person id in the transport.
  */
-
 import type { ApprovalVerdict } from "../messaging/approval/approvals.js";
 import type { ChannelContext } from "../messaging/channel/contract.js";
 import type { ConversationHub } from "../messaging/channel/hub.js";
+import type { InboundDrop } from "../messaging/channel/inbound-drops.js";
 import { APPROVAL_CHOICES, readPress } from "./cards.js";
 import type { WebexClient } from "./client.js";
+import { safeHost } from "./client.js";
 import type { FileGate } from "./files.js";
 import type { OfferBook, WebexAddress, WebexSurface } from "./surface.js";
 import type { WebexEnvelope, WebexTransport } from "./transport.js";
 import type { WebexActivity, WebexFrame } from "./wire.js";
-import { clusterOf, DEFAULT_CLUSTER, hydraId } from "./wire.js";
+import { activitySchema, hydraId } from "./wire.js";
 
 /** Activity ids remembered: far more than can be redelivered while a turn runs. */
 const SEEN_WINDOW = 2000;
+/** Conversations whose cluster is remembered: a conversation never changes cluster. */
+const CLUSTER_WINDOW = 5000;
+/** The verbs that carry a message (messages.js verbToType: post and share are "created"). */
+const MESSAGE_VERBS = new Set(["post", "share"]);
+/** Mercury's own frames after authorization (socket-base _authorize waits for one of them). */
+/** What a sender is told when a file is still being scanned after the bounded retries. */
+export const SCANNING_TEXT =
+  "Webex is still scanning a file, so it was not read yet. Send it again in a minute.";
+const CONTROL_EVENTS = new Set(["mercury.buffer_state", "mercury.registration_status"]);
 
 export class BoundedSet {
   private readonly items = new Set<string>();
@@ -48,15 +61,31 @@ export function stripLeadingMention(text: string, names: readonly string[]): str
   return text;
 }
 
+/** Insertion-ordered, bounded: the oldest entry goes first once `max` is passed. */
+export class BoundedMap<V> {
+  private readonly items = new Map<string, V>();
+  constructor(private readonly max: number) {}
+  get(key: string): V | undefined {
+    return this.items.get(key);
+  }
+  set(key: string, value: V): void {
+    this.items.delete(key);
+    this.items.set(key, value);
+    if (this.items.size > this.max) this.items.delete(this.items.keys().next().value ?? "");
+  }
+}
+
 export type Client = Pick<
   WebexClient,
-  "getMessage" | "getRoom" | "getAction" | "ack" | "botId" | "botEmails" | "botName" | "connection"
+  "getMessage" | "getRoom" | "getAction" | "ack" | "botId" | "botEmails" | "botName" | "clusterOf"
 >;
 
 export class WebexIntake {
   private readonly seen = new BoundedSet(SEEN_WINDOW);
-  /** The cluster this connection's activities named last (forgotten when the socket reconnects). */
-  private cluster: { connection: number; id: string } | undefined;
+  /** Each conversation's Hydra cluster, by conversation uuid, as its URL last named it. */
+  private readonly clusters = new BoundedMap<string>(CLUSTER_WINDOW);
+  /** Hosts already warned about as unknown to the catalog. */
+  private readonly warnedHosts = new BoundedSet(CLUSTER_WINDOW);
 
   constructor(
     private readonly client: Client,
@@ -65,13 +94,15 @@ export class WebexIntake {
     private readonly hub: ConversationHub<WebexAddress>,
     private readonly offers: OfferBook,
     private readonly files: FileGate,
-    private readonly ctx: Pick<ChannelContext, "audit" | "logger">,
+    private readonly ctx: Pick<ChannelContext, "audit" | "logger" | "drops">,
   ) {}
 
   /** Frames are handled in the background; the socket is never blocked on a turn. */
   handleFrame(frame: WebexFrame): void {
     void this.hub.track(
       this.route(frame).catch((error: unknown) => {
+        // Not acked: Webex sends it again, and a passing fault may not repeat. Counted either way.
+        this.ctx.drops.record({ reason: "handling_failed", fields: { error: String(error).slice(0, 200) } });
         this.ctx.logger.error("webex: handling a frame failed", { error: String(error) });
       }),
     );
@@ -82,36 +113,89 @@ export class WebexIntake {
     this.client.ack(frame.id);
   }
 
+  /** Acked (Webex would only send it again), counted and audited with its reason. */
+  private drop(frame: WebexFrame, drop: InboundDrop, activityId?: string): void {
+    this.ctx.drops.record(drop);
+    this.done(frame, activityId);
+  }
+
   private async route(frame: WebexFrame): Promise<void> {
-    const activity = frame.data?.eventType === "conversation.activity" ? frame.data.activity : undefined;
-    if (!activity) return this.done(frame);
-    if (this.seen.has(activity.id)) return this.done(frame);
-    const named = clusterOf(activity);
-    const connection = this.client.connection;
-    if (named) this.cluster = { connection, id: named };
-    const remembered = this.cluster?.connection === connection ? this.cluster.id : undefined;
-    const cluster = named ?? remembered ?? DEFAULT_CLUSTER;
+    const eventType = frame.data?.eventType;
+    if (eventType !== "conversation.activity") {
+      const control = eventType !== undefined && CONTROL_EVENTS.has(eventType);
+      return this.drop(frame, {
+        reason: control ? "control" : "unknown_shape",
+        shape: eventType ?? "no data",
+      });
+    }
+    const parsed = activitySchema.safeParse(frame.data?.activity);
+    if (!parsed.success) {
+      const raw = frame.data?.activity as { id?: unknown; verb?: unknown } | undefined;
+      const noId = typeof raw?.id !== "string" || raw.id === "";
+      return this.drop(frame, {
+        reason: noId ? "missing_id" : "unknown_shape",
+        shape: `activity:${typeof raw?.verb === "string" ? raw.verb.slice(0, 40) : "?"}`,
+      });
+    }
+    const activity = parsed.data;
     const actor = (activity.actor.emailAddress ?? "").toLowerCase();
+    if (this.seen.has(activity.id))
+      return this.drop(frame, { reason: "duplicate", user: actor, fields: { verb: activity.verb } });
     // First own-message drop: no call is spent on the bot's own posts.
-    if (actor && this.client.botEmails.includes(actor)) return this.done(frame, activity.id);
-    if (activity.verb === "post" || activity.verb === "share" || activity.verb === "update")
-      return this.message(frame, activity, cluster);
-    if (activity.verb === "cardAction") return this.press(frame, activity, cluster);
-    return this.done(frame, activity.id);
+    if (actor && this.client.botEmails.includes(actor))
+      return this.drop(frame, { reason: "own_echo", fields: { verb: activity.verb } }, activity.id);
+    const isMessage = MESSAGE_VERBS.has(activity.verb);
+    const isPress = activity.verb === "cardAction";
+    if (!isMessage && !isPress)
+      return this.drop(frame, { reason: "ignored_verb", user: actor, shape: activity.verb }, activity.id);
+    const cluster = this.clusterOf(activity);
+    if (!cluster) {
+      const host = activity.target?.url ? safeHost(activity.target.url) : "(no conversation url)";
+      // No id can be built without the cluster (the SDK throws here too); the operator must see it,
+      // once per host (each frame is still counted).
+      if (!this.warnedHosts.has(host)) {
+        this.warnedHosts.add(host);
+        this.ctx.logger.warn("webex: an activity's conversation is on a host the U2C catalog does not know", {
+          host,
+        });
+      }
+      return this.drop(frame, { reason: "unknown_cluster", user: actor, fields: { host } }, activity.id);
+    }
+    if (isMessage) return this.message(frame, activity, cluster);
+    // A press names the pressed message as its parent (conversation.js cardAction).
+    if (activity.parent?.type !== "cardAction")
+      return this.drop(
+        frame,
+        { reason: "unknown_shape", user: actor, shape: "cardAction:no parent" },
+        activity.id,
+      );
+    return this.press(frame, activity, cluster);
+  }
+
+  /**
+   * The conversation's Hydra cluster: from its URL through the host map (remembered for the
+   * conversation), else what that conversation's URL named before; undefined when neither is known.
+   */
+  private clusterOf(activity: WebexActivity): string | undefined {
+    const target = activity.target;
+    if (!target) return undefined;
+    const named = target.url ? this.client.clusterOf(target.url) : undefined;
+    if (named) this.clusters.set(target.id, named);
+    return named ?? this.clusters.get(target.id);
   }
 
   private async message(frame: WebexFrame, activity: WebexActivity, cluster: string): Promise<void> {
-    const objectId = activity.object?.id;
-    if (!objectId) return this.done(frame, activity.id);
-    const got = await this.client.getMessage(hydraId(cluster, "MESSAGE", objectId));
-    if (!got.ok) {
-      this.ctx.audit.log("inbound", "dropped", {
-        channel: "webex",
-        reason: "hydrate_failed",
-        status: got.status,
-      });
-      return this.done(frame, activity.id);
-    }
+    const got = await this.client.getMessage(hydraId(cluster, "MESSAGE", activity.id));
+    if (!got.ok)
+      return this.drop(
+        frame,
+        {
+          reason: "hydrate_failed",
+          user: activity.actor.emailAddress?.toLowerCase(),
+          fields: { status: got.status },
+        },
+        activity.id,
+      );
     const m = got.data;
     const envelope: WebexEnvelope = {
       messageId: m.id,
@@ -135,17 +219,17 @@ export class WebexIntake {
     if (attachments.length > 0) {
       const checked = await this.files.check(attachments);
       if (checked.kind === "scanning") {
-        // Not marked seen: the `update` activity Webex sends once the scan is over is acted on.
-        this.client.ack(frame.id);
+        // Webex names no event for a scan's end: the sender is told to send it again, never left waiting.
+        this.drop(frame, { reason: "file_scanning", user: message.userId }, activity.id);
+        await this.surface.reply(address, `⏳ ${SCANNING_TEXT}`);
         return;
       }
       if (checked.kind === "refused") {
-        this.ctx.audit.log("inbound", "dropped", {
-          channel: "webex",
-          reason: "file_refused",
-          detail: checked.reason,
-        });
-        this.done(frame, activity.id);
+        this.drop(
+          frame,
+          { reason: "file_refused", user: message.userId, fields: { detail: checked.reason } },
+          activity.id,
+        );
         await this.surface.reply(address, `⚠️ ${checked.reason}`);
         return;
       }
@@ -171,20 +255,16 @@ export class WebexIntake {
 
   /** A card press: resolved (its room type first) and gated like a message, then by its nonce. */
   private async press(frame: WebexFrame, activity: WebexActivity, cluster: string): Promise<void> {
-    this.done(frame, activity.id);
-    const objectId = activity.object?.id;
-    if (!objectId) return;
-    const action = await this.client.getAction(hydraId(cluster, "ATTACHMENT_ACTION", objectId));
-    if (!action.ok) {
-      this.ctx.audit.log("inbound", "dropped", {
-        channel: "webex",
-        reason: "action_unreadable",
-        status: action.status,
-      });
-      return;
-    }
-    const room = await this.client.getRoom(action.data.roomId);
     const email = (activity.actor.emailAddress ?? "").toLowerCase();
+    const action = await this.client.getAction(hydraId(cluster, "ATTACHMENT_ACTION", activity.id));
+    if (!action.ok)
+      return this.drop(
+        frame,
+        { reason: "action_unreadable", user: email, fields: { status: action.status } },
+        activity.id,
+      );
+    this.done(frame, activity.id);
+    const room = await this.client.getRoom(action.data.roomId);
     const outcome = await this.transport.receive({
       messageId: action.data.messageId,
       roomId: action.data.roomId,
@@ -203,7 +283,7 @@ export class WebexIntake {
     };
     const press = readPress(action.data.inputs);
     if (!press) {
-      this.ctx.audit.log("webex.card", "dropped", { reason: "not_ours", user: email });
+      this.ctx.drops.record({ reason: "not_ours", operation: "webex.card", user: email });
       return;
     }
     if (press.kind === "approval") {

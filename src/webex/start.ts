@@ -63,6 +63,8 @@ export async function start(
     clock: ctx.clock,
     ...overrides.client,
     onFrame: (frame) => intake?.handleFrame(frame),
+    // No id to ack: counted and audited, so a stream of them shows in doctor.
+    onUnreadable: (shape) => ctx.drops.record({ reason: "unparseable", shape }),
   });
   const transport = new WebexTransport({
     audit: ctx.audit,

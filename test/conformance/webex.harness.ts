@@ -38,6 +38,7 @@ export function webexClient(fake: FakeWebex, token = fake.token): WebexClient {
     egress: new WebexEgress({ env: {} }),
     logger: new MemoryLogger(),
     onFrame: () => {},
+    onUnreadable: () => {},
   });
 }
 

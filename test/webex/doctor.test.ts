@@ -41,7 +41,7 @@ describe("webex doctor", () => {
     expect(r.out).toContain("✓ webex: configured");
     expect(r.out).toContain("REST base: https://webexapis.com/v1");
     expect(r.out).toContain("WDM host: wdm-a.wbx2.com (pinned)");
-    expect(r.out).toContain("cluster: read from each activity's target");
+    expect(r.out).toContain("cluster: each conversation URL's host looked up in the U2C host map");
     expect(r.out + r.err).not.toContain(token);
   }, 60_000);
 

@@ -1,9 +1,10 @@
 /**
  * Files users share on Webex: HEAD first (name, type, size, scan state), 410 and 428 refused, 423
- * retried a bounded number of times and then left to Webex's `update`, and the token sent only to
- * the API origin.
+ * retried a bounded number of times and then the sender told to send it again (Webex names no event
+ * for a scan's end), and the token sent only to the API origin.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { SCANNING_TEXT } from "../../src/webex/intake.js";
 import { FakeWebex } from "../fakes/webex/server.js";
 import type { WebexUnderTest } from "./harness.js";
 import { ALICE, DM, done, startWebexChannel, text, until } from "./harness.js";
@@ -40,7 +41,8 @@ describe("webex files", () => {
       fake.userMessage({ email: ALICE, roomId: DM, text: "see attached", files: [url] });
       await until(() => fake.botMessages(DM).some((m) => m.markdown.includes(words)), "the refusal");
       expect(c.providers).toHaveLength(0);
-      expect(c.audit.find("inbound", "dropped")[0]?.fields).toMatchObject({ reason: "file_refused" });
+      expect(c.audit.find("inbound", "dropped").map((r) => r.fields.reason)).toContain("file_refused");
+      expect(c.dropLedger.count("webex", "file_refused")).toBe(1);
       // Never downloaded, and never asked for with allow=unscannable.
       expect(fake.callsTo("GET", /^\/v1\/contents\//)).toEqual([]);
     });
@@ -55,7 +57,7 @@ describe("webex files", () => {
     expect(promptText(c)).toContain("notes.txt");
   });
 
-  it("a file still being scanned is retried, then acted on once Webex's update says it is clean", async () => {
+  it("a file still being scanned is retried a bounded number of times, then the sender is told to resend", async () => {
     const c = await channel();
     const url = fake.addFile({
       name: "notes.txt",
@@ -65,13 +67,17 @@ describe("webex files", () => {
       scanningFor: 99,
     });
     const sent = fake.userMessage({ email: ALICE, roomId: DM, text: "see attached", files: [url] });
-    await until(() => fake.acked(sent.frameId), "the ack");
+    await until(() => fake.botMessages(DM).some((m) => m.markdown.includes(SCANNING_TEXT)), "the notice");
+    expect(fake.acked(sent.frameId)).toBe(true);
     expect(fake.callsTo("HEAD", /^\/v1\/contents\//)).toHaveLength(4);
     expect(c.providers).toHaveLength(0);
-    fake.finishScan(sent.messageId);
+    expect(c.dropLedger.count("webex", "file_scanning")).toBe(1);
+    // Sent again once the scan is over: read and answered.
+    const file = fake.files.get(url.split("/").pop() ?? "");
+    if (file) file.state = "clean";
+    fake.userMessage({ email: ALICE, roomId: DM, text: "again", files: [url] });
     await until(() => fake.botMessages(DM).some((m) => m.markdown.includes("read it")), "the answer");
     expect(promptText(c)).toContain("ship on friday");
-    expect(c.providers[0]?.prompts).toHaveLength(1);
   });
 
   it("a file URL off the API origin is refused without a request (the token would go with it)", async () => {

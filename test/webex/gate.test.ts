@@ -3,8 +3,11 @@
  * messages still found, own messages dropped.
  */
 import { describe, expect, it } from "vitest";
+import { EU_CLUSTER } from "../fakes/webex/server.js";
 import type { WebexOptions } from "./harness.js";
 import { ALICE, DM, done, text, until, webexLab } from "./harness.js";
+
+const BOB = "bob@example.com";
 
 const lab = webexLab();
 const channel = (o?: WebexOptions) => lab.channel(o);
@@ -62,26 +65,76 @@ describe("webex gate", () => {
     );
   });
 
-  it("a message from a non-US cluster is answered (its id is encoded with that cluster)", async () => {
-    await channel({ turns: [[text("hallo Frankfurt"), done]] });
-    lab.fake.userMessage({ email: ALICE, roomId: DM, text: "hi", cluster: "urn:TEAM:eu-central-1_k" });
+  it("a room on a non-US cluster is answered: ids built with the cluster its conversation URL names", async () => {
+    const c = await channel({ turns: [[text("hallo Frankfurt"), done]] });
+    const sent = lab.fake.userMessage({ email: ALICE, roomId: DM, text: "hi", cluster: EU_CLUSTER });
     await until(() => lab.fake.botMessages(DM).some((m) => m.markdown.includes("hallo Frankfurt")), "answer");
     const hydrated = lab.fake.callsTo("GET", /^\/v1\/messages\//);
-    expect(hydrated.every((call) => call.status === 200)).toBe(true);
+    expect(hydrated.map((call) => call.status)).toEqual([200]);
+    const asked = decodeURIComponent(hydrated[0]?.path.split("/").pop() ?? "");
+    expect(asked).toBe(sent.messageId);
+    expect(Buffer.from(asked, "base64url").toString()).toMatch(
+      /^ciscospark:\/\/urn:TEAM:eu-central-1_k\/MESSAGE\//,
+    );
+    // The catalog was asked in the host map format (the fake answers nothing else).
+    expect(lab.fake.callsTo("GET", /^\/u2c\/catalog$/).map((call) => call.status)).toEqual([200]);
+    expect(c.dropLedger.count("webex", "unknown_cluster")).toBe(0);
   });
 
-  it("an activity naming no cluster uses the one its connection named last", async () => {
-    await channel({
+  it("a card press in a non-US room reads its attachment action with that cluster's id", async () => {
+    const c = await channel();
+    const { messageId, frameId } = lab.fake.userMessage({
+      email: ALICE,
+      roomId: DM,
+      text: "x",
+      cluster: EU_CLUSTER,
+    });
+    await until(() => lab.fake.acked(frameId), "the message handled");
+    lab.fake.pressCard({
+      email: ALICE,
+      messageId,
+      inputs: { "parley.kind": "approval", "parley.request": "r1", "parley.nonce": "n", "parley.choice": 0 },
+    });
+    // Nothing asked for r1: the press is read (200) and refused, audited.
+    await until(() => c.audit.find("webex.approval", "refused").length === 1, "the press judged");
+    const read = lab.fake.callsTo("GET", /^\/v1\/attachment\/actions\//);
+    expect(read.map((call) => call.status)).toEqual([200]);
+    const asked = Buffer.from(
+      decodeURIComponent(read[0]?.path.split("/").pop() ?? ""),
+      "base64url",
+    ).toString();
+    expect(asked).toMatch(/^ciscospark:\/\/urn:TEAM:eu-central-1_k\/ATTACHMENT_ACTION\//);
+  });
+
+  it("a conversation's cluster is remembered; a host the catalog does not know is dropped and counted", async () => {
+    lab.fake.addRoom("room-other-eu", "direct", EU_CLUSTER);
+    const c = await channel({
+      webex: { allowedEmails: [ALICE, BOB] },
       turns: [
         [text("first from Frankfurt"), done],
         [text("second from Frankfurt"), done],
       ],
     });
-    const eu = "urn:TEAM:eu-central-1_k";
-    lab.fake.userMessage({ email: ALICE, roomId: DM, text: "hi", cluster: eu });
+    lab.fake.userMessage({ email: ALICE, roomId: DM, text: "hi", cluster: EU_CLUSTER });
     await until(() => lab.fake.botMessages(DM).some((m) => m.markdown.includes("first from")), "answer");
-    lab.fake.userMessage({ email: ALICE, roomId: DM, text: "again", cluster: eu, namesCluster: false });
+    // The catalog read at the next connect no longer lists the EU host.
+    lab.fake.forgottenClusters.add(EU_CLUSTER);
+    lab.fake.dropSockets();
+    await until(
+      () => lab.fake.callsTo("GET", /^\/u2c\/catalog$/).length === 2 && lab.fake.liveSockets === 1,
+      "reconnected",
+    );
+    lab.fake.userMessage({ email: ALICE, roomId: DM, text: "again" });
     await until(() => lab.fake.botMessages(DM).some((m) => m.markdown.includes("second from")), "answer");
+    const stray = lab.fake.userMessage({ email: BOB, roomId: "room-other-eu", text: "hello?" });
+    await until(() => lab.fake.acked(stray.frameId), "the stray acked");
+    expect(c.dropLedger.count("webex", "unknown_cluster")).toBe(1);
+    expect(
+      c.audit.find("inbound", "dropped").find((r) => r.fields.reason === "unknown_cluster")?.fields,
+    ).toMatchObject({
+      host: "conv-k.wbx2.com",
+      user: BOB,
+    });
     expect(lab.fake.callsTo("GET", /^\/v1\/messages\//).map((call) => call.status)).toEqual([200, 200]);
   });
 

@@ -3,6 +3,7 @@
  * real store: the gateway's wiring with only the network boundary faked.
  */
 import type { Clock } from "../../src/messaging/base/clock.js";
+import type { InboundDropLedger } from "../../src/messaging/channel/inbound-drops.js";
 import type { ScriptedProviderOptions, ScriptedTurn, ScriptStep } from "../../src/providers/scripted.js";
 import { ScriptedProvider } from "../../src/providers/scripted.js";
 import type { WebexSettings } from "../../src/webex/index.js";
@@ -22,6 +23,8 @@ export const DM = "room-alice";
 /** Its agents are listed in creation order: every session of a Webex test runs the same script. */
 export interface WebexUnderTest extends Omit<StartedChannel<RunningWebex>, "providers"> {
   providers: ScriptedProvider[];
+  /** Every frame that did not become a message, counted per reason. */
+  dropLedger: InboundDropLedger;
 }
 
 export interface WebexOptions {
@@ -52,7 +55,7 @@ export async function startWebexChannel(fake: FakeWebex, o: WebexOptions = {}): 
     ...(o.clock ? { clock: o.clock } : {}),
   });
   const running = await startWebex(ctx, { statusStartMs: 0, ...o.overrides });
-  return { ...startedChannel(machinery, running), providers };
+  return { ...startedChannel(machinery, running), providers, dropLedger: ctx.dropLedger };
 }
 
 /**

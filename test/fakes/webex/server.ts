@@ -1,15 +1,23 @@
 /**
- * A loopback fake of Webex at the wire: the REST API under /v1 (people/me, messages with the 7,439
- * byte cap and the 10-edit cap, no edit of a message carrying an attachment, rooms, attachment
- * actions, contents with scan states, 429 injection), the U2C catalog, WDM device registration and
- * the device websocket (authorization frame, activities with the verbs post/share/update/cardAction,
- * cluster-specific Hydra ids, ack tracking with redelivery). Every request is recorded with the host
- * it came to and whether it carried the token, so a test can prove where the token went. Faults a
- * test may inject: 429s, an organization policy refusing a send or edit (403 in Webex's error
- * shape), WDM registration outages, and sockets closed right after authorization.
+ * A loopback fake of Webex at the wire, written from the official SDK's sources (webex/webex-js-sdk)
+ * and the REST reference, never from parley's client. The REST API under /v1 (people/me, messages
+ * with the 7,439 byte cap and the 10-edit cap, no edit of a message carrying an attachment, rooms,
+ * attachment actions, contents with scan states, 429 injection); the U2C catalog as the SDK asks for
+ * it (`/catalog?format=hostmap`: service links and the host map naming each host's cluster); WDM
+ * device registration; and the Mercury socket (authorization, then `mercury.buffer_state`, then
+ * `conversation.activity` frames as the SDK receives them: the activity's own `id` is the message or
+ * action uuid, `object` only describes it, `target` is the conversation with a `url` on its
+ * cluster's conversation host, a press names its message in `parent`), with ack tracking and
+ * redelivery. Hydra ids are built as @webex/common builds them: unpadded base64url of
+ * `ciscospark://<cluster>/<KIND>/<uuid>`, the original US cluster spelled `us`, people always `us`.
+ * Every request is recorded with the host it came to and whether it carried the token, so a test can
+ * prove where the token went. Faults a test may inject: 429s, an organization policy refusing a send
+ * or edit (403 in Webex's error shape), WDM registration outages, sockets closed right after
+ * authorization, a catalog that forgets a cluster, and raw frames of any shape.
  *
  * What a Webex user would see is kept per message: its markdown after every edit, its edit count and
  * its card. Bounded: calls past `maxCalls` are refused and it stops itself after `lifetimeMs`.
+ * Every field it emits is listed with its source in docs/channels/webex.md ("Wire").
  */
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
@@ -19,7 +27,26 @@ import { createServer as createTlsServer } from "node:https";
 import type { AddressInfo } from "node:net";
 import type { WebSocket } from "ws";
 import { WebSocketServer } from "ws";
-import { hydraId } from "../../../src/webex/wire.js";
+
+/** The original US cluster: Hydra spells it `us` (@webex/common constants INTERNAL_US_CLUSTER_NAME). */
+export const US_CLUSTER = "urn:TEAM:us-east-2_a";
+/** A European cluster, as the host map names it (`urn:TEAM:<region>_<letter>`). */
+export const EU_CLUSTER = "urn:TEAM:eu-central-1_k";
+
+/** The Hydra segment of a cluster (@webex/common uuid-utils getHydraClusterString). */
+export function hydraSegment(cluster: string): string {
+  return cluster.startsWith(US_CLUSTER) ? "us" : cluster.split(":").slice(0, 3).join(":");
+}
+
+/** A Hydra id (@webex/common uuid-utils constructHydraId): people and orgs always name `us`. */
+export function sparkId(
+  cluster: string,
+  kind: "MESSAGE" | "ROOM" | "ATTACHMENT_ACTION" | "PEOPLE",
+  uuid: string,
+) {
+  const segment = kind === "PEOPLE" ? "us" : hydraSegment(cluster);
+  return Buffer.from(`ciscospark://${segment}/${kind}/${uuid}`).toString("base64url");
+}
 
 export const FAKE_MAX_BYTES = 7439;
 export const FAKE_MAX_EDITS = 10;
@@ -110,8 +137,20 @@ export class FakeWebex {
   readonly actions = new Map<string, Record<string, unknown>>();
   readonly files = new Map<string, FakeFile & { heads: number }>();
   readonly devices = new Set<string>();
-  /** Each user message's activity, so a scan's end can be announced for it. */
-  private readonly activities = new Map<string, Record<string, unknown>>();
+  /** Each message's activity uuid (a press names it as its parent), by Hydra message id. */
+  private readonly activityOf = new Map<string, string>();
+  /** Each room's conversation: its uuid and its cluster. */
+  private readonly conversations = new Map<string, { uuid: string; cluster: string }>();
+  /** Each person's uuid, by e-mail (stable, as a person's is). */
+  private readonly people = new Map<string, string>();
+  /** Each cluster's conversation host, as the host map lists it. */
+  readonly clusterHosts = new Map<string, string>([
+    [US_CLUSTER, "conv-a.wbx2.com"],
+    [EU_CLUSTER, "conv-k.wbx2.com"],
+  ]);
+  /** Clusters the catalog leaves out of its host map from now on (a stale or partial catalog). */
+  readonly forgottenClusters = new Set<string>();
+  private sequence = 0;
   readonly frames: Frame[] = [];
   private pending: Frame[] = [];
   private throttle: { count: number; retryAfter: string } = { count: 0, retryAfter: "0" };
@@ -154,11 +193,48 @@ export class FakeWebex {
     return `${this.origin}/wdm`;
   }
   get botPersonId(): string {
-    return hydraId("us", "PEOPLE", this.botUuid);
+    return sparkId(US_CLUSTER, "PEOPLE", this.botUuid);
   }
 
-  addRoom(roomId: string, type: "direct" | "group"): void {
+  /** A room (its REST id as the test names it) and its conversation on a cluster (US unless said). */
+  addRoom(roomId: string, type: "direct" | "group", cluster = US_CLUSTER): void {
     this.rooms.set(roomId, type);
+    this.conversationOf(roomId, cluster);
+  }
+
+  /** A room's conversation, made on first use; a cluster given moves it there (a test's choice). */
+  private conversationOf(roomId: string, cluster?: string): { uuid: string; cluster: string } {
+    const known = this.conversations.get(roomId);
+    if (known && (cluster === undefined || known.cluster === cluster)) return known;
+    const made = { uuid: known?.uuid ?? randomUUID(), cluster: cluster ?? US_CLUSTER };
+    this.conversations.set(roomId, made);
+    return made;
+  }
+
+  private personUuid(email: string): string {
+    const known = this.people.get(email);
+    if (known) return known;
+    const made = email === this.botEmail ? this.botUuid : randomUUID();
+    this.people.set(email, made);
+    return made;
+  }
+
+  /** The conversation an activity targets (conversation.js prepareConversation: id, url, objectType). */
+  private target(roomId: string): Record<string, unknown> {
+    const { uuid, cluster } = this.conversationOf(roomId);
+    const host = this.clusterHosts.get(cluster) ?? "conv-a.wbx2.com";
+    return {
+      id: uuid,
+      objectType: "conversation",
+      url: `https://${host}/conversation/api/v1/conversations/${uuid}`,
+      tags: this.rooms.get(roomId) === "group" ? [] : ["ONE_ON_ONE"],
+    };
+  }
+
+  /** Who did it, as the activity names them (messages.js reads entryUUID and emailAddress). */
+  private actor(email: string): Record<string, unknown> {
+    const uuid = this.personUuid(email);
+    return { id: uuid, objectType: "person", entryUUID: uuid, emailAddress: email };
   }
 
   /** The next `count` REST calls answer 429 with this Retry-After (seconds). */
@@ -182,27 +258,25 @@ export class FakeWebex {
     return `${this.apiUrl}/contents/${id}`;
   }
 
-  /** A user posts: the message is stored under its cluster's id and an activity is pushed. */
+  /** A user posts: the message is stored under its cluster's Hydra id and an activity is pushed. */
   userMessage(m: {
     email: string;
     roomId: string;
     roomType?: "direct" | "group";
     text: string;
+    /** The room's cluster (an internal cluster id); the room keeps the one it has when absent. */
     cluster?: string;
     files?: string[];
     mentions?: string[];
-    /** False: the activity's target leaves its cluster out (the connection's earlier one applies). */
-    namesCluster?: boolean;
   }): { frameId: string; messageId: string } {
     const uuid = randomUUID();
-    const cluster = m.cluster ?? "us";
-    const id = hydraId(cluster, "MESSAGE", uuid);
-    const personUuid = randomUUID();
+    const { cluster } = this.conversationOf(m.roomId, m.cluster);
+    const id = sparkId(cluster, "MESSAGE", uuid);
     this.store({
       id,
       roomId: m.roomId,
       roomType: m.roomType ?? this.rooms.get(m.roomId) ?? "direct",
-      personId: hydraId(cluster, "PEOPLE", personUuid),
+      personId: sparkId(cluster, "PEOPLE", this.personUuid(m.email)),
       personEmail: m.email,
       markdown: m.text,
       attachments: [],
@@ -212,57 +286,74 @@ export class FakeWebex {
       fromBot: false,
       ...(m.mentions ? { mentionedPeople: m.mentions } : {}),
     });
-    const activity = {
+    this.activityOf.set(id, uuid);
+    const share = (m.files?.length ?? 0) > 0;
+    const frameId = this.push({
       id: uuid,
-      verb: m.files?.length ? "share" : "post",
-      actor: { id: personUuid, emailAddress: m.email },
-      object: { id: uuid, objectType: m.files?.length ? "content" : "comment" },
-      target: {
-        id: randomUUID(),
-        objectType: "conversation",
-        ...(cluster === "us" || m.namesCluster === false ? {} : { clusterId: cluster }),
-      },
-    };
-    this.activities.set(id, activity);
-    const frameId = this.push(activity);
+      objectType: "activity",
+      verb: share ? "share" : "post",
+      published: new Date().toISOString(),
+      actor: this.actor(m.email),
+      // The text is end-to-end encrypted on the wire: the object only describes the message.
+      object: share
+        ? {
+            objectType: "content",
+            displayName: CIPHERTEXT,
+            files: { items: (m.files ?? []).map(() => ({ objectType: "file", displayName: CIPHERTEXT })) },
+          }
+        : { objectType: "comment", displayName: CIPHERTEXT },
+      target: this.target(m.roomId),
+    });
     return { frameId, messageId: id };
   }
 
   /** A user presses a card's submit: the action is stored and a cardAction activity is pushed. */
-  pressCard(p: {
-    email: string;
-    messageId: string;
-    inputs: Record<string, unknown>;
-    cluster?: string;
-  }): string {
+  pressCard(p: { email: string; messageId: string; inputs: Record<string, unknown> }): string {
     const uuid = randomUUID();
-    const cluster = p.cluster ?? "us";
     const message = this.messages.get(p.messageId);
-    this.actions.set(hydraId(cluster, "ATTACHMENT_ACTION", uuid), {
-      id: hydraId(cluster, "ATTACHMENT_ACTION", uuid),
+    const roomId = message?.roomId ?? "";
+    const { cluster } = this.conversationOf(roomId);
+    const id = sparkId(cluster, "ATTACHMENT_ACTION", uuid);
+    this.actions.set(id, {
+      id,
       type: "submit",
       messageId: p.messageId,
-      personId: hydraId(cluster, "PEOPLE", randomUUID()),
-      roomId: message?.roomId ?? "",
+      personId: sparkId(cluster, "PEOPLE", this.personUuid(p.email)),
+      roomId,
       inputs: p.inputs,
     });
     return this.push({
       id: uuid,
+      objectType: "activity",
       verb: "cardAction",
-      actor: { id: randomUUID(), emailAddress: p.email },
-      object: { id: uuid, objectType: "submit" },
-      target: { id: randomUUID(), ...(cluster === "us" ? {} : { clusterId: cluster }) },
+      published: new Date().toISOString(),
+      actor: this.actor(p.email),
+      object: { objectType: "submit", inputs: p.inputs },
+      target: this.target(roomId),
+      parent: { id: this.activityOf.get(p.messageId) ?? randomUUID(), type: "cardAction" },
     });
   }
 
-  /** The scan of a message's files ended clean: Webex sends an `update` activity for the message. */
-  finishScan(messageId: string): string {
-    const message = this.messages.get(messageId);
-    for (const url of message?.files ?? []) {
-      const file = this.files.get(url.split("/").pop() ?? "");
-      if (file) file.state = "clean";
-    }
-    return this.push({ ...this.activities.get(messageId), id: randomUUID(), verb: "update" });
+  /** A raw frame as a test writes it (a shape Webex may send that parley does not know, a bad id). */
+  sendRaw(frame: string | { id?: string; data?: unknown }): void {
+    // Kept with the others when it has an id, so `acked()` tells whether it was acked.
+    if (typeof frame !== "string" && typeof frame.id === "string")
+      this.frames.push({ id: frame.id, data: frame.data, acked: false });
+    const text = typeof frame === "string" ? frame : JSON.stringify(frame);
+    for (const ws of this.sockets) if (this.authorized.has(ws)) ws.send(text);
+  }
+
+  /** Every activity pushed so far, as the socket carried it (for the SDK parsing test). */
+  get activities(): Record<string, unknown>[] {
+    return this.frames.flatMap((f) => {
+      const data = f.data as { eventType?: string; activity?: Record<string, unknown> } | undefined;
+      return data?.eventType === "conversation.activity" && data.activity ? [data.activity] : [];
+    });
+  }
+
+  /** The catalog as the fake serves it (`format=hostmap`). */
+  catalog(): Record<string, unknown> {
+    return this.hostmap();
   }
 
   /** Send an earlier frame again (Webex redelivers what it thinks was not acked). */
@@ -326,11 +417,17 @@ export class FakeWebex {
     let sent = false;
     for (const ws of this.sockets)
       if (this.authorized.has(ws)) {
-        ws.send(JSON.stringify({ id: frame.id, data: frame.data }));
+        ws.send(this.envelope(frame.id, frame.data));
         sent = true;
       }
     // Nobody connected yet (or between reconnects): held, and sent once a socket authorizes.
     if (!sent && this.pending.length < this.o.maxMessages) this.pending.push(frame);
+  }
+
+  /** Mercury's envelope (socket-base onmessage): the ack names `id`; the sequence number counts up. */
+  private envelope(id: string, data: unknown): string {
+    this.sequence += 1;
+    return JSON.stringify({ id, data, sequenceNumber: this.sequence });
   }
 
   private onSocket(ws: WebSocket): void {
@@ -350,6 +447,8 @@ export class FakeWebex {
           return ws.close(1000, "bye");
         }
         this.authorized.add(ws);
+        // What the SDK waits for after authorizing (socket-base _authorize): the socket is live.
+        ws.send(this.envelope(randomUUID(), { eventType: "mercury.buffer_state" }));
         const held = this.pending;
         this.pending = [];
         for (const frame of held) this.broadcast(frame);
@@ -414,8 +513,12 @@ export class FakeWebex {
     const m = path.match(/^\/v1\/messages\/([^/]+)$/);
     if (path === "/v1/people/me" && req.method === "GET")
       return send(200, { id: this.botPersonId, emails: [this.botEmail], displayName: "parley" });
-    if (path === "/u2c/user/catalog")
-      return send(200, { serviceLinks: { wdm: this.catalogWdmUrl ?? `${this.origin}/wdm` } });
+    if (path === "/u2c/catalog") {
+      // Only the host map format is served: it is the one the SDK asks for (services _fetchNewServiceHostmap).
+      if (url.searchParams.get("format") !== "hostmap")
+        return send(400, errorBody("this fake serves the catalog with format=hostmap only"));
+      return send(200, this.hostmap());
+    }
     if (path === "/wdm/devices" && req.method === "POST") {
       if (this.deviceFailures > 0) {
         this.deviceFailures -= 1;
@@ -467,6 +570,29 @@ export class FakeWebex {
     return send(404, { message: `no route ${req.method} ${path}` });
   }
 
+  /**
+   * The U2C catalog in the host map format (webex-core services _formatReceivedHostmap reads
+   * `serviceLinks` and `hostCatalog`; each host entry is `{host, id: "urn:TEAM:<cluster>:<service>",
+   * priority, ttl}`): WDM here, and the conversation service on each cluster's host.
+   */
+  private hostmap(): Record<string, unknown> {
+    const own = new URL(this.origin);
+    const entry = (host: string, id: string) => ({ host, id, priority: 1, ttl: -1 });
+    const hostCatalog: Record<string, unknown[]> = {
+      [own.host]: [entry(own.hostname, `${US_CLUSTER}:wdm`)],
+    };
+    for (const [cluster, host] of this.clusterHosts)
+      if (!this.forgottenClusters.has(cluster)) hostCatalog[host] = [entry(host, `${cluster}:conversation`)];
+    return {
+      serviceLinks: {
+        wdm: this.catalogWdmUrl ?? `${this.origin}/wdm`,
+        conversation: `https://${this.clusterHosts.get(US_CLUSTER)}/conversation/api/v1`,
+      },
+      hostCatalog,
+      format: "hostmap",
+    };
+  }
+
   private create(body: Record<string, unknown>, send: (s: number, j?: unknown) => void): void {
     const markdown = String(body.markdown ?? body.text ?? "");
     const roomId = String(body.roomId ?? "");
@@ -475,7 +601,7 @@ export class FakeWebex {
       return;
     }
     const uuid = randomUUID();
-    const id = hydraId("us", "MESSAGE", uuid);
+    const id = sparkId(this.conversationOf(roomId).cluster, "MESSAGE", uuid);
     const attachments = Array.isArray(body.attachments) ? body.attachments : [];
     const uploads = Array.isArray(body.uploads) ? (body.uploads as FakeUpload[]) : [];
     if (uploads.length > 1) {
@@ -497,13 +623,16 @@ export class FakeWebex {
       versions: [markdown],
       fromBot: true,
     });
+    this.activityOf.set(id, uuid);
     // Webex tells the bot about its own messages too: the channel must drop them.
     this.push({
       id: uuid,
-      verb: "post",
-      actor: { id: this.botUuid, emailAddress: this.botEmail },
-      object: { id: uuid, objectType: "comment" },
-      target: { id: randomUUID() },
+      objectType: "activity",
+      verb: uploads.length > 0 ? "share" : "post",
+      published: new Date().toISOString(),
+      actor: this.actor(this.botEmail),
+      object: { objectType: uploads.length > 0 ? "content" : "comment", displayName: CIPHERTEXT },
+      target: this.target(roomId),
     });
     send(200, { id, roomId, personId: this.botPersonId, personEmail: this.botEmail, markdown });
   }
@@ -568,6 +697,9 @@ export class FakeWebex {
     res.end(method === "HEAD" ? undefined : Buffer.from(file.bytes));
   }
 }
+
+/** Stands for an encrypted field (a JWE): parley never reads message text off the socket. */
+const CIPHERTEXT = "eyJhbGciOiJkaXIiLCJlbmMiOiJBMjU2R0NNIn0..ciphertext.tag";
 
 function errorBody(message: string): WebexErrorBody {
   return { message, errors: [{ description: message }], trackingId: `ROUTER_${randomUUID()}` };
