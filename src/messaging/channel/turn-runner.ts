@@ -305,7 +305,14 @@ export class TurnRunner<A, P> {
         renderer,
         release,
         turnId: parts.turnId,
-        userLines: items.map((i) => ({ text: i.text, attachments: i.files ?? [] })),
+        userLines: items.map((i) => {
+          const own = i.payload?.tickets[0]?.turnId;
+          return {
+            text: i.text,
+            attachments: i.files ?? [],
+            ...(own !== undefined ? { ownTurnId: own } : {}),
+          };
+        }),
         recordAnswer: (r) => !this.cutShort(r),
         commitAnswer,
         renderedAt: conversation.link,

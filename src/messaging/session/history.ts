@@ -31,6 +31,12 @@ export interface UserLine {
   text: string;
   /** Names of the files it carried. */
   attachments: readonly string[];
+  /**
+   * The turn id the message itself is journaled under (`intake:<id>@<received>`), when it is: its
+   * line is keyed on it, not on the turn answering it, so a message first answered in a burst that
+   * a kill cut short, then answered alone after the restart, is recorded once.
+   */
+  ownTurnId?: string;
 }
 
 /** What the turn driver reports as it goes (see TurnObserver in turn/driver.ts). */
@@ -92,13 +98,7 @@ export class ConversationHistory {
       // Checked per line: /temporary mid-turn stops the very next one.
       this.restricted(key)
         ? undefined
-        : {
-            sessionKey: key,
-            turnId: turn.turnId,
-            entryKey: `${turn.turnId}:${entryKey}`,
-            atMs: this.o.now(),
-            entry,
-          };
+        : { sessionKey: key, turnId: turn.turnId, entryKey, atMs: this.o.now(), entry };
     const append = (l: TranscriptAppend | undefined) => {
       if (!l) return;
       chain = chain.then(() =>
@@ -110,15 +110,19 @@ export class ConversationHistory {
         ),
       );
     };
-    const write = (entryKey: string, entry: TranscriptEntry) => append(line(entryKey, entry));
+    const write = (entryKey: string, entry: TranscriptEntry) =>
+      append(line(`${turn.turnId}:${entryKey}`, entry));
     turn.users.forEach((u, i) => {
-      write(`user:${i}`, { kind: "user", text: u.text, attachments: [...u.attachments] });
+      const entry = { kind: "user" as const, text: u.text, attachments: [...u.attachments] };
+      // A message journaled under its own id: the same key as the first line of its own turn.
+      if (u.ownTurnId !== undefined) append(line(`${u.ownTurnId}:user:0`, entry));
+      else write(`user:${i}`, entry);
     });
     return {
       toolCall: (title) => write(`tool:${tools++}`, { kind: "tool", title, status: "called" }),
       approval: (title, outcome) => write(`approval:${approvals++}`, { kind: "approval", title, outcome }),
       end: async (text, commit) => {
-        const answer = text.trim() ? line("agent", { kind: "agent", text }) : undefined;
+        const answer = text.trim() ? line(`${turn.turnId}:agent`, { kind: "agent", text }) : undefined;
         if (this.running.get(key) === turn.turnId) this.running.delete(key);
         await chain;
         if (commit && (await committed(commit, answer, key, this.o.logger))) return;
