@@ -27,8 +27,8 @@ export function loosePaths(home: string): LoosePath[] {
     // A symlink's own mode means nothing; what it points to is not ours to change.
     if (st.isSymbolicLink()) return;
     const mode = st.mode & 0o777;
-    const want = st.isDirectory() ? 0o700 : 0o600;
-    if (mode & LOOSE) out.push({ path, mode, want });
+    // Only group and other lose their bits: the owner keeps what it had (a script's execute bit).
+    if (mode & LOOSE) out.push({ path, mode, want: mode & ~LOOSE });
     if (st.isDirectory() && depth < MAX_DEPTH)
       for (const name of readdirSync(path)) visit(join(path, name), depth + 1);
   };
@@ -39,7 +39,7 @@ export function loosePaths(home: string): LoosePath[] {
 /** Tighten every loose path; returns what was changed (for one warning line each). */
 export function secureHome(home: string): LoosePath[] {
   const loose = loosePaths(home);
-  for (const p of loose) chmodSync(p.path, p.mode & ~LOOSE & p.want);
+  for (const p of loose) chmodSync(p.path, p.want);
   return loose;
 }
 

@@ -14,6 +14,9 @@ describe("chaos", () => {
     expect(r.sent.webchat + r.sent.telegram).toBeGreaterThan(30);
     expect(r.lost).toEqual([]);
     expect(r.duplicated).toEqual([]);
+    // No notice tells a sender an answered message was not run; the history holds each answer once.
+    expect(r.wrongNotices).toEqual([]);
+    expect(r.history).toEqual({ missing: [], doubled: [] });
     expect(r.orphans.webchat).toEqual([]);
     // Telegram's one window no ledger settles (no idempotency key, no lookup): each part it made
     // the gateway create twice was audited as such.

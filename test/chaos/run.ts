@@ -36,14 +36,36 @@ export interface ChaosOptions {
    * counts as lost (a backlog of paced Telegram turns takes a while; a stuck one never ends).
    */
   stallMs?: number;
+  /**
+   * The pause before each kill, drawn evenly from [min, max] ms. Absent: mostly under a second,
+   * now and then 1.5 to 4 s (so paced turns finish between kills too).
+   */
+  killEveryMs?: readonly [number, number];
+  /**
+   * The gateway's intake.maxAttempts. Absent: 100, so no message is given up and the run is only
+   * about losing and doubling; lower, a message cut short that often is given up with a notice.
+   */
+  maxAttempts?: number;
   log?: (line: string) => void;
 }
 
 export interface ChaosResult {
   kills: number;
   sent: { webchat: number; telegram: number };
-  /** Tokens sent (and so accepted, eventually: the clients and Telegram keep resending) with no answer. */
+  /**
+   * Tokens sent (and so accepted, eventually: the clients and Telegram keep resending) with no
+   * answer and no notice that they were not run.
+   */
   lost: string[];
+  /** Tokens a "not run again" (or "too old to run") notice named: their sender was told to resend. */
+  givenUp: string[];
+  /** Tokens such a notice named although they were answered (must be none). */
+  wrongNotices: string[];
+  /**
+   * The history the next turn's agent reads: answered tokens with no agent line holding their
+   * answer (missing), or with more than one (doubled).
+   */
+  history: { missing: string[]; doubled: string[] };
   /** Tokens answered more than once on their channel. */
   duplicated: string[];
   /** Bot messages holding a fragment of an answer and no whole one (an orphaned part), by channel. */
@@ -65,6 +87,14 @@ const CONVERSATIONS = ["chaos-a", "chaos-b"];
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/** The notice of a message found unfinished at start and not run (journal.ts giveUp). */
+const GIVEN_UP = /your message “(m\d+)”, (?:so it was not run again|and it is now too old to run)/gu;
+
+/** The tokens the notices among `texts` name. */
+function noticed(texts: readonly string[]): Set<string> {
+  return new Set(texts.flatMap((t) => [...t.matchAll(GIVEN_UP)].map((m) => m[1] as string)));
+}
+
 export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
   const log = o.log ?? (() => {});
   const random = rng(o.seed);
@@ -77,7 +107,7 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
       telegram: { allowedUserIds: TELEGRAM_USERS.map(String), pollTimeoutSeconds: 1 },
       agent: { command: process.execPath, args: [AGENT], maxProcesses: 1 },
       // The run is about losing and doubling, not the cap on a message that keeps dying (own test).
-      intake: { maxAttempts: 100 },
+      intake: { maxAttempts: o.maxAttempts ?? 100 },
       audit: { jsonl: false },
     }),
   );
@@ -113,7 +143,14 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
       // The kill lands anywhere: before, during or after the journal, the turn, a part's creation.
       // Now and then the gateway is left alone longer, so paced turns (Telegram: a call a second per
       // chat) finish between kills too, as they would between real crashes.
-      await sleep(random() < 0.2 ? 1500 + Math.floor(random() * 2500) : Math.floor(random() * 900));
+      const every = o.killEveryMs;
+      await sleep(
+        every
+          ? every[0] + Math.floor(random() * (every[1] - every[0]))
+          : random() < 0.2
+            ? 1500 + Math.floor(random() * 2500)
+            : Math.floor(random() * 900),
+      );
       await kill(parley as RunningParley);
       log(`kill ${k}/${o.kills} after ${traffic.last}`);
       await boot();
@@ -126,17 +163,29 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     await Promise.all(fresh.map((p) => p.connect(parley?.url ?? "")));
     const lost: string[] = [];
     const duplicated: string[] = [];
+    const givenUp: string[] = [];
+    const wrongNotices: string[] = [];
+    const answered = new Set<string>();
     const orphans = { webchat: [] as string[], telegram: [] as string[] };
+    // A token a notice named was not run: told, not lost; a notice on an answered one is wrong.
+    const judge = (channel: string, token: string, answers: number, notices: Set<string>) => {
+      if (answers > 0) answered.add(token);
+      if (notices.has(token)) {
+        givenUp.push(`${channel}:${token}`);
+        if (answers > 0) wrongNotices.push(`${channel}:${token}`);
+      } else if (answers === 0) lost.push(`${channel}:${token}`);
+    };
     for (const page of fresh) {
       const bubbles = [...page.bubbles.values()];
       const answers = tally(bubbles.filter((b) => b.role === "assistant").map((b) => b.text));
+      const notices = noticed(bubbles.map((b) => b.text));
       orphans.webchat.push(...answers.orphans);
       const users = bubbles.filter((b) => b.role === "user").map((b) => b.text);
       for (const { token } of traffic.sentTo.webchat.filter(
         (s) => s.page.conversation === page.conversation,
       )) {
         const n = answers.counts.get(token) ?? 0;
-        if (n === 0) lost.push(`webchat:${token}`);
+        judge("webchat", token, n, notices);
         if (n > 1) duplicated.push(`webchat:${token}`);
         // The reloaded page shows the question once too.
         const asked = users.filter((u) => u === token).length;
@@ -146,18 +195,29 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
       page.close();
     }
     for (const user of TELEGRAM_USERS) {
-      const answers = tally(fake.sentMessages(user).map((m) => m.visible));
+      const texts = fake.sentMessages(user).map((m) => m.visible);
+      const answers = tally(texts);
       orphans.telegram.push(...answers.orphans);
       for (const { token } of traffic.sentTo.telegram.filter((s) => s.user === user)) {
         const n = answers.counts.get(token) ?? 0;
-        if (n === 0) lost.push(`telegram:${token}`);
+        judge("telegram", token, n, noticed(texts));
         if (n > 1) duplicated.push(`telegram:${token}`);
       }
     }
     const db = new Database(storePath(home), { readonly: true });
     let unfinished: number;
     let ambiguousResends: number;
+    const history = { missing: [] as string[], doubled: [] as string[] };
     try {
+      const agentLines = (
+        db.prepare("select text from transcript where kind = 'agent'").all() as { text: string }[]
+      ).map((r) => r.text);
+      const recorded = tally(agentLines).counts;
+      for (const token of answered) {
+        const n = recorded.get(token) ?? 0;
+        if (n === 0) history.missing.push(token);
+        if (n > 1) history.doubled.push(token);
+      }
       unfinished = (
         db.prepare("select count(*) as n from intake where state <> 'done'").get() as { n: number }
       ).n;
@@ -171,7 +231,13 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
     } finally {
       db.close();
     }
-    const failed = lost.length + duplicated.length + orphans.webchat.length + orphans.telegram.length > 0;
+    const failed =
+      lost.length +
+        duplicated.length +
+        wrongNotices.length +
+        orphans.webchat.length +
+        orphans.telegram.length >
+      0;
     return {
       ...(failed
         ? {
@@ -188,6 +254,9 @@ export async function runChaos(o: ChaosOptions): Promise<ChaosResult> {
       sent: { webchat: traffic.sentTo.webchat.length, telegram: traffic.sentTo.telegram.length },
       lost,
       duplicated,
+      givenUp,
+      wrongNotices,
+      history,
       orphans,
       ambiguousResends,
       unfinished,

@@ -20,6 +20,8 @@ function looseHome(): string {
   writeFileSync(join(home, ".env"), `TELEGRAM_BOT_TOKEN=${SECRET}\n`);
   mkdirSync(join(home, "trust"));
   writeFileSync(join(home, "trust", "x.json"), "{}");
+  writeFileSync(join(home, "trust", "hook.sh"), "#!/bin/sh\n");
+  chmodSync(join(home, "trust", "hook.sh"), 0o775);
   chmodSync(join(home, ".env"), 0o644);
   chmodSync(join(home, "trust"), 0o755);
   chmodSync(home, 0o755);
@@ -52,6 +54,9 @@ describe("the data home's permissions", () => {
     expect(report).toContain(`⚠ ${home} is 0755: other accounts can read it (the next start makes it 0700)`);
     expect(report).toContain(`⚠ ${join(home, ".env")} is 0644`);
     expect(report).toContain(`⚠ ${join(home, "trust")} is 0755`);
+    expect(report).toContain(
+      `⚠ ${join(home, "trust", "hook.sh")} is 0775: other accounts can read it (the next start makes it 0700)`,
+    );
     expect(report).not.toContain(SECRET);
     // doctor changes nothing.
     expect(mode(join(home, ".env"))).toBe("644");
@@ -74,7 +79,9 @@ describe("the data home's permissions", () => {
       mode(join(home, ".env")),
       mode(join(home, "trust")),
       mode(join(home, "trust", "x.json")),
-    ]).toEqual(["700", "600", "700", "600"]);
+      // The owner's execute bit stays: only group and other bits are cleared.
+      mode(join(home, "trust", "hook.sh")),
+    ]).toEqual(["700", "600", "700", "600", "700"]);
     expect(logger.entries.filter((e) => e.message.startsWith("tightened ")).length).toBeGreaterThanOrEqual(3);
     expect(readFileSync(join(home, ".env"), "utf8")).toContain(SECRET);
     expect(await doctor(home)).not.toMatch(/⚠ .* is 0/);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { InboundMessage } from "../../src/messaging/store/port.js";
+import type { InboundMessage, TranscriptAppend } from "../../src/messaging/store/port.js";
 import { open, useTempHome } from "./helpers.js";
 
 const home = useTempHome();
@@ -82,6 +82,47 @@ describe("intake journal: accept and dedupe", () => {
       /receivedAtMs/,
     );
     expect(await store.intake.countUnfinished()).toBe(0);
+    await store.close();
+  });
+});
+
+describe("intake journal: an answered turn's one step", () => {
+  const answer = (text: string): TranscriptAppend => ({
+    sessionKey: "telegram:agent:direct:1",
+    turnId: "intake:1@500",
+    entryKey: "intake:1@500:agent",
+    atMs: 900,
+    entry: { kind: "agent", text },
+  });
+
+  it("completes every message answered and writes the answer's line together, once", async () => {
+    const store = await open(home.dir);
+    const ids: number[] = [];
+    for (const id of ["a1", "a2"]) {
+      const r = await store.intake.accept(msg(id));
+      if (r.kind !== "accepted") throw new Error("not accepted");
+      ids.push(r.id);
+    }
+    expect(await store.intake.completeAnswered(ids, answer("the answer"))).toBe(2);
+    expect(await store.intake.countUnfinished()).toBe(0);
+    for (const id of ids)
+      expect(await store.intake.claim(id)).toEqual({ kind: "finished", outcome: "answered" });
+    // Again (the turn's ordinary completion, a second run): nothing finished, no second line.
+    expect(await store.intake.completeAnswered(ids, answer("the answer"))).toBe(0);
+    const lines = await store.transcripts.recent("telegram:agent:direct:1", 10);
+    expect(lines.map((l) => l.entry)).toEqual([{ kind: "agent", text: "the answer" }]);
+    await store.close();
+  });
+
+  it("is one transaction: a line the database refuses leaves the messages unfinished", async () => {
+    const store = await open(home.dir);
+    const r = await store.intake.accept(msg("b1"));
+    if (r.kind !== "accepted") throw new Error("not accepted");
+    // A session key the schema refuses (NOT NULL): the line's insert fails inside the transaction.
+    const refused = { ...answer("lost"), sessionKey: null as unknown as string };
+    await expect(store.intake.completeAnswered([r.id], refused)).rejects.toThrow();
+    expect(await store.intake.countUnfinished()).toBe(1);
+    expect((await store.intake.unfinished())[0]?.payload).toEqual({ text: "hello" });
     await store.close();
   });
 });

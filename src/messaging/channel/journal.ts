@@ -11,7 +11,13 @@
  */
 import type { Logger } from "../base/logger.js";
 import type { AuditSink } from "../security/audit.js";
-import type { IntakeJournal, IntakeOutcome, JsonValue, UnfinishedIntake } from "../store/port.js";
+import type {
+  IntakeJournal,
+  IntakeOutcome,
+  JsonValue,
+  TranscriptAppend,
+  UnfinishedIntake,
+} from "../store/port.js";
 import { oneLine } from "../text/clip.js";
 import type { ChannelDurability } from "./contract.js";
 import { TurnParts } from "./delivery.js";
@@ -144,6 +150,27 @@ export class ChannelJournal<A, P> {
           error: String(error),
         });
       }
+    }
+  }
+
+  /**
+   * The turn answering these messages delivered its answer: they complete "answered" in one
+   * transaction with the answer's history line. False when that write failed (logged): the caller
+   * then records the line and completes the messages the ordinary way.
+   */
+  async answered(tickets: readonly IntakeTicket[], line: TranscriptAppend | undefined): Promise<boolean> {
+    try {
+      await this.journal.completeAnswered(
+        tickets.map((t) => t.id),
+        line,
+      );
+      return true;
+    } catch (error) {
+      this.o.logger.error(`${this.o.channel}: completing an answered turn's messages failed`, {
+        intakes: tickets.map((t) => t.id),
+        error: String(error),
+      });
+      return false;
     }
   }
 
@@ -336,6 +363,11 @@ export interface TicketWork {
   parts(tickets: readonly IntakeTicket[] | undefined, suffix?: string): Promise<TurnParts>;
   /** Complete journaled messages (a no-op for none). */
   finish(tickets: readonly IntakeTicket[], outcome: IntakeOutcome): Promise<void>;
+  /**
+   * Complete them "answered" together with the answer's history line (ChannelJournal.answered);
+   * false when nothing was written (no journal, no tickets, or the write failed).
+   */
+  answered(tickets: readonly IntakeTicket[], line: TranscriptAppend | undefined): Promise<boolean>;
 }
 
 export function ticketWork<A, P>(journal: ChannelJournal<A, P> | undefined): TicketWork {
@@ -345,5 +377,7 @@ export function ticketWork<A, P>(journal: ChannelJournal<A, P> | undefined): Tic
       journal?.parts(tickets, suffix) ?? Promise.resolve(TurnParts.unrecorded()),
     finish: (tickets, outcome) =>
       tickets.length === 0 || !journal ? Promise.resolve() : journal.finish(tickets, outcome),
+    answered: (tickets, line) =>
+      tickets.length === 0 || !journal ? Promise.resolve(false) : journal.answered(tickets, line),
   };
 }

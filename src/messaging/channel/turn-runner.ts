@@ -17,6 +17,7 @@ import { channelNamespaceOf } from "../session/keys.js";
 import type { PrivacyModes } from "../session/privacy-mode.js";
 import type { SessionStore } from "../session/session-store.js";
 import { uploadsRestricted } from "../session/upload-gate.js";
+import type { TranscriptAppend } from "../store/port.js";
 import type { ApprovalMode } from "../turn/driver.js";
 import type { TurnPipelineDeps, TurnResult } from "../turn/pipeline.js";
 import { deliveryIsMuted, runTurnPipeline } from "../turn/pipeline.js";
@@ -288,6 +289,14 @@ export class TurnRunner<A, P> {
         : [];
     this.active.set(key, renderer);
     let result: TurnResult | undefined;
+    // How many of `tickets` the answer's one-step commit completed (a steer may join after it).
+    let committed = 0;
+    const commitAnswer = async (_result: TurnResult, line: TranscriptAppend | undefined) => {
+      const answering = [...tickets];
+      const written = await this.o.tickets.answered(answering, line);
+      if (written) committed = answering.length;
+      return written;
+    };
     try {
       result = await runTurnPipeline(this.pipeline, {
         sessionKey: key,
@@ -296,8 +305,16 @@ export class TurnRunner<A, P> {
         renderer,
         release,
         turnId: parts.turnId,
-        userLines: items.map((i) => ({ text: i.text, attachments: i.files ?? [] })),
+        userLines: items.map((i) => {
+          const own = i.payload?.tickets[0]?.turnId;
+          return {
+            text: i.text,
+            attachments: i.files ?? [],
+            ...(own !== undefined ? { ownTurnId: own } : {}),
+          };
+        }),
         recordAnswer: (r) => !this.cutShort(r),
+        commitAnswer,
         renderedAt: conversation.link,
         // A resumed session's origin is its web chat tab: re-binding it here would move that link.
         ...(channelNamespaceOf(key) === this.channel ? { origin: conversation.link } : {}),
@@ -321,7 +338,7 @@ export class TurnRunner<A, P> {
       if (this.active.get(key) === renderer) this.active.delete(key);
       if (this.turnTickets.get(key) === tickets) this.turnTickets.delete(key);
       this.o.approvals.registry.denyAll(key);
-      await this.settle(tickets, result);
+      await this.settle(tickets.slice(committed), result);
     }
   }
 

@@ -116,7 +116,7 @@ export interface AutoTitleArgs {
   /** The channel; audit label and spend attribution. */
   source: string;
   generate: TitleGenerator;
-  store: Pick<SessionStore, "setTitle">;
+  store: Pick<SessionStore, "setTitle" | "titleOf">;
   audit: AuditSink;
   claims?: TitleClaims;
   /** Renames the platform conversation; omitted by a channel with nothing renameable. */
@@ -184,7 +184,11 @@ export async function maybeAutoTitle(args: AutoTitleArgs): Promise<string> {
   }
   // A rename that landed while the turn streamed wins over what the turn produced.
   if (claims.isManual(key) || !args.store.setTitle(key, title, TITLE_KIND_AUTO)) {
-    args.audit.log(operation, "refused", { session: key, reason: "manual_title" });
+    // Only a person's name is a refusal; an auto title already on the record (another process
+    // named it first) simply stands.
+    if (claims.isManual(key) || args.store.titleOf(key)?.kind !== TITLE_KIND_AUTO)
+      args.audit.log(operation, "refused", { session: key, reason: "manual_title" });
+    else args.audit.log(operation, "dropped", { session: key, reason: "already_titled" });
     return "";
   }
   args.audit.log(operation, "allowed", { session: key });
@@ -226,6 +230,8 @@ export function autoTitleStep(options: AutoTitleStepOptions): PostTurnStep {
     name: "auto-title",
     run: (result) => {
       if (!result.ok || result.text.trim() === "" || options.isRestricted(result.sessionKey)) return;
+      // The tracker starts empty after a restart; the record says whether the conversation is named.
+      if (options.store.titleOf(result.sessionKey) !== null) return;
       if (!claims.tryClaim(result.sessionKey)) return;
       maybeAutoTitle({
         ...options,

@@ -10,7 +10,7 @@
  */
 import { randomUUID } from "node:crypto";
 import type { Logger } from "../base/logger.js";
-import type { TranscriptLine, TranscriptStore } from "../store/port.js";
+import type { TranscriptAppend, TranscriptEntry, TranscriptLine, TranscriptStore } from "../store/port.js";
 import { clip } from "../text/clip.js";
 import { MODE_INCOGNITO, MODE_TEMPORARY } from "./privacy-mode.js";
 import type { SessionStore } from "./session-store.js";
@@ -31,15 +31,29 @@ export interface UserLine {
   text: string;
   /** Names of the files it carried. */
   attachments: readonly string[];
+  /**
+   * The turn id the message itself is journaled under (`intake:<id>@<received>`), when it is: its
+   * line is keyed on it, not on the turn answering it, so a message first answered in a burst that
+   * a kill cut short, then answered alone after the restart, is recorded once.
+   */
+  ownTurnId?: string;
 }
 
 /** What the turn driver reports as it goes (see TurnObserver in turn/driver.ts). */
 export interface TurnRecord {
   toolCall(title: string): void;
   approval(title: string, outcome: string): void;
-  /** The turn ended; `text` is its final (redacted) answer. Resolves once everything is written. */
-  end(text: string): Promise<void>;
+  /**
+   * The turn ended; `text` is its final (redacted) answer. Resolves once everything is written.
+   * With `commit`, the answer's line (undefined: nothing to record) is handed to it, after every
+   * earlier line is written, to be written with the bookkeeping of the messages the turn answered
+   * (one transaction); `commit` resolving false or failing leaves the line to be appended here.
+   */
+  end(text: string, commit?: AnswerCommit): Promise<void>;
 }
+
+/** Writes a turn's answer line together with the end of the messages it answered; false: not written. */
+export type AnswerCommit = (line: TranscriptAppend | undefined) => Promise<boolean>;
 
 /** A turn id for a turn no journal row stands behind: unique, so its keys never collide. */
 export function ephemeralTurnId(): string {
@@ -80,36 +94,39 @@ export class ConversationHistory {
     let chain: Promise<void> = Promise.resolve();
     let tools = 0;
     let approvals = 0;
-    const write = (entryKey: string, entry: Parameters<TranscriptStore["append"]>[0]["entry"]) => {
+    const line = (entryKey: string, entry: TranscriptEntry): TranscriptAppend | undefined =>
       // Checked per line: /temporary mid-turn stops the very next one.
-      if (this.restricted(key)) return;
-      const atMs = this.o.now();
+      this.restricted(key)
+        ? undefined
+        : { sessionKey: key, turnId: turn.turnId, entryKey, atMs: this.o.now(), entry };
+    const append = (l: TranscriptAppend | undefined) => {
+      if (!l) return;
       chain = chain.then(() =>
-        this.o.transcripts
-          .append({
-            sessionKey: key,
-            turnId: turn.turnId,
-            entryKey: `${turn.turnId}:${entryKey}`,
-            atMs,
-            entry,
-          })
-          .then(
-            () => undefined,
-            (error: unknown) =>
-              // History is a convenience: a failed line must not cost the user the answer.
-              this.o.logger.warn("transcript write failed", { session: key, error: String(error) }),
-          ),
+        this.o.transcripts.append(l).then(
+          () => undefined,
+          (error: unknown) =>
+            // History is a convenience: a failed line must not cost the user the answer.
+            this.o.logger.warn("transcript write failed", { session: key, error: String(error) }),
+        ),
       );
     };
+    const write = (entryKey: string, entry: TranscriptEntry) =>
+      append(line(`${turn.turnId}:${entryKey}`, entry));
     turn.users.forEach((u, i) => {
-      write(`user:${i}`, { kind: "user", text: u.text, attachments: [...u.attachments] });
+      const entry = { kind: "user" as const, text: u.text, attachments: [...u.attachments] };
+      // A message journaled under its own id: the same key as the first line of its own turn.
+      if (u.ownTurnId !== undefined) append(line(`${u.ownTurnId}:user:0`, entry));
+      else write(`user:${i}`, entry);
     });
     return {
       toolCall: (title) => write(`tool:${tools++}`, { kind: "tool", title, status: "called" }),
       approval: (title, outcome) => write(`approval:${approvals++}`, { kind: "approval", title, outcome }),
-      end: async (text) => {
-        if (text.trim()) write("agent", { kind: "agent", text });
+      end: async (text, commit) => {
+        const answer = text.trim() ? line(`${turn.turnId}:agent`, { kind: "agent", text }) : undefined;
         if (this.running.get(key) === turn.turnId) this.running.delete(key);
+        await chain;
+        if (commit && (await committed(commit, answer, key, this.o.logger))) return;
+        append(answer);
         await chain;
       },
     };
@@ -141,5 +158,23 @@ export class ConversationHistory {
       "[End of context. The user's new message follows.]",
     ].join("\n\n");
     return { text, messages: lines.length };
+  }
+}
+
+/** Runs the commit; a failed one is logged, and the answer line is then appended on its own. */
+async function committed(
+  commit: AnswerCommit,
+  answer: TranscriptAppend | undefined,
+  key: string,
+  logger: Logger,
+): Promise<boolean> {
+  try {
+    return await commit(answer);
+  } catch (error) {
+    logger.warn("recording the answer with its messages failed; recording it alone", {
+      session: key,
+      error: String(error),
+    });
+    return false;
   }
 }

@@ -87,6 +87,13 @@ export interface IntakeJournal {
    */
   complete(id: number, outcome: IntakeOutcome): Promise<boolean>;
   /**
+   * The turn answering these messages delivered its whole answer: every one of them completes
+   * "answered" AND the answer's transcript line (when given) is appended, in ONE transaction. A kill
+   * can then never leave an answered message unfinished (run again, or given up on after a restart)
+   * or missing from the history the next turn's agent reads. Resolves how many it finished.
+   */
+  completeAnswered(ids: readonly number[], answer?: TranscriptAppend): Promise<number>;
+  /**
    * Give a DONE message's platform id back: a redelivery of that id is then accepted as new. For a
    * platform that redelivers what it saw go unanswered (WeCom's msgid): a message whose work failed
    * must not stay deduped against the one mechanism that can recover it. True when an id was freed.

@@ -22,6 +22,7 @@ import { ephemeralTurnId } from "../session/history.js";
 import type { ChannelLink, LinkStore } from "../session/keys.js";
 import { bindOriginMirror, channelNamespaceOf } from "../session/keys.js";
 import type { ManagedProvider, SessionManager } from "../session/session-manager.js";
+import type { TranscriptAppend } from "../store/port.js";
 import type { TurnPolicy, TurnSource } from "./driver.js";
 import { TurnDriver } from "./driver.js";
 import { failureReason, startFailureReason } from "./failure.js";
@@ -115,6 +116,13 @@ export interface TurnRequest {
    * short is answered again after the restart, under the same turn id: that answer is the one kept.
    */
   recordAnswer?: (result: TurnResult) => boolean;
+  /**
+   * A turn that ended well and whose answer is kept: called once the renderer closed (the answer
+   * is delivered) with the answer's history line (undefined: none to record), to write it in one
+   * step with the end of the messages the turn answered. False: nothing written (the line is then
+   * appended on its own).
+   */
+  commitAnswer?: (result: TurnResult, line: TranscriptAppend | undefined) => Promise<boolean>;
   /** This conversation, bound as origin AND mirror every turn (bindings can vanish; re-assert). */
   origin?: ChannelLink;
   /** Where the turn is shown (the conversation, also for a resumed session): a mirror elsewhere gets it too. */
@@ -259,7 +267,14 @@ export async function runTurnPipeline(deps: TurnPipelineDeps, turn: TurnRequest)
     }
     result.elapsedMs = clock.now() - started;
     try {
-      await record?.end(turn.recordAnswer?.(result) === false ? "" : result.text);
+      const kept = turn.recordAnswer?.(result) !== false;
+      const commitAnswer = turn.commitAnswer;
+      const commit =
+        kept && result.ok && commitAnswer
+          ? (line: TranscriptAppend | undefined) => commitAnswer(result, line)
+          : undefined;
+      if (record) await record.end(kept ? result.text : "", commit);
+      else await commit?.(undefined);
     } catch (error) {
       log.warn("recording the turn failed", { session: turn.sessionKey, error: String(error) });
     }

@@ -15,11 +15,13 @@ import type {
   IntakeOutcome,
   IntakeState,
   JsonValue,
+  TranscriptAppend,
   UnfinishedIntake,
 } from "../../messaging/store/port.js";
 import type { ParleyDb } from "./engine.js";
 import { toNumber } from "./engine.js";
 import type { IntakeTable } from "./schema.js";
+import { appendLine, checkAppend } from "./transcripts.js";
 
 const OUTCOMES: ReadonlySet<string> = new Set<IntakeOutcome>(["answered", "refused", "failed", "stale"]);
 
@@ -138,6 +140,23 @@ export class SqlIntakeJournal implements IntakeJournal {
       .where("state", "<>", "done")
       .executeTakeFirst();
     return result.numUpdatedRows > 0n;
+  }
+
+  async completeAnswered(ids: readonly number[], answer?: TranscriptAppend): Promise<number> {
+    for (const id of ids) checkId(id);
+    if (answer) checkAppend(answer);
+    if (ids.length === 0 && !answer) return 0;
+    return this.db.transaction().execute(async (trx) => {
+      if (answer) await appendLine(trx, answer);
+      if (ids.length === 0) return 0;
+      const result = await trx
+        .updateTable("intake")
+        .set({ state: "done", outcome: "answered", completed_at_ms: this.now(), payload: "null" })
+        .where("id", "in", [...ids])
+        .where("state", "<>", "done")
+        .executeTakeFirst();
+      return Number(result.numUpdatedRows);
+    });
   }
 
   async forget(id: number): Promise<boolean> {

@@ -60,6 +60,31 @@ function decode(kind: string, text: string, raw: string | null): TranscriptEntry
   }
 }
 
+export function checkAppend(line: TranscriptAppend): void {
+  if (!Number.isFinite(line.atMs)) throw new RangeError(`transcript: atMs must be finite: ${line.atMs}`);
+  if (line.entryKey === "") throw new RangeError("transcript: an entry key is absent or non-empty");
+}
+
+/**
+ * One line appended (false: its entry key was already recorded). On `db` or a transaction: the
+ * intake journal appends a turn's answer in the transaction that completes its messages.
+ */
+export async function appendLine(db: ParleyDb, line: TranscriptAppend): Promise<boolean> {
+  const inserted = await db
+    .insertInto("transcript")
+    .values({
+      session_key: line.sessionKey,
+      turn_id: line.turnId ?? null,
+      entry_key: line.entryKey ?? null,
+      at_ms: line.atMs,
+      ...encode(line.entry),
+    })
+    .onConflict((oc) => oc.columns(["session_key", "entry_key"]).doNothing())
+    .returning("id")
+    .executeTakeFirst();
+  return inserted !== undefined;
+}
+
 export class SqlTranscriptStore implements TranscriptStore {
   constructor(
     private readonly engine: SqlEngine,
@@ -67,21 +92,8 @@ export class SqlTranscriptStore implements TranscriptStore {
   ) {}
 
   async append(line: TranscriptAppend): Promise<boolean> {
-    if (!Number.isFinite(line.atMs)) throw new RangeError(`transcript: atMs must be finite: ${line.atMs}`);
-    if (line.entryKey === "") throw new RangeError("transcript: an entry key is absent or non-empty");
-    const inserted = await this.db
-      .insertInto("transcript")
-      .values({
-        session_key: line.sessionKey,
-        turn_id: line.turnId ?? null,
-        entry_key: line.entryKey ?? null,
-        at_ms: line.atMs,
-        ...encode(line.entry),
-      })
-      .onConflict((oc) => oc.columns(["session_key", "entry_key"]).doNothing())
-      .returning("id")
-      .executeTakeFirst();
-    return inserted !== undefined;
+    checkAppend(line);
+    return appendLine(this.db, line);
   }
 
   async recent(sessionKey: string, n: number, kinds?: readonly TranscriptKind[]): Promise<TranscriptLine[]> {

@@ -217,6 +217,65 @@ describe("autoTitleStep", () => {
     expect(store.titleOf(key)?.title).toBe("Trip");
   });
 
+  it("after a restart, an auto-titled conversation spends no naming turn and audits no refusal", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "parley-title-"));
+    try {
+      let calls = 0;
+      const generate: TitleGenerator = async () => {
+        calls += 1;
+        return `Trip ${calls}`;
+      };
+      const before = await openStore(dir);
+      const options = { source: "telegram", generate, isRestricted: () => false };
+      autoTitleStep({
+        ...options,
+        store: before.sessions,
+        audit: new MemoryAuditSink(),
+        claims: new TitleClaims(),
+      }).run(turn());
+      await tick();
+      expect(before.sessions.titleOf(key)).toEqual({ title: "Trip 1", kind: "auto" });
+      await before.close();
+
+      const after = await openStore(dir);
+      const audit = new MemoryAuditSink();
+      autoTitleStep({ ...options, store: after.sessions, audit, claims: new TitleClaims() }).run(turn());
+      await tick();
+      expect(calls).toBe(1);
+      expect(after.sessions.titleOf(key)).toEqual({ title: "Trip 1", kind: "auto" });
+      expect(audit.find("telegram.auto_title", "refused")).toHaveLength(0);
+      await after.close();
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("a naming turn that loses to another process's auto title is dropped, not refused as manual", async () => {
+    const store = new MemorySessionStore();
+    const audit = new MemoryAuditSink();
+    const claims = new TitleClaims();
+    claims.tryClaim(key);
+    const generate: TitleGenerator = async () => {
+      // Another process named the conversation while this turn streamed.
+      store.setTitle(key, "Theirs", "auto");
+      return "Ours";
+    };
+    const args = {
+      sessionKey: key,
+      userText: "u",
+      assistantText: "a",
+      source: "telegram",
+      generate,
+      store,
+      audit,
+      claims,
+    };
+    expect(await maybeAutoTitle(args)).toBe("");
+    expect(store.titleOf(key)).toEqual({ title: "Theirs", kind: "auto" });
+    expect(audit.find("telegram.auto_title", "refused")).toHaveLength(0);
+    expect(audit.find("telegram.auto_title", "dropped")).toHaveLength(1);
+  });
+
   it("skips a failed, empty or restricted turn without taking the claim", async () => {
     const claims = new TitleClaims();
     let calls = 0;

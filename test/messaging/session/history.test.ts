@@ -31,6 +31,79 @@ async function setup() {
 }
 
 describe("ConversationHistory", () => {
+  it("a message answered in a burst a kill cut short, then alone after the restart, is recorded once", async () => {
+    const { store, history } = await setup();
+    // The burst turn (named after its first message) was killed before its answer.
+    history.begin({
+      sessionKey: KEY,
+      turnId: "intake:1@5",
+      users: [
+        { text: "first", attachments: [], ownTurnId: "intake:1@5" },
+        { text: "second", attachments: [], ownTurnId: "intake:2@5" },
+      ],
+    });
+    // After the restart each message runs on its own turn.
+    for (const [turnId, text] of [
+      ["intake:1@5", "first"],
+      ["intake:2@5", "second"],
+    ] as const) {
+      const record = history.begin({
+        sessionKey: KEY,
+        turnId,
+        users: [{ text, attachments: [], ownTurnId: turnId }],
+      });
+      await record.end(`answer to ${text}`);
+    }
+    const lines = await history.recent(KEY, 50);
+    expect(lines.map((l) => l.entry)).toEqual([
+      { kind: "user", text: "first", attachments: [] },
+      { kind: "user", text: "second", attachments: [] },
+      { kind: "agent", text: "answer to first" },
+      { kind: "agent", text: "answer to second" },
+    ]);
+    await store.close();
+  });
+
+  it("with a commit, the answer's line goes to it after the earlier lines; a commit that writes nothing leaves it to the history", async () => {
+    const { store, history } = await setup();
+    const handed: (string | undefined)[] = [];
+    const first = history.begin({
+      sessionKey: KEY,
+      turnId: "intake:3@5",
+      users: [{ text: "q1", attachments: [] }],
+    });
+    await first.end("a1", async (line) => {
+      handed.push(line?.entryKey);
+      // The user line is already written when the commit runs.
+      expect((await history.recent(KEY, 10)).map((l) => l.entry.kind)).toEqual(["user"]);
+      return true;
+    });
+    const second = history.begin({
+      sessionKey: KEY,
+      turnId: "intake:4@5",
+      users: [{ text: "q2", attachments: [] }],
+    });
+    await second.end("a2", async () => false);
+    const third = history.begin({
+      sessionKey: KEY,
+      turnId: "intake:5@5",
+      users: [{ text: "q3", attachments: [] }],
+    });
+    await third.end("a3", async () => {
+      throw new Error("database gone");
+    });
+    expect(handed).toEqual(["intake:3@5:agent"]);
+    // The committed line is the commit's to write (this one wrote nothing); the others were appended.
+    expect((await history.recent(KEY, 10)).map((l) => l.entry)).toEqual([
+      { kind: "user", text: "q1", attachments: [] },
+      { kind: "user", text: "q2", attachments: [] },
+      { kind: "agent", text: "a2" },
+      { kind: "user", text: "q3", attachments: [] },
+      { kind: "agent", text: "a3" },
+    ]);
+    await store.close();
+  });
+
   it("records a turn's messages, tools, approvals and answer; a second run of the same turn adds nothing", async () => {
     const { store, history } = await setup();
     const run = async (answer: string) => {
