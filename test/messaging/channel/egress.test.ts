@@ -26,7 +26,7 @@ interface Sent {
 
 /** A real transport: an allow-list of principals, a small cap, and a scripted reply per send. */
 class ListTransport extends MessagingTransport {
-  readonly channelType = "telegram";
+  readonly channelType: string = "telegram";
   override capabilities: TransportCapabilities;
   readonly allowed = new Set<string>();
   readonly sent: Sent[] = [];
