@@ -159,7 +159,8 @@ export class WhatsAppIntake {
       return;
     }
     if (isJidStatusBroadcast(chat) || isJidBroadcast(chat) || isJidNewsletter(chat)) {
-      drops.record({ reason: "broadcast", conversation: chat });
+      // Counted, never named: chats parley is not part of stay out of its records.
+      drops.record({ reason: "broadcast" });
       return;
     }
     // Our own send: dropped before authorization (the transport would drop it too; counted once, here).
@@ -172,11 +173,11 @@ export class WhatsAppIntake {
     const kind = isJidGroup(chat) ? "group" : isSelfChat(chat, operator) ? "self" : "dm";
     // Not for parley: an unlisted group, the operator writing to someone else.
     if (kind === "group" && !group) {
-      drops.record({ reason: "unlisted_group", conversation: chat });
+      drops.record({ reason: "unlisted_group" });
       return;
     }
     if (kind === "dm" && key.fromMe) {
-      drops.record({ reason: "operator_elsewhere", conversation: chat });
+      drops.record({ reason: "operator_elsewhere" });
       return;
     }
     if (kind === "self" && !key.fromMe) {

@@ -8,6 +8,8 @@ import { join } from "node:path";
 import type { AuthenticationState } from "@whiskeysockets/baileys";
 import type { Clock } from "../../src/messaging/base/clock.js";
 import type { GrantControl } from "../../src/messaging/channel/contract.js";
+import type { Egress } from "../../src/messaging/channel/egress.js";
+import type { InboundDropLedger } from "../../src/messaging/channel/inbound-drops.js";
 import type { AuditSink } from "../../src/messaging/security/audit.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import { openAuthState } from "../../src/whatsapp/auth-state.js";
@@ -63,13 +65,18 @@ export async function linkedHome(fake: FakeWhatsApp, home = tempHome("wa")) {
 }
 
 /** Its crash() stops taking messages and drops the connection without settling anything: a killed process. */
-export type ChannelUnderTest = CrashableChannel<RunningWhatsApp>;
+export type ChannelUnderTest = CrashableChannel<RunningWhatsApp> & {
+  /** The drop ledger the channel's ctx.drops counts into. */
+  dropLedger: InboundDropLedger;
+};
 
 export interface ChannelOptions extends ScriptedAgentOptions {
   whatsapp?: Record<string, unknown>;
   home?: string;
   overrides?: WhatsAppStartOverrides & { clock?: Clock };
   grant?: GrantControl;
+  /** The gateway's egress (another channel registered on it hears the owner notices). */
+  egress?: (audit: MemoryAuditSink) => Egress;
   queueMode?: "steer" | "queue";
   staleAfterMs?: number;
 }
@@ -90,16 +97,18 @@ export async function startChannel(fake: FakeWhatsApp, o: ChannelOptions = {}): 
     ...(clock ? { clock } : {}),
     ...(o.grant ? { grant: o.grant } : {}),
   });
+  if (o.egress) ctx.egress = o.egress(ctx.audit);
   const running = await startWhatsApp(ctx, {
     createSocket: fake.createSocket,
     renderer: { editIntervalMs: 0, firstFrameMs: 0 },
     fetchVersion: fetchedVersion,
     ...overrides,
   });
-  return crashableChannel(machinery, running, async (r) => {
+  const channel = crashableChannel(machinery, running, async (r) => {
     await r.intake.close();
     await r.connection.stop();
   });
+  return { ...channel, dropLedger: ctx.dropLedger };
 }
 
 /** One fake per test and the channels started against it, stopped afterwards. Call at module level. */
