@@ -4,7 +4,12 @@
  * no token) authorizes nobody. Bubbles are kept per conversation so a reconnect restores the chat.
  */
 import { defineCapabilities } from "../messaging/channel/capabilities.js";
-import type { InboundAttachment, InboundMessage, TransportOptions } from "../messaging/channel/transport.js";
+import type {
+  InboundAttachment,
+  InboundMessage,
+  ResolvedTarget,
+  TransportOptions,
+} from "../messaging/channel/transport.js";
 import { inboundMessage, MessagingTransport } from "../messaging/channel/transport.js";
 import { redactForDisplay } from "../messaging/security/display-safety.js";
 import type { TranscriptLine } from "../messaging/store/port.js";
@@ -161,6 +166,14 @@ export class WebChatTransport extends MessagingTransport<WebChatEnvelope> {
     _opts: { principal: string },
   ): boolean {
     return this.principals.size > 0 && this.logs.has(conversationId);
+  }
+
+  /** The token holder is the one principal: the owner is reached in the conversation touched last. */
+  override ownerTarget(): ResolvedTarget | null {
+    if (this.principals.size === 0) return null;
+    let latest: [string, number] | null = null;
+    for (const entry of this.touched) if (!latest || entry[1] >= latest[1]) latest = entry;
+    return latest ? { conversationId: latest[0] } : null;
   }
 
   async sendMessage(conversationId: string, content: string): Promise<string> {

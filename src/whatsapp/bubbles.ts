@@ -3,8 +3,9 @@
  * prompt, a steer, the end). The segment's markdown is rendered whole and split at the cap; chunk i
  * is shown in bubble i, by an edit while its bubble can still be edited, else by a new bubble.
  *
- * Two facts govern it. An edit can be refused, and WhatsApp keeps an edit window (20 minutes): past
- * it the server drops the edit, so a bubble that old is treated as closed BEFORE the window ends,
+ * Two facts govern it. An edit can be refused, and WhatsApp keeps an edit window (15 minutes): past
+ * it recipients ignore the edit, and baileys never says so (it sends whatever it is given), so a
+ * bubble that old is treated as closed BEFORE the window ends,
  * and its chunk goes to a new bubble that repeats whatever prefix the closed one still shows (a
  * repeated sentence is visible and recoverable; a silently missing one is neither). And a chunk
  * counts as shown only once its send or edit RETURNED: `sealed` (the chunks shown for good, every
@@ -13,8 +14,12 @@
  */
 import type { WAMessageKey } from "./wire.js";
 
-/** WhatsApp's edit window. */
-export const EDIT_WINDOW_MS = 20 * 60_000;
+/**
+ * WhatsApp's edit window: 15 minutes after sending (WhatsApp's announcement of edits, May 2023, as
+ * reported e.g. at thinkwithniche.com/amp/news/whatsapp-introduces-feature-to-edit-messages-within-15-minutes;
+ * support.whapi.cloud "Editing a sent message": "WhatsApp only allows editing within 15 minutes").
+ */
+export const EDIT_WINDOW_MS = 15 * 60_000;
 /** A bubble is closed this long before the window ends, so an edit in flight still lands. */
 export const EDIT_WINDOW_MARGIN_MS = 60_000;
 

@@ -1,28 +1,41 @@
 /**
  * The connection to WhatsApp: baileys' socket built from parley's settings (the socket URL, the
- * proxy, the auth state in the data home, no "online" presence so the operator's phone still
+ * proxy, the auth state in the data home, the announced WhatsApp Web version, the recent sends for
+ * a retry, the group metadata cache, no "online" presence at connect so the operator's phone still
  * notifies, no full history sync), and one connection that outlives its sockets. A dropped socket
- * is replaced with backoff; the backoff resets only after a socket stayed up a minimum healthy
- * time, so a connection that opens and dies at once keeps backing off instead of hammering
- * WhatsApp. Two endings are final and never retried: logged out (the device was removed on the
- * phone: the keys are dead, forgotten here, and the operator must link again) and connection
- * replaced (another client took this device's session: retrying would fight it for ever).
+ * is replaced with backoff, on every code (a restart request, 515, included: a server that asks
+ * for one restart after another must not be answered in a tight loop); the backoff resets only
+ * after a socket stayed up a minimum healthy time. The endings of endings.ts are final and never
+ * retried: the connection stops, the data home remembers which one it was (for doctor), the keys
+ * are deleted only when the device was removed, and the owner is told (onFatal).
  */
 import type { AuthenticationState } from "@whiskeysockets/baileys";
 import {
   Browsers,
-  DisconnectReason,
+  DEFAULT_CONNECTION_CONFIG,
   makeCacheableSignalKeyStore,
   makeWASocket,
 } from "@whiskeysockets/baileys";
 import type { Clock } from "../messaging/base/clock.js";
 import type { Logger } from "../messaging/base/logger.js";
 import type { FileAuthState } from "./auth-state.js";
+import type { CloseReason, EndedRecord, Ending } from "./endings.js";
+import { clearEnded, closeReasonOf, endingOf, endingText, forgetsKeys, writeEnded } from "./endings.js";
 import type { WhatsAppSettings } from "./index.js";
 import { proxyFor } from "./proxy.js";
-import type { WaEventName, WaEvents, WaSocket } from "./wire.js";
+import { versionText } from "./version.js";
+import type { WaEventName, WaEvents, WaSocket, WaSocketOptions } from "./wire.js";
 
-export type SocketFactory = (auth: AuthenticationState) => WaSocket;
+export type SocketFactory = (auth: AuthenticationState, options: WaSocketOptions) => WaSocket;
+
+/** A socket with baileys' defaults: its pinned version, nothing to answer a retry, no cache. */
+export function defaultSocketOptions(): WaSocketOptions {
+  return {
+    version: DEFAULT_CONNECTION_CONFIG.version,
+    getMessage: async () => undefined,
+    cachedGroupMetadata: async () => undefined,
+  };
+}
 
 /** baileys' logger interface, onto parley's: its chatter is debug, its errors are warnings. */
 export interface BaileysLogger {
@@ -66,8 +79,9 @@ export function baileysSocketFactory(
 ): SocketFactory {
   const logger = baileysLogger(log);
   const proxy = proxyFor(settings.proxyUrl);
-  return (auth) =>
+  return (auth, options) =>
     makeWASocket({
+      version: options.version,
       waWebSocketUrl: settings.webSocketUrl,
       auth: { creds: auth.creds, keys: makeCacheableSignalKeyStore(auth.keys, logger) },
       logger,
@@ -77,11 +91,12 @@ export function baileysSocketFactory(
       markOnlineOnConnect: false,
       syncFullHistory: false,
       generateHighQualityLinkPreview: false,
-      getMessage: async () => undefined,
+      getMessage: options.getMessage,
+      cachedGroupMetadata: options.cachedGroupMetadata,
     });
 }
 
-export type FatalEnding = "logged_out" | "replaced";
+export type FatalEnding = Ending;
 
 export interface BackoffOptions {
   initialMs: number;
@@ -102,7 +117,14 @@ export interface ConnectionOptions {
   random?: () => number;
   onOpen?(sock: WaSocket, first: boolean): void;
   onQr?(qr: string): void;
-  onFatal?(ending: FatalEnding): void;
+  /** A final ending: the connection has stopped; the record is what the data home keeps. */
+  onFatal?(ending: FatalEnding, record: EndedRecord): void;
+  /** A close that will be retried, told before the next socket is made (linking resets its code). */
+  onClose?(reason: CloseReason): void;
+  /** What every socket is made with (default: baileys' pinned version, no retry answers, no cache). */
+  socketOptions?: WaSocketOptions;
+  /** The data home: a final ending is remembered there for doctor, and forgotten when a socket opens. */
+  home?: string;
 }
 
 type Listener = { event: WaEventName; fn: (arg: never) => void };
@@ -119,8 +141,11 @@ export class WaConnection {
   private current: ConnectionState = "waiting";
   private readonly backoff: BackoffOptions;
 
+  private readonly socketOptions: WaSocketOptions;
+
   constructor(private readonly o: ConnectionOptions) {
     this.backoff = { ...DEFAULT_BACKOFF, ...o.backoff };
+    this.socketOptions = o.socketOptions ?? defaultSocketOptions();
   }
 
   get state(): ConnectionState {
@@ -200,7 +225,7 @@ export class WaConnection {
   private connect(): void {
     this.current = "connecting";
     this.sockets += 1;
-    const sock = this.o.createSocket(this.o.auth.state);
+    const sock = this.o.createSocket(this.o.auth.state, this.socketOptions);
     this.sock = sock;
     sock.ev.on("creds.update", () => {
       this.o.auth
@@ -226,48 +251,59 @@ export class WaConnection {
       const first = !this.opened;
       this.opened = true;
       this.o.logger.info("whatsapp: connected");
+      // Whatever ended an earlier connection is over now.
+      if (this.o.home) clearEnded(this.o.home);
       this.o.onOpen?.(sock, first);
       this.settleWaiters(sock);
       return;
     }
     if (update.connection !== "close") return;
-    // baileys closes with a Boom error whose status code says why.
-    const code = (update.lastDisconnect?.error as { output?: { statusCode?: number } } | undefined)?.output
-      ?.statusCode;
+    const reason = closeReasonOf(update.lastDisconnect?.error);
     this.detach(sock);
     this.sock = null;
-    if (code === DisconnectReason.loggedOut || code === DisconnectReason.forbidden) {
-      this.current = "stopped";
-      this.o.logger.error(
-        "whatsapp: this device was logged out (removed on the phone?): its keys are forgotten; run `parley whatsapp link` to link again",
-      );
+    const ending = endingOf(reason);
+    if (ending) {
+      this.end(ending, reason);
+      return;
+    }
+    this.o.onClose?.(reason);
+    // The hook may have stopped the connection (a link that gives up).
+    if (this.state !== "stopped") this.scheduleReconnect(reason.code);
+  }
+
+  /** A final ending: stopped, remembered in the data home, the keys deleted only for a removed device. */
+  private end(ending: Ending, reason: CloseReason): void {
+    this.current = "stopped";
+    const version = versionText(this.socketOptions.version);
+    this.o.logger.error(`whatsapp: ${endingText(ending, version)}`, { code: reason.code ?? null });
+    const record: EndedRecord = {
+      ending,
+      code: reason.code ?? null,
+      at: new Date(this.o.clock.now()).toISOString(),
+      ...(ending === "outdated" ? { version } : {}),
+    };
+    const remember = () => {
+      if (this.o.home) writeEnded(this.o.home, record);
+    };
+    if (forgetsKeys(ending))
+      // Cleared first: the record lives in the same folder and must outlast the keys.
       void this.o.auth
         .clear()
         .catch((error: unknown) =>
           this.o.logger.warn("whatsapp: clearing the keys failed", { error: String(error) }),
-        );
-      this.settleWaiters(null);
-      this.o.onFatal?.("logged_out");
-      return;
-    }
-    if (code === DisconnectReason.connectionReplaced) {
-      this.current = "stopped";
-      this.o.logger.error(
-        "whatsapp: another client took over this device's connection; stopped rather than fight it (restart parley to take it back)",
-      );
-      this.settleWaiters(null);
-      this.o.onFatal?.("replaced");
-      return;
-    }
-    this.scheduleReconnect(code);
+        )
+        .then(remember);
+    else remember();
+    this.settleWaiters(null);
+    this.o.onFatal?.(ending, record);
   }
 
   private scheduleReconnect(code: number | undefined): void {
     const healthy = this.openedAt !== null && this.o.clock.now() - this.openedAt >= this.backoff.minHealthyMs;
     if (healthy) this.attempts = 0;
     this.openedAt = null;
-    // WhatsApp asks for a restart after pairing and at times in between: that is not a failure.
-    const delay = code === DisconnectReason.restartRequired ? 0 : this.delayFor(this.attempts++);
+    // A restart request (515) backs off like any other: its first retry is as quick as any first.
+    const delay = this.delayFor(this.attempts++);
     this.current = "waiting";
     this.o.logger.warn("whatsapp: disconnected; reconnecting", { code: code ?? null, inMs: delay });
     this.timer = this.o.clock.setTimeout(() => {

@@ -22,23 +22,43 @@ export interface LinkedAccount {
   name?: string;
 }
 
-/** The account these keys are linked to, or null (never linked, logged out, unreadable). */
-export function readLinkedAccount(home: string): LinkedAccount | null {
+type StoredCreds = { me?: Partial<LinkedAccount>; account?: unknown };
+
+function readCreds(home: string): StoredCreds | null {
   const path = join(whatsappDir(home), CREDS_FILE);
   if (!existsSync(path)) return null;
   try {
-    const creds = JSON.parse(readFileSync(path, "utf8")) as { me?: Partial<LinkedAccount> };
-    const me = creds.me;
-    if (typeof me?.id !== "string" || me.id === "") return null;
-    return {
-      id: me.id,
-      ...(typeof me.lid === "string" ? { lid: me.lid } : {}),
-      ...(typeof me.name === "string" ? { name: me.name } : {}),
-    };
+    return JSON.parse(readFileSync(path, "utf8")) as StoredCreds;
   } catch {
-    // A damaged creds file links nothing; doctor says so from `linkedState`.
+    // A damaged creds file links nothing; doctor says "not linked".
     return null;
   }
+}
+
+/**
+ * A pairing that never finished: baileys writes `me` into the creds the moment a pairing code is
+ * asked for (lib/Socket/socket.js `requestPairingCode`), but the signed device identity (`account`)
+ * only when the phone completed the pairing (lib/Utils/validate-connection.js
+ * `configureSuccessfulPairing`). Such creds link nothing, and a socket made with them would try to
+ * log in (validateConnection: `creds.me` set) instead of showing a new code.
+ */
+export function hasUnfinishedPairing(home: string): boolean {
+  const creds = readCreds(home);
+  return typeof creds?.me?.id === "string" && !isAccount(creds.account);
+}
+
+const isAccount = (v: unknown) => typeof v === "object" && v !== null;
+
+/** The account these keys are linked to, or null (never linked, a pairing never finished, unreadable). */
+export function readLinkedAccount(home: string): LinkedAccount | null {
+  const creds = readCreds(home);
+  const me = creds?.me;
+  if (typeof me?.id !== "string" || me.id === "" || !isAccount(creds?.account)) return null;
+  return {
+    id: me.id,
+    ...(typeof me.lid === "string" ? { lid: me.lid } : {}),
+    ...(typeof me.name === "string" ? { name: me.name } : {}),
+  };
 }
 
 /** The phone number of a JID, masked for logs and doctor: `+49••••••5678`. */

@@ -67,6 +67,28 @@ export class Identities {
     this.phones.set(jidNormalizedUser(lid), jidNormalizedUser(pn));
   }
 
+  /** The phone JID a LID stands for, when baileys' mapping (or a message) told it already. */
+  phoneOf(lid: string): string | undefined {
+    return this.phones.get(jidNormalizedUser(lid));
+  }
+
+  /**
+   * Ask baileys' LID mapping store for the LIDs of the numbers the operator listed (at connect):
+   * a proactive send to one of them in a LID chat is then matched before they ever wrote.
+   */
+  async warm(numbers: Iterable<string>, lookup: (pn: string) => Promise<string | null>): Promise<void> {
+    for (const number of numbers) {
+      const pn = `${number.replace(/^\+/, "")}@s.whatsapp.net`;
+      try {
+        const lid = await lookup(pn);
+        if (lid) this.learn(lid, pn);
+      } catch (error) {
+        // A number whose LID stays unknown is matched once it writes (the message carries both).
+        this.log.debug("whatsapp: LID lookup for a listed number failed", { error: String(error) });
+      }
+    }
+  }
+
   /** The phone JID for `jid` (with `alt`, the message's own other address, tried first). */
   async fold(jid: string, alt?: string | null): Promise<Sender> {
     const normalized = jidNormalizedUser(jid);

@@ -9,7 +9,8 @@ import { z } from "zod";
 import type { ChannelDoctorInput, ChannelDoctorReport } from "../messaging/channel/contract.js";
 import { defineChannel } from "../messaging/channel/contract.js";
 import { queueModeSetting } from "../messaging/channel/settings.js";
-import { loosePermissions, maskedNumber, readLinkedAccount, whatsappDir } from "./home.js";
+import { endingText, readEnded } from "./endings.js";
+import { hasUnfinishedPairing, loosePermissions, maskedNumber, readLinkedAccount, whatsappDir } from "./home.js";
 
 /** baileys' own default: the WhatsApp Web socket. */
 export const WHATSAPP_WS_URL = "wss://web.whatsapp.com/ws/chat";
@@ -55,6 +56,15 @@ export const whatsappSettingsSchema = z.strictObject({
     .trim()
     .regex(/^https?:\/\/[^\s]+$/, "not an http(s) URL")
     .optional(),
+  /**
+   * The WhatsApp Web version the socket announces: "latest" asks WhatsApp Web at start (baileys'
+   * built-in one when that fails), "pinned" is baileys' built-in one, or a version ("2.3000.1234567890").
+   */
+  webVersion: z
+    .string()
+    .trim()
+    .regex(/^(latest|pinned|\d{1,4}\.\d{1,6}\.\d{1,12})$/, 'not "latest", "pinned" or a version like 2.3000.1234567890')
+    .default("latest"),
   /** Who may write to the agent one to one: the linked account only (self), a list, anyone, nobody. */
   dmPolicy: z.enum(["self", "allowlist", "open", "disabled"]).default("self"),
   /** Phone numbers (E.164) admitted under dmPolicy "allowlist"; in groups, whose files are read. */
@@ -103,11 +113,25 @@ export function whatsappDoctor({
     settings.webSocketUrl === WHATSAPP_WS_URL ? `${WHATSAPP_WS_URL} (WhatsApp's)` : settings.webSocketUrl;
   lines.push(`origin: ${ws}`);
   lines.push(`proxy: ${settings.proxyUrl ? withoutCredentials(settings.proxyUrl) : "none"}`);
+  lines.push(
+    `web version: ${settings.webVersion === "latest" ? "asked of WhatsApp Web at start (baileys' built-in one if that fails)" : settings.webVersion === "pinned" ? "baileys' built-in one" : settings.webVersion}`,
+  );
   const account = readLinkedAccount(home);
-  if (account) lines.push(`✓ linked account: ${maskedNumber(account.id)}`);
+  // What ended the last connection for good, as the connection wrote it (gone once one opens).
+  const ended = readEnded(home);
+  if (account && ended?.ending !== "logged_out") lines.push(`✓ linked account: ${maskedNumber(account.id)}`);
+  else if (account) lines.push(`✗ linked account: ${maskedNumber(account.id)}, logged out`);
   else {
     healthy = false;
-    lines.push(`✗ not linked: run \`parley whatsapp link\` (keys go to ${whatsappDir(home)})`);
+    lines.push(
+      hasUnfinishedPairing(home)
+        ? "✗ not linked: an earlier `parley whatsapp link` did not finish; run it again"
+        : `✗ not linked: run \`parley whatsapp link\` (keys go to ${whatsappDir(home)})`,
+    );
+  }
+  if (ended) {
+    healthy = false;
+    lines.push(`✗ stopped ${ended.at}: ${endingText(ended.ending, ended.version)}`);
   }
   const loose = loosePermissions(home);
   if (loose.length === 0) lines.push(`✓ permissions: ${whatsappDir(home)} is owner-only`);
@@ -132,7 +156,11 @@ export const whatsappChannel = defineChannel<WhatsAppSettings>({
   configSchema: whatsappSettingsSchema,
   // No token: the linked device's keys in the data home are the credential.
   secretEnv: [],
-  settingEnv: { webSocketUrl: "WHATSAPP_WS_URL", proxyUrl: "WHATSAPP_PROXY_URL" },
+  settingEnv: {
+    webSocketUrl: "WHATSAPP_WS_URL",
+    proxyUrl: "WHATSAPP_PROXY_URL",
+    webVersion: "WHATSAPP_WEB_VERSION",
+  },
   securityKeys: ["webSocketUrl", "proxyUrl", "dmPolicy", "allowFrom", "groups"],
   credentialsInHome: (home) => readLinkedAccount(home) !== null,
   missing: (_s, _env, home) => (home !== undefined && readLinkedAccount(home) ? [] : [LINK_HINT]),

@@ -7,8 +7,10 @@
  * phone JID (identity.ts). After it: a group's mode decides whether the message is for the agent,
  * a group member's command is dropped (commands are the operator's), files in a group are read
  * only from an individually admitted sender (refusal spoken), and content parley cannot read gets a
- * visible note. The journal (hub.receive, keyed by the message id) is the only copy from then on:
- * WhatsApp has no acknowledgement to withhold, and a redelivered id is dropped there.
+ * visible note, as does a message that cannot be read at all (view-once, undecryptable). The
+ * journal (hub.receive, keyed by the message id) is the only copy from then on: WhatsApp has no
+ * acknowledgement to withhold, and a redelivered id is dropped there. Nothing is left without a
+ * trace: every message not handed on is counted with its reason (ctx.drops).
  */
 import {
   isJidBroadcast,
@@ -23,12 +25,13 @@ import type { ConversationHub } from "../messaging/channel/hub.js";
 import type { TurnGuards } from "../messaging/channel/surface.js";
 import { oneLine } from "../messaging/text/clip.js";
 import type { SentIds } from "./echo.js";
+import type { GroupMetadataCache } from "./group-cache.js";
 import type { GroupCooldowns } from "./groups.js";
 import { groupNote, PEER_NOTE } from "./groups.js";
 import type { Identities, Operator } from "./identity.js";
 import { isSelfChat } from "./identity.js";
 import type { WhatsAppSettings } from "./index.js";
-import { extract, lengthOf } from "./media.js";
+import { contentTypeOf, extract, lengthOf, NOT_A_MESSAGE, unreadableNote } from "./media.js";
 import type { Admission } from "./policy.js";
 import { admittedIndividually } from "./policy.js";
 import type { WaAddress, WhatsAppExtra, WhatsAppIncoming, WhatsAppSurface } from "./surface.js";
@@ -39,12 +42,13 @@ export interface WhatsAppIntakeOptions {
   transport: WhatsAppTransport;
   surface: WhatsAppSurface;
   hub: ConversationHub<WaAddress, WhatsAppExtra>;
-  ctx: Pick<ChannelContext, "clock" | "logger" | "audit">;
+  ctx: Pick<ChannelContext, "clock" | "logger" | "audit" | "drops">;
   settings: Pick<WhatsAppSettings, "groups" | "maxCatchUpMinutes">;
   admission: Admission;
   identities: Identities;
   cooldowns: GroupCooldowns;
   sent: SentIds;
+  groupMetadata?: GroupMetadataCache;
   operator: () => Operator | null;
 }
 
@@ -69,6 +73,7 @@ export class WhatsAppIntake {
           await this.handle(message);
         } catch (error) {
           this.o.ctx.logger.error("whatsapp: handling a message failed", { error: String(error) });
+          this.o.ctx.drops.record({ reason: "handling_failed", fields: { error: String(error).slice(0, 200) } });
         }
       }
     };
@@ -89,6 +94,14 @@ export class WhatsAppIntake {
     this.o.identities.learn(mapping.lid, mapping.pn);
   }
 
+  /** A group changed (its subject, its members): its cached metadata is fetched again. */
+  onGroupsUpdate(ids: readonly (string | undefined)[]): void {
+    const cache = this.o.groupMetadata;
+    if (!cache) return;
+    for (const id of ids)
+      if (id && (cache.has(id) || this.o.settings.groups[id] !== undefined)) cache.refresh(id);
+  }
+
   /** Take no more messages (a shutdown, or a crash in a test); what is journaled stays journaled. */
   async close(): Promise<void> {
     this.closed = true;
@@ -100,12 +113,14 @@ export class WhatsAppIntake {
    * JID to configure `whatsapp.groups`, and WhatsApp's apps never show one), and name, once, the
    * configured groups it is not in (a typo or a group it left is otherwise silent, indistinguishable
    * from nobody writing). An empty answer means "in no groups" and "the call failed" alike, so it
-   * names nothing.
+   * names nothing. At every connect the answer fills the group metadata cache (one query for all).
    */
-  async reportGroups(sock: WaSocket): Promise<void> {
+  async reportGroups(sock: WaSocket, first = true): Promise<void> {
     const configured = Object.keys(this.o.settings.groups);
     try {
       const all = await sock.groupFetchAllParticipating();
+      this.o.groupMetadata?.fill(all);
+      if (!first) return;
       const joined = new Set(Object.keys(all));
       if (joined.size === 0) return;
       const listed = [...joined].slice(0, MAX_GROUPS_LISTED).map((jid) => {
@@ -130,31 +145,77 @@ export class WhatsAppIntake {
   }
 
   private async handle(message: WAMessage): Promise<void> {
+    const drops = this.o.ctx.drops;
     const operator = this.o.operator();
     const key = message.key;
     const chat = key.remoteJid ? jidNormalizedUser(key.remoteJid) : "";
-    if (!operator || !key.id || !chat) return;
-    if (isJidStatusBroadcast(chat) || isJidBroadcast(chat) || isJidNewsletter(chat)) return;
-    // Our own send: dropped by the transport before authorization (here only to skip the work).
-    if (this.o.transport.isOwnSend(message)) return;
+    if (!key.id || !chat) {
+      drops.record({ reason: "missing_id", ...(chat ? { conversation: chat } : {}) });
+      return;
+    }
+    if (!operator) {
+      // Only before the first connect reported the account: nothing can be authorized yet.
+      drops.record({ reason: "no_account", conversation: chat });
+      return;
+    }
+    if (isJidStatusBroadcast(chat) || isJidBroadcast(chat) || isJidNewsletter(chat)) {
+      // Counted, never named: chats parley is not part of stay out of its records.
+      drops.record({ reason: "broadcast" });
+      return;
+    }
+    // Our own send: dropped before authorization (the transport would drop it too; counted once, here).
+    if (this.o.transport.isOwnSend(message)) {
+      drops.record({ reason: "bot_echo", conversation: chat });
+      return;
+    }
     const sentAt = (lengthOf(message.messageTimestamp) ?? 0) * 1000;
     const group = isJidGroup(chat) ? this.o.settings.groups[chat] : undefined;
     const kind = isJidGroup(chat) ? "group" : isSelfChat(chat, operator) ? "self" : "dm";
     // Not for parley: an unlisted group, the operator writing to someone else.
-    if (kind === "group" && !group) return;
-    if (kind === "dm" && key.fromMe) return;
-    if (kind === "self" && !key.fromMe) return;
-    const content = extract(message);
-    if (!content) return;
+    if (kind === "group" && !group) {
+      drops.record({ reason: "unlisted_group" });
+      return;
+    }
+    if (kind === "dm" && key.fromMe) {
+      drops.record({ reason: "operator_elsewhere" });
+      return;
+    }
+    if (kind === "self" && !key.fromMe) {
+      drops.record({ reason: "not_from_operator", conversation: chat });
+      return;
+    }
+    const unreadable = unreadableNote(message);
+    const content = unreadable
+      ? { text: "", files: [], notes: [unreadable], mentions: [], quotedId: undefined }
+      : extract(message);
+    if (!content) {
+      const type = contentTypeOf(message);
+      if (type && NOT_A_MESSAGE.has(type))
+        drops.record({ reason: "not_a_message", conversation: chat, fields: { type } });
+      else drops.record({ reason: "unknown_shape", conversation: chat, shape: type ?? "no_content" });
+      return;
+    }
     const maxAgeMs = this.o.settings.maxCatchUpMinutes * 60_000;
     if (this.o.ctx.clock.now() - sentAt > maxAgeMs) {
-      this.o.ctx.audit.log("whatsapp.catch_up", "dropped", {
+      drops.record({
         reason: "too_old",
-        age_s: Math.round((this.o.ctx.clock.now() - sentAt) / 1000),
+        operation: "whatsapp.catch_up",
+        conversation: chat,
+        fields: { age_s: Math.round((this.o.ctx.clock.now() - sentAt) / 1000) },
       });
       return;
     }
     const sender = await this.o.identities.senderOf(key, operator);
+    if (kind === "dm" && !sender.resolved && this.o.admission.dmPolicy === "allowlist") {
+      // A LID nobody mapped cannot be compared with a listed number: refused, and said why.
+      drops.record({
+        reason: "unmapped_lid",
+        outcome: "denied",
+        user: sender.userId,
+        conversation: chat,
+      });
+      return;
+    }
     const isOperator = key.fromMe === true;
     const addressed =
       content.mentions.some((j) => this.isOperatorJid(j, operator)) ||
@@ -164,13 +225,23 @@ export class WhatsAppIntake {
     const unprompted = group?.mode === "rules" && !addressed;
     if (group) {
       // mention mode: only what addresses the agent; rules mode: unprompted waits out the cooldown.
-      if (group.mode === "mention" && !addressed) return;
-      if (unprompted && this.o.cooldowns.cooling(chat)) return;
+      if (group.mode === "mention" && !addressed) {
+        drops.record({ reason: "not_addressed", conversation: chat });
+        return;
+      }
+      if (unprompted && this.o.cooldowns.cooling(chat)) {
+        drops.record({ reason: "cooling_down", conversation: chat });
+        return;
+      }
     }
     if (content.text.trim() === "" && content.files.length === 0) {
       // Only content parley cannot read: the gate still applies, then the note is the answer.
-      if (this.o.transport.authorizeEnvelope(envelope) && !unprompted)
-        await this.o.surface.reply(address, content.notes.join("\n"));
+      if (!this.o.transport.authorizeEnvelope(envelope)) return;
+      if (unprompted) {
+        drops.record({ reason: "unreadable_unprompted", conversation: chat });
+        return;
+      }
+      await this.o.surface.reply(address, content.notes.join("\n"));
       return;
     }
     const outcome = await this.o.transport.receive(envelope);
@@ -178,7 +249,12 @@ export class WhatsAppIntake {
     let files = outcome.message.attachments;
     if (kind === "group" && !isOperator) {
       if (this.o.hub.commands.parse(content.text)?.kind === "command") {
-        this.o.ctx.audit.log("whatsapp.command", "dropped", { user: sender.userId, reason: "group_member" });
+        drops.record({
+          reason: "group_member",
+          operation: "whatsapp.command",
+          user: sender.userId,
+          conversation: chat,
+        });
         return;
       }
       if (files.length > 0 && !admittedIndividually(this.o.admission, sender.userId, false)) {
@@ -208,7 +284,14 @@ export class WhatsAppIntake {
       const work = this.o.hub.receive(
         incoming,
         { platformId, receivedAtMs },
-        { onAccepted: () => resolve() },
+        {
+          onAccepted: (ticket) => {
+            // null: the journal has this message id already (a redelivery after a reconnect).
+            if (ticket === null)
+              this.o.ctx.drops.record({ reason: "duplicate", conversation: incoming.address.chat });
+            resolve();
+          },
+        },
       );
       void this.o.hub.track(
         work.then(

@@ -8,7 +8,7 @@
  * every absent field with a default (a zero length, an empty submessage), and reading those as
  * present reports a file that is not there or a length of 0 that nobody declared.
  */
-import { getContentType, normalizeMessageContent } from "@whiskeysockets/baileys";
+import { getContentType, normalizeMessageContent, proto } from "@whiskeysockets/baileys";
 import type { InboundAttachment } from "../messaging/channel/transport.js";
 import type { WAMessage } from "./wire.js";
 
@@ -148,7 +148,7 @@ function unsupportedNote(type: string, inner: Proto): string | null {
 }
 
 /** Message kinds that are not a message from a person (edits, reactions, protocol traffic). */
-const NOT_A_MESSAGE = new Set([
+export const NOT_A_MESSAGE = new Set([
   "protocolMessage",
   "reactionMessage",
   "senderKeyDistributionMessage",
@@ -157,6 +157,28 @@ const NOT_A_MESSAGE = new Set([
   "keepInChatMessage",
   "pinInChatMessage",
 ]);
+
+/** The content's kind (baileys' getContentType of the unwrapped message), or undefined for none. */
+export function contentTypeOf(message: WAMessage): string | undefined {
+  const content = normalizeMessageContent(message.message);
+  return content ? getContentType(content) : undefined;
+}
+
+/**
+ * A message parley can never read, said in one line to its sender. baileys delivers these as stubs:
+ * a view-once message arrives on a linked device without its content (`key.isViewOnce`, from the
+ * `<unavailable type="view_once"/>` child; lib/Utils/decode-wa-message.js `decryptMessageNode`),
+ * and one that failed to decrypt or came without content as a CIPHERTEXT stub whose parameter
+ * names why (same function; the retry it asks for is lib/Socket/messages-recv.js `handleMessage`).
+ */
+export function unreadableNote(message: WAMessage): string | null {
+  if (message.message) return null;
+  if ((message.key as { isViewOnce?: boolean }).isViewOnce === true)
+    return "👁️ I can't open view-once messages (WhatsApp does not show them on linked devices): please send it as a normal message.";
+  if (message.messageStubType === proto.WebMessageInfo.StubType.CIPHERTEXT)
+    return "⚠️ I couldn't read that message (it did not decrypt on this device): please send it again.";
+  return null;
+}
 
 /** null: nothing a person said (a receipt, an edit, a reaction, an empty stub). */
 export function extract(message: WAMessage): Extracted | null {

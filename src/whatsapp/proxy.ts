@@ -13,12 +13,15 @@ export interface WaProxy {
   agent: Agent;
   /** For parley's own media downloads. */
   fetch: typeof fetch;
+  /** undici's dispatcher, for a fetch made by baileys (the WhatsApp Web version). */
+  dispatcher: ProxyAgent;
 }
 
 export function proxyFor(proxyUrl: string | undefined): WaProxy | undefined {
   if (!proxyUrl) return undefined;
   const dispatcher = new ProxyAgent(proxyUrl);
   return {
+    dispatcher,
     agent: createHttpsProxyAgent(proxyUrl) as unknown as Agent,
     // undici's fetch is the same WHATWG fetch Node ships; only its dispatcher differs.
     fetch: ((input: Parameters<typeof fetch>[0], init?: RequestInit) =>

@@ -3,7 +3,7 @@
  * encrypted send to every device of every participant, so edits are coalesced (one frame at most
  * per `editIntervalMs`, single-flight: a frame renders the newest text when it runs, never a
  * backlog). The segment is rendered whole into the dialect and split at 4,096 characters
- * (bubbles.ts: a new bubble at the cap or when the 20-minute edit window closes; a chunk counts as
+ * (bubbles.ts: a new bubble at the cap or before the 15-minute edit window closes; a chunk counts as
  * shown only once its send returned). The live bubble carries the kit's status line in italics; no
  * sealed bubble keeps it. An approval prompt seals the answer above it and is answered by typing
  * 1/2/3 (no buttons on a personal account); its outcome, a timeout included, is written onto the

@@ -8,6 +8,7 @@
  * bounded at 4,096 code points.
  */
 import type { AnyMessageContent, WAMessageKey } from "@whiskeysockets/baileys";
+import { isLidUser, jidNormalizedUser } from "@whiskeysockets/baileys";
 import type { Logger } from "../messaging/base/logger.js";
 import { silentLogger } from "../messaging/base/logger.js";
 import { defineCapabilities } from "../messaging/channel/capabilities.js";
@@ -29,6 +30,7 @@ import type { Operator, Sender } from "./identity.js";
 import type { Extracted } from "./media.js";
 import type { Admission, ChatKind } from "./policy.js";
 import { admitsDirect, admitsGroup } from "./policy.js";
+import type { RecentSends } from "./recent-sends.js";
 import type { WAMessage, WaSocket } from "./wire.js";
 
 export const WHATSAPP_CAPABILITIES = defineCapabilities({
@@ -96,6 +98,10 @@ export interface WhatsAppTransportOptions extends TransportOptions {
   sent?: SentIds;
   files?: WhatsAppFileOptions;
   logger?: Logger;
+  /** What was sent lately, for a recipient's retry (baileys' getMessage). */
+  recent?: RecentSends;
+  /** The phone JID a LID stands for, as far as baileys' mapping told us (sync: the egress asks sync). */
+  phoneOf?: (lid: string) => string | undefined;
 }
 
 export class WhatsAppTransport extends MessagingTransport<WaEnvelope> {
@@ -153,11 +159,7 @@ export class WhatsAppTransport extends MessagingTransport<WaEnvelope> {
   /** The same gate for an envelope with nothing to normalize (a location, a poll): audited alike. */
   authorizeEnvelope(raw: WaEnvelope): boolean {
     if (this.admits(raw)) return true;
-    this.audit.log("inbound", "denied", {
-      channel: this.channelType,
-      user: raw.sender.userId,
-      conversation: raw.chat,
-    });
+    this.drops.record({ reason: "stranger", user: raw.sender.userId, conversation: raw.chat });
     return false;
   }
 
@@ -181,7 +183,8 @@ export class WhatsAppTransport extends MessagingTransport<WaEnvelope> {
     const operator = this.operator;
     const id = outgoingMessageId(operator?.pn ?? "", partKey);
     this.o.sent?.remember(id);
-    await sock.sendMessage(chat, content, { messageId: id });
+    const sent = await sock.sendMessage(chat, content, { messageId: id });
+    this.o.recent?.remember(id, sent?.message);
     return { remoteJid: chat, fromMe: true, id };
   }
 
@@ -216,20 +219,60 @@ export class WhatsAppTransport extends MessagingTransport<WaEnvelope> {
     );
   }
 
+  /** Chats showing "typing" now: the account is "available" while any does, and only then. */
+  private readonly typingIn = new Set<string>();
+
+  /**
+   * "typing" in a chat. WhatsApp shows a chat state only from an account that is available, and
+   * parley connects unavailable (markOnlineOnConnect false, so the phone keeps notifying): so the
+   * account goes available while a turn types and unavailable again when the last one stops
+   * (baileys' sendPresenceUpdate, lib/Socket/chats.js: `available`/`unavailable` are presence
+   * stanzas, `composing`/`paused` chat states; WhiskeySockets/Baileys README "Presence").
+   */
   async typing(chat: string, on: boolean): Promise<void> {
-    await (await this.requireSocket()).sendPresenceUpdate(on ? "composing" : "paused", chat);
+    const sock = await this.requireSocket();
+    if (on) {
+      // The renderer repeats "composing" (a chat state fades): only the first makes the account available.
+      if (this.typingIn.size === 0) await sock.sendPresenceUpdate("available");
+      this.typingIn.add(chat);
+      await sock.sendPresenceUpdate("composing", chat);
+      return;
+    }
+    if (!this.typingIn.delete(chat)) return;
+    await sock.sendPresenceUpdate("paused", chat);
+    if (this.typingIn.size === 0) await sock.sendPresenceUpdate("unavailable");
   }
 
   // ── proactive sends ───────────────────────────────────────────────────────────────────────
 
+  /**
+   * May a message nobody asked for go to this chat? The self-chat (by the account's phone JID or its
+   * own LID: baileys 7 delivers the self-chat as the LID), or under `allowlist` a listed number,
+   * whichever form its chat has: a LID chat is matched through the mapping baileys shared. A LID
+   * nobody mapped is refused, and the refusal says why (the egress audits the denial itself).
+   */
   override maySendTo(conversationId: string): boolean {
     const operator = this.operator;
     if (!operator || !this.o.admission) return false;
-    if (conversationId === operator.pn) return this.o.admission.dmPolicy !== "disabled";
-    return (
-      this.o.admission.dmPolicy === "allowlist" &&
-      this.o.admission.allowFrom.has(`+${conversationId.split("@")[0] ?? ""}`)
-    );
+    const jid = jidNormalizedUser(conversationId);
+    if (jid === operator.pn || (operator.lid !== undefined && jid === operator.lid))
+      return this.o.admission.dmPolicy !== "disabled";
+    if (this.o.admission.dmPolicy !== "allowlist") return false;
+    const pn = isLidUser(jid) ? this.o.phoneOf?.(jid) : jid;
+    if (pn === undefined) {
+      this.audit.log("channel.proactive_send_authorize", "denied", {
+        channel: this.channelType,
+        reason: "unmapped_lid",
+      });
+      return false;
+    }
+    return this.o.admission.allowFrom.has(`+${pn.split("@")[0] ?? ""}`);
+  }
+
+  /** The operator is reached in their self-chat (another channel's notice lands there). */
+  override ownerTarget(): ResolvedTarget | null {
+    const operator = this.operator;
+    return operator ? { conversationId: operator.pn } : null;
   }
 
   override configuredTargets(): ConfiguredChannelTarget[] {

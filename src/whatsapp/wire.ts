@@ -14,6 +14,8 @@ import type {
   WAMessage,
   WAMessageKey,
   WAPresence,
+  WAVersion,
+  proto,
 } from "@whiskeysockets/baileys";
 
 /** The events parley listens to; anything else the socket emits is none of its business. */
@@ -22,7 +24,9 @@ export type WaEventName =
   | "creds.update"
   | "messages.upsert"
   | "messages.update"
-  | "lid-mapping.update";
+  | "lid-mapping.update"
+  | "groups.update"
+  | "group-participants.update";
 
 export type WaEvents = Pick<BaileysEventMap, WaEventName>;
 
@@ -42,12 +46,28 @@ export interface WaSocket {
   ): Promise<WAMessage | undefined>;
   sendPresenceUpdate(type: WAPresence, toJid?: string): Promise<void>;
   groupFetchAllParticipating(): Promise<{ [jid: string]: GroupMetadata }>;
-  /** The LID lookup: a linked identity to the phone JID it stands for (null when unknown). */
-  readonly signalRepository: { readonly lidMapping: { getPNForLID(lid: string): Promise<string | null> } };
+  groupMetadata(jid: string): Promise<GroupMetadata>;
+  /** baileys' LID mapping store (lib/Signal/lid-mapping.js): a linked identity to its phone JID and back. */
+  readonly signalRepository: {
+    readonly lidMapping: {
+      getPNForLID(lid: string): Promise<string | null>;
+      getLIDForPN(pn: string): Promise<string | null>;
+    };
+  };
   /** The pairing-code flow (`parley whatsapp link --phone`). */
   requestPairingCode(phoneNumber: string): Promise<string>;
   end(error: Error | undefined): Promise<void> | void;
   logout(msg?: string): Promise<void>;
+}
+
+/**
+ * What parley sets on every socket besides the auth state (makeWASocket's config, lib/Types/Socket):
+ * the announced WhatsApp Web version, the recent sends a retry asks for, the group metadata cache.
+ */
+export interface WaSocketOptions {
+  version: WAVersion;
+  getMessage(key: WAMessageKey): Promise<proto.IMessage | undefined>;
+  cachedGroupMetadata(jid: string): Promise<GroupMetadata | undefined>;
 }
 
 export type { AnyMessageContent, Contact, GroupMetadata, WAMessage, WAMessageKey };

@@ -61,8 +61,10 @@ describe("the operator's self-chat", () => {
     await seen("Status");
     expect(c.providers.size).toBe(0);
     expect(lab.fake.visible().every((v) => !v.includes("answered"))).toBe(true);
-    // The operator's own conversation with a contact is not parley's: no reply there, no audit row.
+    // The operator's own conversation with a contact is not parley's: no reply there, no audit row
+    // naming it; only counted.
     expect(lab.fake.visible(STRANGER_JID)).toEqual([]);
+    expect(c.dropLedger.count("whatsapp", "operator_elsewhere")).toBe(2);
     expect(
       c.audit.records.filter((r) => JSON.stringify(r).includes(STRANGER_JID.split("@")[0] ?? "-")),
     ).toEqual([]);
@@ -112,38 +114,43 @@ describe("who else may write", () => {
     expect(c.providers.size).toBe(0);
   });
 
-  it("an @lid sender allowed by number is admitted (the mapping, or the message's own alt); an unresolvable one is denied", async () => {
+  it("an @lid sender allowed by number is admitted (the message's own alt, or baileys' mapping); an unmapped one is refused, and why", async () => {
+    const OTHER = "+4917000000003";
+    const OTHER_JID = "4917000000003@s.whatsapp.net";
+    const OTHER_LID = "80000000003@lid";
     const c = await lab.channel({
-      whatsapp: ALLOW_GUEST,
+      whatsapp: { dmPolicy: "allowlist", allowFrom: [GUEST, OTHER] },
       turns: () => [
-        [text("hi guest"), done],
+        [text("hi there"), done],
         [text("again"), done],
       ],
     });
     await connected(c, lab.fake);
-    lab.fake.mapLid(GUEST_LID, GUEST_JID, false);
-    lab.fake.receive({ chat: GUEST_LID, text: "hello from my lid" });
-    await lab.fake.waitFor(
-      () => lab.fake.visible(GUEST_LID).some((v) => v.includes("hi guest")),
-      5000,
-      "the answer",
-    );
-    lab.fake.receive({ chat: "80000000077@lid", alt: GUEST_JID, text: "and from another device" });
-    await lab.fake.waitFor(
-      () => lab.fake.visible().some((v) => v.includes("again")),
-      5000,
-      "the second answer",
-    );
+    // The message carries the phone JID beside the LID (remoteJidAlt): matched without a lookup.
+    lab.fake.receive({ chat: GUEST_LID, alt: GUEST_JID, text: "hello from my lid" });
+    await lab.fake.waitFor(() => lab.fake.visible(GUEST_LID).some((v) => v.includes("hi there")), 5000, "1");
+    // Only baileys' mapping store knows this one: looked up there.
+    lab.fake.mapLid(OTHER_LID, OTHER_JID, false);
+    lab.fake.receive({ chat: OTHER_LID, text: "and me" });
+    await lab.fake.waitFor(() => lab.fake.visible(OTHER_LID).some((v) => v.includes("hi there")), 5000, "2");
     lab.fake.receive({ chat: "80000000099@lid", text: "who am I" });
     await vi.waitFor(() => expect(c.audit.find("inbound", "denied")).toHaveLength(1));
-    expect(c.audit.find("inbound", "denied")[0]?.fields).toMatchObject({ user: "lid:80000000099" });
-    // One person, one conversation, whichever address they wrote from; the lookup was cached.
-    expect([...c.providers.keys()]).toEqual(["whatsapp:default:direct:+4917000000002"]);
+    expect(c.audit.find("inbound", "denied")[0]?.fields).toMatchObject({
+      user: "lid:80000000099",
+      reason: "unmapped_lid",
+    });
+    expect(c.dropLedger.count("whatsapp", "unmapped_lid")).toBe(1);
+    // One person, one conversation, whichever address they wrote from; what was learned is kept.
     lab.fake.receive({ chat: GUEST_LID, text: "third" });
     await vi.waitFor(() =>
-      expect(c.providers.get("whatsapp:default:direct:+4917000000002")?.prompts).toHaveLength(3),
+      expect(c.providers.get("whatsapp:default:direct:+4917000000002")?.prompts).toHaveLength(2),
     );
-    expect(lab.fake.records.filter((r) => r.kind === "lid_lookup" && r.lid === GUEST_LID)).toHaveLength(1);
+    expect([...c.providers.keys()].sort()).toEqual([
+      "whatsapp:default:direct:+4917000000002",
+      "whatsapp:default:direct:+4917000000003",
+    ]);
+    expect(lab.fake.records.filter((r) => r.kind === "lid_lookup" && r.lid === GUEST_LID)).toHaveLength(0);
+    expect(lab.fake.records.filter((r) => r.kind === "lid_lookup" && r.lid === OTHER_LID)).toHaveLength(1);
   });
 
   it("dmPolicy disabled denies everyone; open admits anyone", async () => {

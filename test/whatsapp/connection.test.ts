@@ -1,8 +1,8 @@
 /**
- * The connection against the fake's sockets, on a manual clock: reconnects back off and only a
- * socket that stayed up the minimum healthy time resets them; a restart request reconnects at once;
- * logged out and connection replaced are final (the first forgets the keys, the second keeps them
- * and never fights the other client).
+ * The connection against the fake's sockets, on a manual clock: reconnects back off (a restart
+ * request too) and only a socket that stayed up the minimum healthy time resets them; the final
+ * endings stop it, are remembered in the data home for doctor, and only a removed device loses its
+ * keys.
  */
 import { existsSync, mkdtempSync, readdirSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,7 +11,8 @@ import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import { openAuthState } from "../../src/whatsapp/auth-state.js";
 import type { FatalEnding } from "../../src/whatsapp/client.js";
-import { WaConnection } from "../../src/whatsapp/client.js";
+import { defaultSocketOptions, WaConnection } from "../../src/whatsapp/client.js";
+import { readEnded, writeEnded } from "../../src/whatsapp/endings.js";
 import { FakeWhatsApp } from "../fakes/whatsapp/server.js";
 import { ManualClock, settle } from "../helpers/manual-clock.js";
 import { connected, fakeWhatsAppLab, linkedHome, selfChat } from "./harness.js";
@@ -24,15 +25,17 @@ afterEach(async () => {
   await fake.stop();
 });
 
-async function connection() {
-  const home = await linkedHome(fake);
+async function connection(existing?: string) {
+  const home = existing ?? (await linkedHome(fake));
   const clock = new ManualClock();
   const fatal: FatalEnding[] = [];
+  const logger = new MemoryLogger();
   const conn = new WaConnection({
     createSocket: fake.createSocket,
     auth: await openAuthState(home),
     clock,
-    logger: new MemoryLogger(),
+    logger,
+    home,
     backoff: { initialMs: 1000, maxMs: 8000, minHealthyMs: 60_000 },
     // No jitter: 0.5 lands on the middle of ±20%.
     random: () => 0.5,
@@ -41,7 +44,7 @@ async function connection() {
   conn.start();
   await settle();
   expect(conn.state).toBe("open");
-  return { conn, clock, fatal, home };
+  return { conn, clock, fatal, home, logger };
 }
 
 /** Drop the live socket; the delay the connection armed before its next attempt. */
@@ -71,30 +74,95 @@ describe("reconnecting", () => {
     await conn.stop();
   });
 
-  it("reconnects at once when WhatsApp asks for a restart (as after pairing)", async () => {
+  it("a restart request (515) backs off like any close: a loop of them is never a tight loop", async () => {
     const { conn, clock } = await connection();
-    expect(await drop(conn, clock, 515)).toBe(0);
+    const delays: (number | undefined)[] = [];
+    for (let i = 0; i < 3; i++) delays.push(await drop(conn, clock, 515));
+    expect(delays).toEqual([1000, 2000, 4000]);
     expect(conn.state).toBe("open");
     await conn.stop();
   });
 
-  it("logged out: stops for good and forgets the keys", async () => {
+  it("device removed (a 401 device_removed conflict): stops for good, forgets the keys, remembers why", async () => {
     const { conn, clock, fatal, home } = await connection();
     expect(existsSync(join(home, "whatsapp", "creds.json"))).toBe(true);
-    fake.disconnect(401);
+    fake.removeDevice();
     await settle();
     expect(conn.state).toBe("stopped");
-    expect(fatal).toEqual(["logged_out"]);
+    expect(fatal).toEqual(["removed"]);
     expect(clock.pending).toBe(0);
     await clock.advance(10 * 60_000);
     expect(conn.sockets).toBe(1);
     await vi.waitFor(() => expect(existsSync(join(home, "whatsapp", "creds.json"))).toBe(false));
+    await vi.waitFor(() => expect(readEnded(home)).toMatchObject({ ending: "removed", code: 401 }));
     await expect(conn.whenOpen(1000)).rejects.toThrow(/stopped/);
+  });
+
+  it("logged out (a 401 failure): stops for good, keeps the keys, remembers why", async () => {
+    const { conn, clock, fatal, home, logger } = await connection();
+    fake.disconnect(401, fake.live(), { reason: "401" });
+    await settle();
+    expect(conn.state).toBe("stopped");
+    expect(fatal).toEqual(["logged_out"]);
+    await clock.advance(10 * 60_000);
+    expect(conn.sockets).toBe(1);
+    expect(existsSync(join(home, "whatsapp", "creds.json"))).toBe(true);
+    expect(readEnded(home)).toMatchObject({ ending: "logged_out", code: 401 });
+    expect(logger.entries.some((e) => e.level === "error" && /logged this device out \(401\)/.test(e.message))).toBe(true);
+  });
+
+  it("restricted (403): stops for good and keeps the keys (a ban is not cured by re-linking)", async () => {
+    const { conn, clock, fatal, home } = await connection();
+    fake.restrict();
+    await settle();
+    expect(conn.state).toBe("stopped");
+    expect(fatal).toEqual(["restricted"]);
+    await clock.advance(10 * 60_000);
+    expect(conn.sockets).toBe(1);
+    expect(existsSync(join(home, "whatsapp", "creds.json"))).toBe(true);
+    expect(readEnded(home)).toMatchObject({ ending: "restricted", code: 403 });
+  });
+
+  it("an outdated version (405 at connect) is final, said with the version, and never retried", async () => {
+    await fake.stop();
+    fake = await FakeWhatsApp.start({ lifetimeMs: 30_000, minVersion: [2, 3000, 1099999999] });
+    const home = await linkedHome(fake);
+    const clock = new ManualClock();
+    const fatal: FatalEnding[] = [];
+    const logger = new MemoryLogger();
+    const conn = new WaConnection({
+      createSocket: fake.createSocket,
+      auth: await openAuthState(home),
+      clock,
+      logger,
+      home,
+      socketOptions: { ...defaultSocketOptions(), version: [2, 3000, 1] },
+      onFatal: (ending) => fatal.push(ending),
+    });
+    conn.start();
+    await settle();
+    expect(conn.state).toBe("stopped");
+    expect(fatal).toEqual(["outdated"]);
+    expect(clock.pending).toBe(0);
+    await clock.advance(60 * 60_000);
+    expect(fake.socketCount).toBe(1);
+    expect(readEnded(home)).toMatchObject({ ending: "outdated", code: 405, version: "2.3000.1" });
+    expect(logger.entries.some((e) => /version 2\.3000\.1 as outdated \(405\)/.test(e.message))).toBe(true);
+  });
+
+  it("a connection that opens again forgets what ended the last one", async () => {
+    const { conn, home } = await connection();
+    await conn.stop();
+    writeEnded(home, { ending: "replaced", code: 440, at: new Date(0).toISOString() });
+    expect(readEnded(home)).toMatchObject({ ending: "replaced" });
+    const again = await connection(home);
+    expect(readEnded(home)).toBeNull();
+    await again.conn.stop();
   });
 
   it("connection replaced: stops for good, keeps the keys, never fights the other client", async () => {
     const { conn, clock, fatal, home } = await connection();
-    fake.disconnect(440);
+    fake.replaceSession();
     await settle();
     expect(conn.state).toBe("stopped");
     expect(fatal).toEqual(["replaced"]);

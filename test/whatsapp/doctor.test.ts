@@ -17,6 +17,7 @@ async function linked(home: string): Promise<void> {
   const auth = await openAuthState(home);
   auth.state.creds.me = { id: `${NUMBER}:12@s.whatsapp.net`, lid: "90000000001@lid", name: "Op" };
   auth.state.creds.registered = true;
+  auth.state.creds.account = { details: Buffer.from("adv") };
   await auth.saveCreds();
   await auth.state.keys.set({ "lid-mapping": { "90000000001": NUMBER } });
 }

@@ -8,9 +8,12 @@ import { join } from "node:path";
 import type { AuthenticationState } from "@whiskeysockets/baileys";
 import type { Clock } from "../../src/messaging/base/clock.js";
 import type { GrantControl } from "../../src/messaging/channel/contract.js";
+import type { Egress } from "../../src/messaging/channel/egress.js";
+import type { InboundDropLedger } from "../../src/messaging/channel/inbound-drops.js";
 import type { AuditSink } from "../../src/messaging/security/audit.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import { openAuthState } from "../../src/whatsapp/auth-state.js";
+import { defaultSocketOptions } from "../../src/whatsapp/client.js";
 import { SentIds } from "../../src/whatsapp/echo.js";
 import { operatorOf } from "../../src/whatsapp/identity.js";
 import type { WhatsAppSettings } from "../../src/whatsapp/index.js";
@@ -42,6 +45,10 @@ export const GUEST_LID = "80000000002@lid";
 export const STRANGER_JID = "4917000000099@s.whatsapp.net";
 export const GROUP = "120363000000000001@g.us";
 
+/** What WhatsApp Web answers for its current version, in tests (no network): a current one. */
+export const CURRENT_VERSION: [number, number, number] = [2, 3000, 1099999999];
+export const fetchedVersion = async () => ({ version: CURRENT_VERSION, isLatest: true });
+
 /** A data home whose keys are linked to the fake's operator (what `parley whatsapp link` leaves). */
 export async function linkedHome(fake: FakeWhatsApp, home = tempHome("wa")) {
   const auth = await openAuthState(home);
@@ -51,18 +58,25 @@ export async function linkedHome(fake: FakeWhatsApp, home = tempHome("wa")) {
     name: "Operator",
   };
   auth.state.creds.registered = true;
+  // What pair-success leaves (validate-connection.js configureSuccessfulPairing): the signed identity.
+  auth.state.creds.account = { details: Buffer.from("fake-adv-details") };
   await auth.saveCreds();
   return home;
 }
 
 /** Its crash() stops taking messages and drops the connection without settling anything: a killed process. */
-export type ChannelUnderTest = CrashableChannel<RunningWhatsApp>;
+export type ChannelUnderTest = CrashableChannel<RunningWhatsApp> & {
+  /** The drop ledger the channel's ctx.drops counts into. */
+  dropLedger: InboundDropLedger;
+};
 
 export interface ChannelOptions extends ScriptedAgentOptions {
   whatsapp?: Record<string, unknown>;
   home?: string;
   overrides?: WhatsAppStartOverrides & { clock?: Clock };
   grant?: GrantControl;
+  /** The gateway's egress (another channel registered on it hears the owner notices). */
+  egress?: (audit: MemoryAuditSink) => Egress;
   queueMode?: "steer" | "queue";
   staleAfterMs?: number;
 }
@@ -83,15 +97,18 @@ export async function startChannel(fake: FakeWhatsApp, o: ChannelOptions = {}): 
     ...(clock ? { clock } : {}),
     ...(o.grant ? { grant: o.grant } : {}),
   });
+  if (o.egress) ctx.egress = o.egress(ctx.audit);
   const running = await startWhatsApp(ctx, {
     createSocket: fake.createSocket,
     renderer: { editIntervalMs: 0, firstFrameMs: 0 },
+    fetchVersion: fetchedVersion,
     ...overrides,
   });
-  return crashableChannel(machinery, running, async (r) => {
+  const channel = crashableChannel(machinery, running, async (r) => {
     await r.intake.close();
     await r.connection.stop();
   });
+  return { ...channel, dropLedger: ctx.dropLedger };
 }
 
 /** One fake per test and the channels started against it, stopped afterwards. Call at module level. */
@@ -104,6 +121,7 @@ export function fakeWhatsAppLab(options: { now?: () => number } = {}): {
     start: async () => {
       const fake = await Fake.start({ lifetimeMs: 30_000, ...(options.now ? { now: options.now } : {}) });
       fake.groups.add(GROUP);
+      fake.person(GUEST_JID, GUEST_LID);
       return fake;
     },
     stop: (fake) => fake.stop(),
@@ -135,7 +153,10 @@ export async function openTransport(fake: FakeWhatsApp, audit: AuditSink = new M
   mkdirSync(join(home, "whatsapp"), { mode: 0o700 });
   const sent = SentIds.open(home);
   const me = { id: `${fake.operator.pn.split("@")[0]}:12@s.whatsapp.net`, lid: fake.operator.lid };
-  const sock = fake.createSocket({ creds: { me }, keys: {} } as unknown as AuthenticationState);
+  const sock = fake.createSocket(
+    { creds: { me, account: {} }, keys: {} } as unknown as AuthenticationState,
+    defaultSocketOptions(),
+  );
   await new Promise<void>((resolve) =>
     sock.ev.on("connection.update", (u) => {
       if (u.connection === "open") resolve();

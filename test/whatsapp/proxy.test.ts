@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import { openAuthState } from "../../src/whatsapp/auth-state.js";
-import { baileysSocketFactory } from "../../src/whatsapp/client.js";
+import { baileysSocketFactory, defaultSocketOptions } from "../../src/whatsapp/client.js";
 import { LoopbackProxy } from "../fakes/whatsapp/proxy.js";
 import { connected, done, fakeWhatsAppLab, PNG, selfChat, text } from "./harness.js";
 
@@ -30,7 +30,7 @@ describe("whatsapp.proxyUrl", () => {
       { webSocketUrl: lab.fake.webSocketUrl, proxyUrl: p.url },
       new MemoryLogger(),
     );
-    const sock = create(auth.state);
+    const sock = create(auth.state, defaultSocketOptions());
     try {
       await lab.fake.waitFor(() => lab.fake.wsConnections[0]?.firstFrame != null, 10_000, "the handshake");
       expect(p.tunnels).toEqual([{ target: fakeHost(), authorized: true }]);

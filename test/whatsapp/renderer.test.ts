@@ -9,7 +9,7 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { PendingApprovals, WidgetApprovalDecider } from "../../src/messaging/approval/approvals.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import { SessionManager } from "../../src/messaging/session/session-manager.js";
@@ -250,13 +250,18 @@ describe("what a turn shows while it runs", () => {
       "r1",
       { toolTitle: "ls", toolPurpose: "", nonce: "n" },
     );
+    await vi.waitFor(() => expect(fake.presence().at(-1)?.type).toBe("unavailable"));
     const atPrompt = fake.presence().length;
     await clock.advance(60_000);
     expect(fake.presence().length).toBe(atPrompt);
-    expect(fake.presence().at(-1)?.type).toBe("paused");
+    // Paused, then unavailable again: the phone notifies while nothing types.
+    expect(fake.presence().slice(-2).map((p) => p.type)).toEqual(["paused", "unavailable"]);
     await renderer.markApproval("r1", "✅ Approved (this once)");
     await renderer.onTextChunk("Done.");
-    expect(fake.presence().at(-1)?.type).toBe("composing");
+    // WhatsApp shows a chat state only from an available account: available first, then composing.
+    await vi.waitFor(() =>
+      expect(fake.presence().slice(-2).map((p) => p.type)).toEqual(["available", "composing"]),
+    );
     await renderer.onDone("end_turn");
     await renderer.close();
     await clock.advance(1);

@@ -54,6 +54,7 @@ describe("whatsapp settings", () => {
     expect(whatsappChannel.settingEnv).toEqual({
       webSocketUrl: "WHATSAPP_WS_URL",
       proxyUrl: "WHATSAPP_PROXY_URL",
+      webVersion: "WHATSAPP_WEB_VERSION",
     });
   });
 });

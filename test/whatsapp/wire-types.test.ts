@@ -10,7 +10,7 @@ import type { makeWASocket } from "@whiskeysockets/baileys";
 import { afterEach, describe, expect, expectTypeOf, it } from "vitest";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import { openAuthState } from "../../src/whatsapp/auth-state.js";
-import { baileysSocketFactory } from "../../src/whatsapp/client.js";
+import { baileysSocketFactory, defaultSocketOptions } from "../../src/whatsapp/client.js";
 import type { WaSocket } from "../../src/whatsapp/wire.js";
 import { FakeWhatsApp } from "../fakes/whatsapp/server.js";
 import type { FakeSocket } from "../fakes/whatsapp/socket.js";
@@ -38,7 +38,7 @@ describe("the real socket", () => {
     const home = mkdtempSync(join(tmpdir(), "parley-wa-real-"));
     const auth = await openAuthState(home);
     const create = baileysSocketFactory({ webSocketUrl: fake.webSocketUrl }, new MemoryLogger());
-    const sock = create(auth.state);
+    const sock = create(auth.state, defaultSocketOptions());
     try {
       const world = fake;
       await world.waitFor(() => world.wsConnections[0]?.firstFrame != null, 10_000, "baileys' first frame");

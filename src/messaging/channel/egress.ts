@@ -26,12 +26,14 @@ import type { TurnParts } from "./delivery.js";
 import type { MessagingTransport } from "./transport.js";
 
 /** Why a message leaves: audited with every outcome, so an operator can tell the paths apart. */
-export type EgressPurpose = "agent" | "mirror" | "schedule" | "host";
+export type EgressPurpose = "agent" | "mirror" | "schedule" | "host" | "notice";
 
 /**
  * Where it goes. `session`: the conversation the session belongs to (its origin link). `link`: a
  * stored link (a mirror binding, a scheduled job's conversation) on behalf of `sessionKey`, whose
  * key names the principal re-checked. `target`: an operator-configured destination by its name.
+ * `owner`: the operator, on the first other running channel that knows where they are (a channel
+ * telling the operator it went down cannot tell them on itself).
  */
 export type EgressDestination =
   | { kind: "session"; sessionKey: string }
@@ -42,7 +44,8 @@ export type EgressDestination =
       /** The person at the link when the session key names someone else (a mirror). */
       principal?: string;
     }
-  | { kind: "target"; name: string };
+  | { kind: "target"; name: string }
+  | { kind: "owner"; except: string };
 
 export type EgressRefusal =
   | "empty"
@@ -294,6 +297,17 @@ export class Egress {
       const principal = parsed.targetId.startsWith("dm:") ? parsed.targetId.slice(3) : "";
       return { link, principal };
     }
+    if (destination.kind === "owner") {
+      for (const [channel, transport] of this.transports) {
+        if (channel === destination.except) continue;
+        const resolved = transport.ownerTarget();
+        if (!resolved) continue;
+        const link: ChannelLink = { channelType: channel, conversationId: resolved.conversationId };
+        if (resolved.threadId !== undefined) link.threadId = resolved.threadId;
+        return { link, principal: "" };
+      }
+      return { reason: "no_link" };
+    }
     if (destination.kind === "link")
       return {
         link: destination.link,
@@ -315,7 +329,11 @@ export class Egress {
       destination: destination.kind,
       reason,
       ...(channel ? { channel } : {}),
-      ...(destination.kind === "target" ? { target: destination.name } : { session: destination.sessionKey }),
+      ...(destination.kind === "target"
+        ? { target: destination.name }
+        : destination.kind === "owner"
+          ? { except: destination.except }
+          : { session: destination.sessionKey }),
     });
     return { status: "refused", reason };
   }

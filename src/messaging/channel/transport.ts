@@ -148,4 +148,13 @@ export abstract class MessagingTransport<Raw = unknown> {
   resolveConfiguredTarget(_targetId: string): ResolvedTarget | null {
     return null;
   }
+
+  /**
+   * Where this channel's owner (the operator) can be told something nobody asked for right now (a
+   * notice from another channel that went down), or null: none known, or the channel has no single
+   * owner. The egress still re-checks `maySendTo` before sending.
+   */
+  ownerTarget(): ResolvedTarget | null {
+    return null;
+  }
 }

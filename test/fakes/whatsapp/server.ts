@@ -1,17 +1,28 @@
 /**
  * A fake WhatsApp for parley's WhatsApp channel: the world behind the `WaSocket` port (socket.ts).
  *
- * - Sockets: `createSocket` is a SocketFactory. A linked auth state connects (`open`); an unlinked
- *   one gets a QR code until `scan()` links it, after which WhatsApp's own "restart required" close
- *   follows, as on a real pairing. `disconnect(code)` closes the live socket with any reason.
+ * - Sockets: `createSocket` is a SocketFactory. A linked auth state logs in (`creds.update` with the
+ *   account's LID, then `open`, lib/Socket/socket.js `CB:success`); creds with `me` but no signed
+ *   identity (an unfinished pairing) try to log in too (validateConnection) and are refused (401,
+ *   the fake's stand-in: WhatsApp knows no such device). An unlinked one gets QR codes in rotation
+ *   (the first at once, the next after 60 s, then every 20 s, until the server's references run out:
+ *   408 "QR refs attempts ended"; lib/Socket/socket.js `CB:iq,type:set,pair-device`) until `scan()`
+ *   (or `enterCode()`) links it: the signed identity into the creds, `isNewLogin: true`, then
+ *   WhatsApp's "restart required" (515) close, as on a real pairing (`CB:iq,,pair-success`). A
+ *   version older than `minVersion` is refused at connect with a 405 `failure`. `disconnect(code)`
+ *   closes the live socket with any reason; `removeDevice`, `replaceSession` and `restrict` send
+ *   the stanzas of those endings.
  * - Inbound: `receive()` builds a WebMessageInfo, takes it through baileys' protobuf encoder and
  *   decoder and delivers it as `notify` or `append`; a sender may write from a LID, with or without
  *   the alternate phone JID a real message carries. `media()` encrypts bytes with baileys' own media
  *   crypto (`encryptedStream`) and serves the ciphertext on this fake's loopback HTTP server, where
  *   parley's download fetches it; the declared length may be honest, understated, or absent.
  * - Outbound: every message parley sends is stored as a user would see it: its text in its final
- *   state after edits, its reactions, its images. Edits past the edit window are refused. A message
- *   carrying `mentionedJid` is recorded as such (parley must never send one).
+ *   state after edits, its reactions, its images. An edit past the 15-minute window is sent (baileys
+ *   refuses none) and ignored by the recipient: recorded, not shown. A message carrying
+ *   `mentionedJid` is recorded as such (parley must never send one). `retry(id)` is a recipient's
+ *   retry receipt for one of parley's messages, answered the way baileys answers it.
+ * - People: each phone number has ONE LID (`person`), the same on every message and in the mapping.
  * - The socket URL: the same HTTP server accepts a WebSocket upgrade at any path and records it
  *   (and the client's first frame: baileys' Noise intro), so the REAL baileys socket can be pointed
  *   at it through `whatsapp.webSocketUrl`; it then closes (it is no WhatsApp server).
@@ -23,10 +34,10 @@ import { readFile, rm } from "node:fs/promises";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
-import type { AuthenticationState, WAMessage } from "@whiskeysockets/baileys";
+import type { AuthenticationState, WAMessage, WAVersion } from "@whiskeysockets/baileys";
 import { encryptedStream, proto } from "@whiskeysockets/baileys";
 import { WebSocketServer } from "ws";
-import type { WaSocket } from "../../../src/whatsapp/wire.js";
+import type { GroupMetadata, WaSocket, WaSocketOptions } from "../../../src/whatsapp/wire.js";
 import { closedWith, FakeSocket } from "./socket.js";
 
 export interface FakeAccount {
@@ -57,8 +68,13 @@ export interface Reaction {
 export type Recorded =
   | { kind: "presence"; type: string; chat: string }
   | { kind: "lid_lookup"; lid: string }
+  | { kind: "pn_lookup"; pn: string }
   | { kind: "group_list" }
-  | { kind: "pairing_code"; phone: string }
+  | { kind: "group_metadata"; jid: string }
+  | { kind: "pairing_code"; phone: string; code: string }
+  | { kind: "qr"; n: number }
+  | { kind: "retry"; id: string; answered: boolean }
+  | { kind: "edit_ignored"; chat: string; id: string; at: number }
   | { kind: "logout" }
   | { kind: "send"; chat: string; id: string; text: string; at: number }
   | { kind: "edit"; chat: string; id: string; text: string; at: number }
@@ -102,6 +118,12 @@ export interface FakeWhatsAppOptions {
   editWindowMs?: number;
   lifetimeMs?: number;
   maxRecords?: number;
+  /** WhatsApp refuses an older announced version with a 405 at connect. */
+  minVersion?: WAVersion;
+  /** The QR rotation: how long the first and each later code lives, and how many the server offers. */
+  qrFirstMs?: number;
+  qrNextMs?: number;
+  qrRefs?: number;
 }
 
 const MAX_MEDIA_BYTES = 8 * 1024 * 1024;
@@ -124,7 +146,10 @@ export class FakeWhatsApp {
   private readonly editWindowMs: number;
   private readonly maxRecords: number;
   private readonly failures: { what: "send" | "edit"; remaining: number }[] = [];
-  private auths = new Map<FakeSocket, AuthenticationState>();
+  private readonly minVersion: WAVersion | undefined;
+  private readonly qr: { firstMs: number; nextMs: number; refs: number };
+  /** Each phone JID's one LID. */
+  readonly people = new Map<string, string>();
   private server = createServer((req, res) => void this.serve(req, res));
   private wss = new WebSocketServer({ noServer: true });
   private lifetime: NodeJS.Timeout | null = null;
@@ -134,8 +159,28 @@ export class FakeWhatsApp {
   private constructor(o: FakeWhatsAppOptions) {
     this.operator = o.operator ?? { pn: "4917000000001@s.whatsapp.net", lid: "90000000001@lid" };
     this.now = o.now ?? (() => Date.now());
-    this.editWindowMs = o.editWindowMs ?? 20 * 60_000;
+    this.editWindowMs = o.editWindowMs ?? 15 * 60_000;
     this.maxRecords = o.maxRecords ?? 20_000;
+    this.minVersion = o.minVersion;
+    // baileys: 60 s for the first code, 20 s for each later one (socket.js genPairQR).
+    this.qr = { firstMs: o.qrFirstMs ?? 60_000, nextMs: o.qrNextMs ?? 20_000, refs: o.qrRefs ?? 6 };
+    this.person(this.operator.pn, this.operator.lid);
+  }
+
+  /** A person: their phone JID and their one LID (mapped, as baileys' store learns it). */
+  person(pn: string, lid: string): void {
+    const known = this.people.get(pn);
+    if (known && known !== lid) throw new Error(`fake whatsapp: ${pn} already has the LID ${known}`);
+    this.people.set(pn, lid);
+  }
+
+  /** A group's metadata as baileys answers it (participants: every member, by phone JID). */
+  groupMeta(id: string): GroupMetadata {
+    return {
+      id,
+      subject: `Group ${id.split("@")[0]?.slice(-4)}`,
+      participants: [{ id: this.operator.pn, admin: null }],
+    } as GroupMetadata;
   }
 
   static async start(o: FakeWhatsAppOptions = {}): Promise<FakeWhatsApp> {
@@ -166,44 +211,101 @@ export class FakeWhatsApp {
   // ── sockets ───────────────────────────────────────────────────────────────────────────────
 
   /** A SocketFactory: what the channel calls instead of makeWASocket. */
-  readonly createSocket = (auth: AuthenticationState): WaSocket => {
-    const sock = new FakeSocket(this);
+  readonly createSocket = (auth: AuthenticationState, options: WaSocketOptions): WaSocket => {
+    const sock = new FakeSocket(this, auth, options);
     this.nextSocketSerial += 1;
     this.sockets.add(sock);
-    this.auths.set(sock, auth);
+    this.announced.push(options.version);
     setImmediate(() => {
       sock.emit("connection.update", { connection: "connecting" });
-      if (auth.creds.me?.id) sock.emit("connection.update", { connection: "open", isNewLogin: false });
-      else
-        sock.emit("connection.update", {
-          qr: `2@fake-qr-${this.nextId++},${randomBytes(8).toString("base64")}`,
-        });
+      if (this.minVersion && older(options.version, this.minVersion)) {
+        // The server's `failure` with reason 405 (socket.js CB:failure passes it through).
+        this.disconnect(405, sock, { reason: "405" });
+        return;
+      }
+      const me = auth.creds.me;
+      if (me?.id && auth.creds.account) {
+        sock.emit("creds.update", { me: { ...me, lid: this.operator.lid } });
+        sock.emit("connection.update", { connection: "open" });
+      } else if (me?.id) this.disconnect(401, sock, { reason: "401" });
+      else this.offerQr(sock, 1);
     });
     return sock;
   };
 
+  /** The versions every socket announced, in order. */
+  readonly announced: WAVersion[] = [];
+
+  private offerQr(sock: FakeSocket, n: number): void {
+    if (sock.ended) return;
+    if (n > this.qr.refs) {
+      this.disconnect(408, sock);
+      return;
+    }
+    this.record({ kind: "qr", n });
+    sock.emit("connection.update", { qr: `2@fake-qr-${this.nextId++},${randomBytes(8).toString("base64")}` });
+    sock.qrTimer = setTimeout(() => this.offerQr(sock, n + 1), n === 1 ? this.qr.firstMs : this.qr.nextMs);
+    sock.qrTimer.unref();
+  }
+
   /** The operator scans the QR code: the device is linked, then WhatsApp asks for a restart. */
   scan(): void {
     const sock = this.live();
-    const auth = sock ? this.auths.get(sock) : undefined;
-    if (!sock || !auth) throw new Error("fake whatsapp: no socket waiting for a scan");
+    if (!sock || sock.auth.creds.me?.id) throw new Error("fake whatsapp: no socket waiting for a scan");
+    this.paired(sock);
+  }
+
+  /** The operator types the pairing code on the phone: linked if it is the live socket's code. */
+  enterCode(code: string): void {
+    const sock = this.live();
+    if (!sock || sock.auth.creds.pairingCode !== code) throw new Error("fake whatsapp: that code links nothing");
+    this.paired(sock);
+  }
+
+  /** pair-success: the signed identity and the account into the creds, a new login, the 515. */
+  private paired(sock: FakeSocket): void {
+    sock.stopQr();
     const me = {
       id: `${this.operator.pn.split("@")[0]}:12@s.whatsapp.net`,
       lid: this.operator.lid,
       name: "Operator",
     };
-    auth.creds.me = me;
-    auth.creds.registered = true;
-    sock.emit("creds.update", { me, registered: true });
+    const account = { details: Buffer.from("fake-adv-details"), accountSignatureKey: Buffer.alloc(32) };
+    Object.assign(sock.auth.creds, { me, account, platform: "android" });
+    sock.emit("creds.update", { me, account, platform: "android" } as never);
+    sock.emit("connection.update", { isNewLogin: true, qr: undefined });
     this.disconnect(515, sock);
   }
 
+  /** The phone removed this device while connected: a 401 stream error with a device_removed conflict. */
+  removeDevice(): void {
+    this.disconnect(401, this.live(), { tag: "conflict", attrs: { type: "device_removed" } });
+  }
+
+  /** Another client took the session: a `conflict` stream error (440 by baileys' CODE_MAP). */
+  replaceSession(): void {
+    this.disconnect(440, this.live(), { tag: "conflict", attrs: { type: "replaced" } });
+  }
+
+  /** WhatsApp refuses the account: a `failure` with reason 403. */
+  restrict(): void {
+    this.disconnect(403, this.live(), { reason: "403" });
+  }
+
+  /** A recipient's retry receipt for one of parley's messages in `chat`. */
+  retry(chat: string, id: string): Promise<boolean> {
+    const sock = this.live();
+    if (!sock) throw new Error("fake whatsapp: nobody is connected");
+    return sock.retryRequest(chat, id);
+  }
+
   /** Close the live socket (or `sock`) with a baileys disconnect reason. */
-  disconnect(code: number, sock = this.live()): void {
+  disconnect(code: number, sock = this.live(), data?: unknown): void {
     if (!sock) return;
+    sock.stopQr();
     sock.emit("connection.update", {
       connection: "close",
-      lastDisconnect: { error: closedWith(code), date: new Date(this.now()) },
+      lastDisconnect: { error: closedWith(code, "connection closed", data), date: new Date(this.now()) },
     });
     sock.ended = true;
     this.forget(sock);
@@ -211,7 +313,6 @@ export class FakeWhatsApp {
 
   forget(sock: FakeSocket): void {
     this.sockets.delete(sock);
-    this.auths.delete(sock);
   }
 
   /** How many sockets were ever made, and the live one. */
@@ -260,6 +361,9 @@ export class FakeWhatsApp {
       messageTimestamp: Math.floor((spec.at ?? this.now()) / 1000),
     });
     const wire = proto.WebMessageInfo.decode(proto.WebMessageInfo.encode(info).finish()) as WAMessage;
+    // One LID per person: a message may not name a phone number with a LID that is not theirs.
+    const lid = group ? spec.from : spec.chat;
+    if (spec.alt && lid?.endsWith("@lid")) this.person(spec.alt, lid.replace(/:\d+@/, "@"));
     // baileys adds the alternate address of a LID sender beside the protobuf key.
     if (spec.alt) Object.assign(wire.key, group ? { participantAlt: spec.alt } : { remoteJidAlt: spec.alt });
     return wire;
@@ -274,6 +378,7 @@ export class FakeWhatsApp {
 
   /** baileys learned who a LID is. */
   mapLid(lid: string, pn: string, announce = true): void {
+    this.person(pn, lid);
     this.lidToPn.set(lid, pn);
     if (announce) this.live()?.emit("lid-mapping.update", { lid, pn });
   }
@@ -332,9 +437,11 @@ export class FakeWhatsApp {
       this.failIf("edit");
       const target = this.messages.find((s) => s.id === edit.key?.id && s.chat === chat);
       const text = textOf(edit.editedMessage ?? {});
-      if (!target) this.refuse("edit", "no such message");
-      if (at - target.createdAt >= this.editWindowMs) this.refuse("edit", "edit window closed");
-      if (Array.from(text).length > MAX_TEXT) this.refuse("edit", "message is too long");
+      // baileys sends any edit; a recipient ignores one of a message it lacks, or past the window.
+      if (!target || at - target.createdAt >= this.editWindowMs) {
+        this.record({ kind: "edit_ignored", chat, id: edit.key?.id ?? "", at });
+        return;
+      }
       target.text = text;
       target.edits += 1;
       target.mentions += countMentions(edit.editedMessage ?? {});
@@ -412,7 +519,10 @@ export class FakeWhatsApp {
   async stop(): Promise<void> {
     if (this.lifetime) clearTimeout(this.lifetime);
     this.lifetime = null;
-    for (const s of this.sockets) s.ended = true;
+    for (const s of this.sockets) {
+      s.stopQr();
+      s.ended = true;
+    }
     this.sockets.clear();
     for (const client of this.wss.clients) client.terminate();
     this.wss.close();
@@ -465,6 +575,12 @@ export class FakeWhatsApp {
     }
     res.writeHead(405).end();
   }
+}
+
+/** a < b, WhatsApp's way: part by part. */
+function older(a: WAVersion, b: WAVersion): boolean {
+  for (let i = 0; i < 3; i++) if ((a[i] ?? 0) !== (b[i] ?? 0)) return (a[i] ?? 0) < (b[i] ?? 0);
+  return false;
 }
 
 /** The text a recipient reads (decoded protobufs answer "" for an absent string: ask what is set). */

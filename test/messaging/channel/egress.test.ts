@@ -26,7 +26,7 @@ interface Sent {
 
 /** A real transport: an allow-list of principals, a small cap, and a scripted reply per send. */
 class ListTransport extends MessagingTransport {
-  readonly channelType = "telegram";
+  readonly channelType: string = "telegram";
   override capabilities: TransportCapabilities;
   readonly allowed = new Set<string>();
   readonly sent: Sent[] = [];
@@ -355,5 +355,44 @@ describe("splitForTarget", () => {
         },
       ),
     );
+  });
+});
+
+describe("the owner destination", () => {
+  /** A channel that knows where its owner is (the web chat's token holder, say). */
+  class OwnerTransport extends ListTransport {
+    override readonly channelType = "webchat";
+    override ownerTarget() {
+      return { conversationId: "owner-chat" };
+    }
+    override maySendTo(conversationId: string): boolean {
+      return conversationId === "owner-chat";
+    }
+  }
+
+  it("reaches the owner on another channel that knows where they are, never on the channel excepted", async () => {
+    const { egress, audit } = setup();
+    const web = new OwnerTransport(audit, { maxMessageChars: 100 });
+    egress.register(web);
+    const told = await egress.send({
+      purpose: "notice",
+      destination: { kind: "owner", except: "whatsapp" },
+      text: "WhatsApp stopped",
+    });
+    expect(told).toEqual({ status: "sent", parts: 1, channel: "webchat" });
+    expect(web.sent.map((s) => [s.conversationId, s.content])).toEqual([["owner-chat", "WhatsApp stopped"]]);
+    const itself = await egress.send({
+      purpose: "notice",
+      destination: { kind: "owner", except: "webchat" },
+      text: "the web chat stopped",
+    });
+    // The other channel registered (the ListTransport) names no owner: nowhere to say it, and said so.
+    expect(itself).toEqual({ status: "refused", reason: "no_link" });
+    expect(audit.find("channel.proactive_send", "refused").at(-1)?.fields).toMatchObject({
+      purpose: "notice",
+      destination: "owner",
+      reason: "no_link",
+      except: "webchat",
+    });
   });
 });
