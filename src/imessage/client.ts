@@ -10,6 +10,7 @@ import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import type { Clock } from "../messaging/base/clock.js";
 import type { Logger } from "../messaging/base/logger.js";
+import type { InboundDrops } from "../messaging/channel/inbound-drops.js";
 import { redactAll } from "../messaging/security/redact.js";
 import { RpcLink } from "./rpc.js";
 import { type ImsgStatus, parseStatus } from "./wire.js";
@@ -25,6 +26,8 @@ export interface ImsgClientOptions {
   clock: Clock;
   logger: Logger;
   onNotification(method: string, params: unknown): void;
+  /** Where a line the link skips is counted; absent only for doctor's probe (it subscribes to nothing). */
+  drops?: InboundDrops | undefined;
   /** After every start (the first and each restart) whose status snapshot answered. */
   onStarted(status: ImsgStatus, restarted: boolean): Promise<void>;
   /** Told when the child is up (true) or down (false, with why). */
@@ -95,8 +98,8 @@ export class ImsgClient {
         child.stdin.write(`${line}\n`);
       },
       onNotification: (method, params) => this.o.onNotification(method, params),
+      drops: this.o.drops,
       clock: this.o.clock,
-      logger: this.o.logger,
       ...(this.o.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: this.o.requestTimeoutMs }),
     });
     this.link = link;

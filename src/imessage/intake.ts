@@ -17,7 +17,7 @@ export class IMessageIntake {
     private readonly transport: IMessageTransport,
     private readonly hub: ConversationHub<IMessageAddress, IMessageExtra>,
     private readonly presence: Presence,
-    private readonly ctx: Pick<ChannelContext, "logger">,
+    private readonly ctx: Pick<ChannelContext, "logger" | "drops">,
   ) {}
 
   /** Settles once the row is journaled or needed no journal; rejects when the journal refused it. */
@@ -25,7 +25,7 @@ export class IMessageIntake {
     const outcome = await this.transport.receive(row);
     if (outcome.status !== "dispatched") return;
     if (this.transport.isOwnEcho(row)) {
-      this.ctx.logger.debug("imessage: an unattributed echo of our own send was dropped", { guid: row.guid });
+      this.ctx.drops.record({ reason: "own_echo", fields: { guid: row.guid } });
       return;
     }
     const message = outcome.message;
@@ -42,15 +42,23 @@ export class IMessageIntake {
           incoming,
           { platformId: `guid:${row.guid}` },
           {
-            onAccepted: () => {
+            onAccepted: (ticket) => {
               journaled = true;
+              // null: the journal holds this guid already (a replay the window no longer knew).
+              if (ticket === null)
+                this.ctx.drops.record({
+                  reason: "duplicate",
+                  user: message.userId,
+                  conversation: message.conversationId,
+                  fields: { guid: row.guid },
+                });
               resolve();
             },
           },
         )
         .then(
           ({ turn }) => {
-            // A command, a duplicate or a refusal never reaches onAccepted: nothing to wait for.
+            // Settled already for anything journaled; a command or a refusal never reaches onAccepted.
             resolve();
             void this.hub.track(turn);
           },

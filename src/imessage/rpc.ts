@@ -1,12 +1,13 @@
 /**
  * The framing of imsg's `rpc` mode, and nothing of iMessage: newline-delimited JSON-RPC 2.0 over a
  * child's stdio. Requests are correlated by id; notifications (no id) go to one handler; a line
- * that is not JSON, not an object, or answers no pending request is skipped with a debug log. A
- * line may be far longer than the 64 KiB many line readers assume (one long message body must not
- * kill the reader); past `maxLineBytes` it is dropped whole, up to its newline, and reading goes on.
+ * that is not JSON, not an object, or answers no pending request is skipped and counted (`drops`).
+ * A line may be far longer than the 64 KiB many line readers assume (one long message body must not
+ * kill the reader); past `maxLineBytes` it is dropped whole, up to its newline, counted, and
+ * reading goes on.
  */
 import type { Clock } from "../messaging/base/clock.js";
-import type { Logger } from "../messaging/base/logger.js";
+import type { InboundDrops } from "../messaging/channel/inbound-drops.js";
 
 /** 16 MiB: far above any message imsg reports, small enough that a runaway line cannot exhaust memory. */
 export const MAX_LINE_BYTES = 16 * 1024 * 1024;
@@ -37,8 +38,9 @@ export interface RpcLinkOptions {
   /** Write one line (the newline is added here) to the child's stdin. */
   write(line: string): void;
   onNotification(method: string, params: unknown): void;
+  /** Where a skipped line is counted; absent only for doctor's probe, which subscribes to nothing. */
+  drops?: InboundDrops | undefined;
   clock: Clock;
-  logger: Logger;
   maxLineBytes?: number;
   requestTimeoutMs?: number;
 }
@@ -89,7 +91,11 @@ export class RpcLink {
       }
       this.keep(chunk.subarray(start, nl));
       if (!this.discarding) this.line(Buffer.concat(this.chunks, this.bytes).toString("utf8"));
-      else this.o.logger.debug("imsg: an over-long line was skipped");
+      else
+        this.o.drops?.record({
+          reason: "oversized",
+          fields: { limit: this.o.maxLineBytes ?? MAX_LINE_BYTES },
+        });
       this.chunks = [];
       this.bytes = 0;
       this.discarding = false;
@@ -123,11 +129,14 @@ export class RpcLink {
     try {
       frame = JSON.parse(text);
     } catch {
-      this.o.logger.debug("imsg: a line that is not JSON was skipped", { bytes: text.length });
+      this.o.drops?.record({ reason: "unparseable", fields: { bytes: text.length } });
       return;
     }
     if (typeof frame !== "object" || frame === null || Array.isArray(frame)) {
-      this.o.logger.debug("imsg: a line that is not a JSON-RPC object was skipped");
+      this.o.drops?.record({
+        reason: "unknown_shape",
+        shape: Array.isArray(frame) ? "array line" : typeof frame,
+      });
       return;
     }
     const f = frame as Record<string, unknown>;
@@ -137,7 +146,11 @@ export class RpcLink {
     }
     const pending = typeof f.id === "number" ? this.settle(f.id) : undefined;
     if (!pending) {
-      this.o.logger.debug("imsg: an answer to no pending request was skipped");
+      // Its request timed out (already failed) or it names none: nobody is waiting for it.
+      this.o.drops?.record({
+        reason: "orphan_answer",
+        fields: { id: typeof f.id === "number" ? f.id : String(f.id) },
+      });
       return;
     }
     const error = f.error as { code?: unknown; message?: unknown } | undefined;

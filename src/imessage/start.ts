@@ -108,6 +108,7 @@ export async function start(
     bufferLimit: s.bufferLimit,
     clock,
     logger,
+    drops: ctx.drops,
     handle: (row) => intake.onRow(row),
     ...(overrides.resubscribeFirstMs === undefined
       ? {}
@@ -121,6 +122,7 @@ export async function start(
     clock,
     logger,
     onNotification: (method, params) => feed.onNotification(method, params),
+    drops: ctx.drops,
     onStarted: async (status, restarted) => {
       presence.setMethods(status.methods);
       if (restarted) logger.info("imessage: imsg restarted");

@@ -11,12 +11,17 @@
  * silent. That cursor is at or before the first dropped row, so replays are expected: a window of
  * the last 1,024 guids (above the buffer) skips them before any gate, and the journal's own
  * platform-id dedupe (durable across restarts) is the backstop.
+ *
+ * imsg ends a subscription whose stream failed with an `error` notification (steipete/imsg
+ * Sources/imsg/RPCServer+Handlers.swift `handleWatchSubscribe`): the feed resubscribes from the
+ * cursor, as after an overflow. Every notification and row not handed on is counted (`drops`).
  */
 import type { Clock } from "../messaging/base/clock.js";
 import type { Logger } from "../messaging/base/logger.js";
+import type { InboundDrops } from "../messaging/channel/inbound-drops.js";
 import type { CursorStore } from "../messaging/store/port.js";
 import type { ImsgCalls } from "./transport.js";
-import { type ImsgMessage, parseMessage, parseOverflow } from "./wire.js";
+import { type ImsgMessage, parseMessage, parseOverflow, parseWatchError } from "./wire.js";
 
 /** The cursor's name in the store. */
 export const IMESSAGE_CURSOR = "imessage.watch";
@@ -32,6 +37,7 @@ export interface WatchFeedOptions {
   bufferLimit: number;
   clock: Clock;
   logger: Logger;
+  drops: InboundDrops;
   /** Settles once the row is journaled or dropped; rejects when the journal could not take it. */
   handle(row: ImsgMessage): Promise<void>;
   resubscribeFirstMs?: number;
@@ -101,30 +107,60 @@ export class WatchFeed {
 
   /** The child's notifications. */
   onNotification(method: string, params: unknown): void {
-    if (method === "message") {
-      const n = parseMessage(params);
-      if (!n) {
-        this.o.logger.warn("imessage: an unreadable message notification was skipped");
-        return;
-      }
-      if (this.subscription !== null && n.subscription !== this.subscription) return;
-      this.enqueue(n.message, this.generation);
-    } else if (method === "watch.overflow") {
-      const n = parseOverflow(params);
-      if (
-        !n ||
-        (n.subscription !== undefined && this.subscription !== null && n.subscription !== this.subscription)
-      )
-        return;
+    if (method === "message") this.onMessage(params);
+    else if (method === "watch.overflow") this.onOverflow(params);
+    else if (method === "error") this.onWatchError(params);
+    else this.o.drops.record({ reason: "unknown_shape", shape: `notification ${method.slice(0, 64)}` });
+  }
+
+  private onMessage(params: unknown): void {
+    const n = parseMessage(params);
+    if (!n) this.o.drops.record({ reason: "unknown_shape", shape: "message" });
+    else if (this.isStale(n.subscription)) this.stale(n.message.guid);
+    else this.enqueue(n.message, this.generation);
+  }
+
+  private onOverflow(params: unknown): void {
+    const n = parseOverflow(params);
+    if (!n) this.o.drops.record({ reason: "unknown_shape", shape: "watch.overflow" });
+    else if (this.isStale(n.subscription)) this.stale();
+    else {
       this.o.logger.warn(`imessage: the watch overflowed; resubscribing after row ${n.resumeAfterRowid}`);
-      this.subscription = null;
       this.lastOverflowAt = this.o.clock.now();
-      // Rows already delivered are still handled in order; the new subscription starts after them.
-      const generation = this.generation;
-      this.chain = this.chain.then(() => {
-        if (generation === this.generation) this.resubscribeLater(n.resumeAfterRowid);
-      });
+      this.endAfterQueued(n.resumeAfterRowid);
     }
+  }
+
+  private onWatchError(params: unknown): void {
+    const n = parseWatchError(params);
+    if (!n) this.o.drops.record({ reason: "unknown_shape", shape: "error" });
+    else if (this.isStale(n.subscription)) this.stale();
+    else {
+      this.o.logger.warn(`imessage: the watch ended with an error; resubscribing (${n.message})`);
+      this.endAfterQueued(undefined);
+    }
+  }
+
+  /** A notification naming a subscription other than the current one (an ended one's leftovers). */
+  private isStale(subscription: number | undefined): boolean {
+    return subscription !== undefined && this.subscription !== null && subscription !== this.subscription;
+  }
+
+  /** Counted: the next subscription starts at the cursor, so a row of an ended one comes again. */
+  private stale(guid?: string): void {
+    this.o.drops.record({ reason: "stale_subscription", ...(guid ? { fields: { guid } } : {}) });
+  }
+
+  /**
+   * The subscription ended: rows already delivered are still handled in order, then the feed
+   * resubscribes after `resumeAfter` (the cursor when imsg names none).
+   */
+  private endAfterQueued(resumeAfter: number | undefined): void {
+    this.subscription = null;
+    const generation = this.generation;
+    this.chain = this.chain.then(() => {
+      if (generation === this.generation) this.resubscribeLater(resumeAfter ?? this.low);
+    });
   }
 
   stop(): void {
@@ -139,8 +175,13 @@ export class WatchFeed {
 
   private enqueue(row: ImsgMessage, generation: number): void {
     this.chain = this.chain.then(async () => {
-      if (generation !== this.generation || this.stopped) return;
-      if (!this.window.has(row.guid)) {
+      if (this.stopped) return;
+      if (generation !== this.generation) {
+        this.stale(row.guid);
+        return;
+      }
+      if (this.window.has(row.guid)) this.o.drops.record({ reason: "duplicate", fields: { guid: row.guid } });
+      else {
         try {
           await this.o.handle(row);
         } catch (error) {

@@ -46,6 +46,11 @@ const overflowNotification = z.looseObject({
   subscription: z.number().int().optional(),
   resume_after_rowid: z.number().int().nonnegative(),
 });
+/** imsg's `error` notification: the subscription's stream failed and ended. */
+const watchErrorNotification = z.looseObject({
+  subscription: z.number().int().optional(),
+  error: z.looseObject({ message: z.string().optional() }).optional(),
+});
 const sendResult = z
   .looseObject({ ok: z.boolean().optional(), id: z.unknown(), guid: z.unknown() })
   .nullable();
@@ -86,6 +91,16 @@ export function parseOverflow(params: unknown): { subscription?: number; resumeA
   return {
     ...(n.data.subscription === undefined ? {} : { subscription: n.data.subscription }),
     resumeAfterRowid: n.data.resume_after_rowid,
+  };
+}
+
+export function parseWatchError(params: unknown): { subscription?: number; message: string } | null {
+  const n = watchErrorNotification.safeParse(params);
+  if (!n.success) return null;
+  return {
+    ...(n.data.subscription === undefined ? {} : { subscription: n.data.subscription }),
+    // imsg's own words (a Swift error description), clipped: a log line, not a transcript.
+    message: (n.data.error?.message ?? "no reason given").slice(0, 300),
   };
 }
 

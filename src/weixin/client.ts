@@ -10,6 +10,7 @@ import { randomBytes } from "node:crypto";
 import type { Timers } from "../messaging/base/clock.js";
 import { realClock } from "../messaging/base/clock.js";
 import { IlinkApiError, SessionExpiredError, SessionPausedError } from "./errors.js";
+import { parseJsonLossless } from "./json.js";
 import type { SessionPause } from "./pause.js";
 import type {
   GetConfigResult,
@@ -181,7 +182,8 @@ export class IlinkClient {
       throw new IlinkApiError(endpoint, status, `iLink ${endpoint}: HTTP ${status}`);
     let parsed: unknown;
     try {
-      parsed = text.trim() === "" ? {} : JSON.parse(text);
+      // Lossless: a 64-bit message_id must reach the dedupe key digit for digit (json.ts).
+      parsed = text.trim() === "" ? {} : parseJsonLossless(text);
     } catch {
       throw new IlinkApiError(endpoint, status, `iLink ${endpoint}: the answer is not JSON`);
     }

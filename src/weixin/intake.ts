@@ -5,8 +5,10 @@
  * last gate, so strangers never occupy the window; no id, no suppression). `onMessage` resolves
  * once the message is journaled or needed no journal; it rejects only when the journal (or the
  * token's write) failed, and then the poller keeps its cursor so iLink delivers the batch again.
+ * A redelivery the journal drops is counted (`duplicate`); the transport counts every other drop.
  */
 import type { ConversationHub } from "../messaging/channel/hub.js";
+import type { InboundDrops } from "../messaging/channel/inbound-drops.js";
 import type { IncomingMessage } from "../messaging/channel/surface.js";
 import type { PeerState } from "./peers.js";
 import type { WeixinAddress, WeixinExtra } from "./surface.js";
@@ -17,12 +19,14 @@ export class WeixinIntake {
     private readonly transport: WeixinTransport,
     private readonly hub: ConversationHub<WeixinAddress, WeixinExtra>,
     private readonly peers: PeerState,
+    private readonly drops: InboundDrops,
   ) {}
 
   async onMessage(raw: unknown): Promise<void> {
     const outcome = await this.transport.receive(raw);
     if (outcome.status !== "dispatched") return;
     const message = outcome.message;
+    // Always there for a dispatched message (normalize stored it): the guard only narrows the type.
     const read = this.transport.readOf(message);
     if (!read) return;
     const token = typeof read.wire.context_token === "string" ? read.wire.context_token : "";
@@ -37,6 +41,13 @@ export class WeixinIntake {
       ...(message.messageId ? { messageId: message.messageId } : {}),
     };
     const source = { platformId: message.messageId ? `message:${message.messageId}` : null };
-    await this.hub.receiveJournaled(incoming, source);
+    const ticket = await this.hub.receiveJournaled(incoming, source);
+    if (ticket === null)
+      this.drops.record({
+        reason: "duplicate",
+        user: message.userId,
+        conversation: message.conversationId,
+        fields: { message_id: message.messageId },
+      });
   }
 }

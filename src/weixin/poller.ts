@@ -13,6 +13,7 @@ import type { Clock } from "../messaging/base/clock.js";
 import { sleep } from "../messaging/base/clock.js";
 import type { Logger } from "../messaging/base/logger.js";
 import { ReconnectGuard } from "../messaging/base/reconnect-guard.js";
+import type { InboundDrops } from "../messaging/channel/inbound-drops.js";
 import type { IlinkClient } from "./client.js";
 import { IlinkApiError, SessionExpiredError, SessionPausedError } from "./errors.js";
 import type { SessionPause } from "./pause.js";
@@ -34,6 +35,8 @@ export interface PollerOptions {
   pause: SessionPause;
   /** Resolves once the message is journaled (or needed no journal); rejects when it could not be. */
   handle: (raw: unknown) => Promise<void>;
+  /** Where an answer's `msgs` that is not a list is counted (its messages cannot be read). */
+  drops: InboundDrops;
   clock: Clock;
   logger: Logger;
   onHealth?: (health: PollHealth) => void;
@@ -119,6 +122,9 @@ export class UpdatesPoller {
       if (typeof suggested === "number" && suggested >= MIN_SUGGESTED_MS && suggested <= MAX_SUGGESTED_MS)
         this.timeoutMs = suggested;
       const msgs = Array.isArray(answer.msgs) ? answer.msgs : [];
+      // Absent is an empty batch; anything else that is no list holds messages nobody can read.
+      if (answer.msgs !== undefined && answer.msgs !== null && !Array.isArray(answer.msgs))
+        this.o.drops.record({ reason: "unknown_shape", shape: `getupdates.msgs:${typeof answer.msgs}` });
       let journaled = true;
       for (const m of msgs) {
         try {

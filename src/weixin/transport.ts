@@ -16,6 +16,7 @@ import type { TurnParts } from "../messaging/channel/delivery.js";
 import type {
   ConfiguredChannelTarget,
   InboundMessage,
+  ReceiveOutcome,
   ResolvedTarget,
   TransportOptions,
 } from "../messaging/channel/transport.js";
@@ -28,7 +29,14 @@ import { WEIXIN_MAX_CHARS, weixinBodies } from "./format.js";
 import type { PeerState } from "./peers.js";
 import type { PeerPolicy } from "./policy.js";
 import type { WireMessage } from "./wire.js";
-import { asWireMessage, ITEM_TEXT, MESSAGE_STATE_FINISH, MESSAGE_TYPE_BOT, messageIdOf } from "./wire.js";
+import {
+  asWireMessage,
+  ITEM_TEXT,
+  MESSAGE_STATE_FINISH,
+  MESSAGE_TYPE_BOT,
+  messageIdOf,
+  unknownShapeOf,
+} from "./wire.js";
 
 export const WEIXIN_CAPABILITIES = defineCapabilities({
   // Buffered: one reply per turn, nothing edited, no reactions or widgets.
@@ -97,6 +105,16 @@ export class WeixinTransport extends MessagingTransport<unknown> {
   }
 
   // ── inbound ───────────────────────────────────────────────────────────────────────────────
+
+  /** A message of a shape parley does not know is counted as that (warned once), not as empty. */
+  override async receive(raw: unknown): Promise<ReceiveOutcome> {
+    const wire = asWireMessage(raw);
+    const shape = wire && !this.isBotAuthored(wire) ? unknownShapeOf(wire) : null;
+    if (shape === null) return super.receive(raw);
+    const from = typeof wire?.from_user_id === "string" ? wire.from_user_id : undefined;
+    this.drops.record({ reason: "unknown_shape", shape, ...(from ? { user: from } : {}) });
+    return { status: "dropped", reason: "unparseable" };
+  }
 
   protected isBotAuthored(raw: unknown): boolean {
     return asWireMessage(raw)?.message_type === MESSAGE_TYPE_BOT;

@@ -5,6 +5,7 @@
  */
 
 /** `message_type` 2: a bot wrote it (parley's own sends come back so); a user's is 1. */
+export const MESSAGE_TYPE_USER = 1;
 export const MESSAGE_TYPE_BOT = 2;
 /** `message_state` 2: finished (parley sends only whole messages). */
 export const MESSAGE_STATE_FINISH = 2;
@@ -41,6 +42,7 @@ export interface WireItem {
 }
 
 export interface WireMessage {
+  /** An integer on the wire, up to 64 bits: a string once it is past 2^53 (json.ts reads it so). */
   message_id?: number | string;
   from_user_id?: string;
   to_user_id?: string;
@@ -84,14 +86,35 @@ export interface GetConfigResult extends WireResult {
   typing_ticket?: string;
 }
 
+const KNOWN_ITEMS: ReadonlySet<unknown> = new Set([ITEM_TEXT, ITEM_IMAGE, ITEM_VOICE, ITEM_FILE, ITEM_VIDEO]);
+
+/**
+ * What is unknown about a message, or null when parley knows its shape: a `message_type` other
+ * than user or bot, or items none of which is of a type parley reads (a new kind of content must
+ * be counted as such, not as an empty message). A message with one known item among unknown ones
+ * is read for what it has.
+ */
+export function unknownShapeOf(m: WireMessage): string | null {
+  const type = m.message_type;
+  if (type !== undefined && type !== MESSAGE_TYPE_USER && type !== MESSAGE_TYPE_BOT)
+    return `message_type=${String(type)}`;
+  const items = Array.isArray(m.item_list) ? m.item_list : [];
+  const unknown = items.filter((i) => !KNOWN_ITEMS.has(i?.type) && !i?.ref_msg);
+  if (items.length > 0 && unknown.length === items.length) return `item.type=${String(unknown[0]?.type)}`;
+  return null;
+}
+
 /** A message as iLink delivers it, or null when it is not an object. */
 export function asWireMessage(raw: unknown): WireMessage | null {
   return typeof raw === "object" && raw !== null && !Array.isArray(raw) ? (raw as WireMessage) : null;
 }
 
-/** The message id as the dedupe key reads it; "" when there is none (then nothing is deduped). */
+/**
+ * The message id as the dedupe key reads it, exact; "" when there is none (then nothing is
+ * deduped). A number is taken only while it is a safe integer: past 2^53 it would already be rounded.
+ */
 export function messageIdOf(m: WireMessage): string {
   const id = m.message_id;
-  if (typeof id === "number" && Number.isFinite(id)) return String(id);
+  if (typeof id === "number") return Number.isSafeInteger(id) ? String(id) : "";
   return typeof id === "string" ? id.trim() : "";
 }

@@ -13,6 +13,7 @@ import { start as startIMessage } from "../../src/imessage/start.js";
 import { realClock } from "../../src/messaging/base/clock.js";
 import type { Logger } from "../../src/messaging/base/logger.js";
 import type { GrantControl } from "../../src/messaging/channel/contract.js";
+import type { InboundDropLedger } from "../../src/messaging/channel/inbound-drops.js";
 import { FakeImsgFolder, type FakeScenario, waitFor } from "../fakes/imsg/control.js";
 import { testChannelContext } from "../helpers/channel-context.js";
 import type { ScriptedAgentOptions, StartedChannel } from "../helpers/channel-under-test.js";
@@ -44,7 +45,10 @@ export function imsgClientOn(folder: FakeImsgFolder, logger: Logger): ImsgClient
   });
 }
 
-export type ChannelUnderTest = StartedChannel<RunningIMessage>;
+export interface ChannelUnderTest extends StartedChannel<RunningIMessage> {
+  /** The drop ledger the channel reports to (counts per reason). */
+  drops: InboundDropLedger;
+}
 
 export interface ChannelOptions extends ScriptedAgentOptions {
   section?: Record<string, unknown>;
@@ -74,7 +78,7 @@ export async function startChannel(
     sendPolicy: { firstBackoffMs: 100, maxBackoffMs: 400 },
     ...o.overrides,
   });
-  return startedChannel(machinery, running);
+  return { ...startedChannel(machinery, running), drops: ctx.dropLedger };
 }
 
 /** One fake folder per test, the channels started against it stopped afterwards. Call at module level. */

@@ -6,22 +6,23 @@
 import { describe, expect, it } from "vitest";
 import { ImsgClosedError, ImsgRpcError, RpcLink } from "../../src/imessage/rpc.js";
 import { realClock } from "../../src/messaging/base/clock.js";
-import { MemoryLogger } from "../../src/messaging/base/logger.js";
+import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
+import { testDrops } from "../helpers/drops.js";
 
 function link(maxLineBytes?: number) {
   const written: Record<string, unknown>[] = [];
   const notes: [string, unknown][] = [];
-  const logger = new MemoryLogger();
+  const drops = testDrops(new MemoryAuditSink(), "imessage");
   const l = new RpcLink({
     write: (line) => written.push(JSON.parse(line) as Record<string, unknown>),
     onNotification: (method, params) => notes.push([method, params]),
+    drops,
     clock: realClock,
-    logger,
     requestTimeoutMs: 2_000,
     ...(maxLineBytes === undefined ? {} : { maxLineBytes }),
   });
   const feed = (text: string) => l.feed(Buffer.from(text, "utf8"));
-  return { l, written, notes, feed, logger };
+  return { l, written, notes, feed, ledger: drops.ledger };
 }
 
 describe("imsg framing", () => {
@@ -48,17 +49,22 @@ describe("imsg framing", () => {
     await expect(p).rejects.toBeInstanceOf(ImsgRpcError);
   });
 
-  it("skips a line that is not JSON or not an object, and reads on", async () => {
-    const { l, written, feed, notes } = link();
+  it("skips and counts a line that is not JSON, not an object, or answers nobody, and reads on", async () => {
+    const { l, written, feed, notes, ledger } = link();
     const p = l.request("status");
     feed("this is not json\n[1,2,3]\n42\n\n");
     feed(`{"jsonrpc":"2.0","id":${written[0]?.id},"result":"ok"}\n`);
     await expect(p).resolves.toBe("ok");
+    // The same answer again: its request is settled, nobody waits for it.
+    feed(`{"jsonrpc":"2.0","id":${written[0]?.id},"result":"ok"}\n`);
     expect(notes).toEqual([]);
+    expect(ledger.count("imessage", "unparseable")).toBe(1);
+    expect(ledger.count("imessage", "unknown_shape")).toBe(2);
+    expect(ledger.count("imessage", "orphan_answer")).toBe(1);
   });
 
   it("reads a line far above 64 KiB, and skips one above its limit whole", async () => {
-    const { l, written, feed, notes } = link(200 * 1024);
+    const { l, written, feed, notes, ledger } = link(200 * 1024);
     const big = "b".repeat(150 * 1024);
     feed(`{"jsonrpc":"2.0","method":"message","params":{"text":"${big}"}}\n`);
     expect((notes[0]?.[1] as { text?: string } | undefined)?.text?.length).toBe(150 * 1024);
@@ -69,6 +75,7 @@ describe("imsg framing", () => {
     feed(`\n{"jsonrpc":"2.0","id":${written[0]?.id},"result":1}\n`);
     await expect(p).resolves.toBe(1);
     expect(notes).toHaveLength(1);
+    expect(ledger.count("imessage", "oversized")).toBe(1);
   });
 
   it("fails pending and later requests once closed", async () => {

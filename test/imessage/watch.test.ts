@@ -81,6 +81,47 @@ describe("the watch", () => {
     await waitFor(() => folder.sent(OWNER).length === 2, "the next one answered");
   });
 
+  it("counts every frame not handed on: bad lines, an unknown notification, a replay", async () => {
+    const folder = lab.folder();
+    const c = await lab.channel({ turns: answers(2) });
+    // "this is not json", "[1,2,3]", and two `noise` notifications imsg never sends.
+    await folder.command({ op: "garbage", hugeBytes: 0 });
+    const { rowid } = await folder.incoming(OWNER, "only once");
+    await waitFor(() => folder.sent(OWNER).length === 1, "the answer");
+    await folder.command({ op: "replay", rowids: [rowid] });
+    await caughtUp(c, folder);
+    await waitFor(() => c.drops.count("imessage", "duplicate") === 1, "the replay counted");
+    expect(c.drops.count("imessage", "unparseable")).toBe(1);
+    expect(c.drops.count("imessage", "unknown_shape")).toBe(3);
+    expect(folder.sent(OWNER)).toHaveLength(1);
+    const warned = c.logger.entries.filter((e) => e.message.includes("shape parley does not know"));
+    expect(warned.map((e) => e.fields.shape).sort()).toEqual(["array line", "notification noise"]);
+  });
+
+  it("a watch that imsg ends with an error notification is resubscribed from the cursor", async () => {
+    const folder = lab.folder();
+    const c = await lab.channel({ turns: answers(2) });
+    await folder.incoming(OWNER, "before");
+    await waitFor(() => folder.sent(OWNER).length === 1, "the first answer");
+    await caughtUp(c, folder);
+    const cursor = c.running.feed.cursor;
+    expect(cursor).toBeDefined();
+    await folder.command({ op: "watchError", message: "database is locked" });
+    await waitFor(
+      () => folder.requests().some((r) => r.method === "watch.subscribe" && r.params?.since_rowid === cursor),
+      "the resubscription at the cursor",
+    );
+    await waitFor(
+      () =>
+        folder.requests().filter((r) => r.method === "watch.subscribe" && r.answered !== undefined).length >=
+        2,
+      "resubscribed",
+    );
+    await folder.incoming(OWNER, "after");
+    await waitFor(() => folder.sent(OWNER).length === 2, "the answer after the error");
+    expect(c.logger.entries.some((e) => e.message.includes("database is locked"))).toBe(true);
+  });
+
   it("a dead imsg is restarted with backoff and the watch resumes from the cursor: nothing is lost", async () => {
     const folder = lab.folder();
     const c = await lab.channel({ turns: answers(3) });

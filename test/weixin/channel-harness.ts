@@ -5,6 +5,7 @@
 import { expect } from "vitest";
 import type { Clock } from "../../src/messaging/base/clock.js";
 import type { ChannelContext, GrantControl } from "../../src/messaging/channel/contract.js";
+import type { InboundDropLedger } from "../../src/messaging/channel/inbound-drops.js";
 import type { WeixinSettings } from "../../src/weixin/index.js";
 import { weixinChannel } from "../../src/weixin/index.js";
 import type { RunningWeixin, WeixinStartOverrides } from "../../src/weixin/start.js";
@@ -29,6 +30,8 @@ export const STRANGER = "stranger3@im.wechat";
 
 export interface ChannelUnderTest extends StartedChannel<RunningWeixin> {
   store: ChannelContext["store"];
+  /** The drop ledger the channel reports to (counts per reason). */
+  drops: InboundDropLedger;
 }
 
 export interface ChannelOptions extends ScriptedAgentOptions {
@@ -53,7 +56,7 @@ export async function startChannel(fake: FakeIlink, o: ChannelOptions = {}): Pro
     ...(o.clock ? { clock: o.clock } : {}),
   });
   const running = await startWeixin(ctx, { sendGapMs: 0, ...o.overrides });
-  return { ...startedChannel(machinery, running), store: ctx.store };
+  return { ...startedChannel(machinery, running), store: ctx.store, drops: ctx.dropLedger };
 }
 
 /** One fake per test and the channels started against it, stopped afterwards (the fake last). */

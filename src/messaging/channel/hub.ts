@@ -341,14 +341,18 @@ export class ConversationHub<A, P = undefined> {
    * needed journaling (a redelivery); rejects only when the journal could not take it, so the caller
    * does not acknowledge and the platform delivers it again. The routing runs on, tracked (a
    * shutdown waits for it); a failure after the journal is logged, never a second rejection.
+   * Resolves with what `onAccepted` was told: null for a redelivery, so the channel can count it.
    */
-  receiveJournaled(message: IncomingMessage<A, P>, source: IntakeSource): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
+  receiveJournaled(
+    message: IncomingMessage<A, P>,
+    source: IntakeSource,
+  ): Promise<IntakeTicket | null | undefined> {
+    return new Promise<IntakeTicket | null | undefined>((resolve, reject) => {
       let journaled = false;
       this.receive(message, source, {
-        onAccepted: () => {
+        onAccepted: (ticket) => {
           journaled = true;
-          resolve();
+          resolve(ticket);
         },
       }).then(
         ({ turn }) => void this.track(turn),

@@ -166,7 +166,6 @@ async function send(p) {
     is_from_me: true,
     text: p.text ?? "",
     is_group: false,
-    delivered: true,
   };
   storeRow(row);
   if (self && scenario.selfChatRace) {
@@ -290,6 +289,18 @@ function command(c) {
     case "overflow":
       overflow(c.resumeAfterRowid ?? (rows.length ? rows[rows.length - 1].id : 0));
       return { ok: true };
+    case "watchError": {
+      // As imsg ends a subscription whose stream threw (RPCServer+Handlers.swift handleWatchSubscribe).
+      if (!sub) return { ok: false, error: "no subscription" };
+      log({ event: "watchError", at: Date.now() });
+      out({
+        jsonrpc: "2.0",
+        method: "error",
+        params: { subscription: sub.id, error: { message: c.message ?? "boom" } },
+      });
+      sub = null;
+      return { ok: true };
+    }
     case "garbage":
       process.stdout.write("this is not json\n[1,2,3]\n");
       process.stdout.write(

@@ -7,7 +7,10 @@
  *   answer names this fake as the base URL, or a foreign host (`loginBaseUrl`), to test the rule.
  * - `POST /ilink/bot/getupdates`: held until a message is queued or `holdMs` passes, with cursor
  *   semantics (`get_updates_buf` names the last message the client confirmed; a poll with an older
- *   cursor is answered the same messages again), suggesting `longpolling_timeout_ms`.
+ *   cursor is answered the same messages again), suggesting `longpolling_timeout_ms`. Each
+ *   `message_id` is a 19-digit integer written as a bare JSON number, past 2^53 (an integer field
+ *   of `WeixinMessage` in Tencent/openclaw-weixin src/api/types.ts, 64 bits wide): a client that
+ *   reads it as a double merges neighbouring ids.
  * - `POST /ilink/bot/sendmessage` checks the context token it issued to that peer and records the
  *   visible text; `POST /ilink/bot/getconfig` / `sendtyping`.
  * - `GET /c2c/download?encrypted_query_param=…` serves AES-128-ECB objects (keys in both encodings).
@@ -75,6 +78,8 @@ interface Injection {
 }
 
 const MAX_BODY_BYTES = 1024 * 1024;
+/** The first message id handed out: 19 digits, as a 64-bit id is, far past Number's exact range. */
+const FIRST_MESSAGE_ID = 7318201011843592193n;
 const MAX_RECORDED_TEXT = 64 * 1024;
 const MAX_RECORDS = 5000;
 
@@ -94,7 +99,7 @@ export class FakeIlink {
   private readonly server = createServer((req, res) => void this.handle(req, res));
   private readonly queue: Queued[] = [];
   private seq = 0;
-  private nextId = 1000;
+  private nextId = FIRST_MESSAGE_ID;
   private readonly issued = new Map<string, Set<string>>();
   private readonly media = new Map<string, Buffer>();
   private readonly injected = new Map<Route, Injection[]>();
@@ -144,14 +149,22 @@ export class FakeIlink {
 
   /**
    * A user's message, queued for getupdates. `items` replaces the text item; `messageId` repeats an
-   * id (a redelivery); `bot` marks it bot-authored. Answers the message id and its context token.
+   * id (a redelivery) or names one (null: none); `bot` marks it bot-authored; `messageType` sets a
+   * type outright. Answers the message id (exact, in decimal) and its context token.
    */
   push(
     from: string,
     text: string,
-    o: { items?: unknown[]; messageId?: number | null; bot?: boolean; refMsg?: unknown } = {},
-  ): { messageId: number | null; contextToken: string } {
-    const messageId = o.messageId === undefined ? this.nextId++ : o.messageId;
+    o: {
+      items?: unknown[];
+      messageId?: bigint | number | null;
+      bot?: boolean;
+      refMsg?: unknown;
+      messageType?: number;
+    } = {},
+  ): { messageId: string | null; contextToken: string } {
+    const id = o.messageId === undefined ? this.nextId++ : o.messageId;
+    const messageId = id === null ? null : BigInt(id);
     const contextToken = `ctx-${from.split("@")[0]}-${this.seq + 1}`;
     const tokens = this.issued.get(from) ?? new Set<string>();
     tokens.add(contextToken);
@@ -162,7 +175,7 @@ export class FakeIlink {
       from_user_id: from,
       to_user_id: this.botId,
       create_time_ms: Date.now(),
-      message_type: o.bot ? 2 : 1,
+      message_type: o.messageType ?? (o.bot ? 2 : 1),
       message_state: 2,
       item_list: o.refMsg ? [...items, { type: 1, ref_msg: o.refMsg }] : items,
       context_token: contextToken,
@@ -170,7 +183,7 @@ export class FakeIlink {
     this.queue.push({ seq: ++this.seq, msg });
     if (this.queue.length > MAX_RECORDS) this.queue.shift();
     for (const wake of [...this.waiters]) wake();
-    return { messageId, contextToken };
+    return { messageId: messageId === null ? null : String(messageId), contextToken };
   }
 
   /** An object on the CDN: its reference and its key in the asked encoding. */
@@ -391,8 +404,19 @@ export class FakeIlink {
   private answer(res: ServerResponse, body: Record<string, unknown>): void {
     if (res.writableEnded || res.destroyed) return;
     // iLink's errors live in 200 bodies: every answer is HTTP 200.
-    res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(body));
+    res.writeHead(200, { "content-type": "application/json" }).end(wireJson(body));
   }
+}
+
+/** A marker no other value of the fake's bodies takes: where a 64-bit integer goes. */
+const U64_MARK = "__fake_ilink_u64__";
+
+/** JSON as iLink writes it: a bigint (a 64-bit id) becomes a bare number, every digit kept. */
+export function wireJson(body: unknown): string {
+  const marked = JSON.stringify(body, (_key, value: unknown) =>
+    typeof value === "bigint" ? `${U64_MARK}${value}` : value,
+  );
+  return marked.replace(new RegExp(`"${U64_MARK}(-?\\d+)"`, "g"), "$1");
 }
 
 function routeOf(route: string): Route | null {
