@@ -19,6 +19,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MemoryLogger } from "../src/messaging/base/logger.js";
+import { InboundDropLedger } from "../src/messaging/channel/inbound-drops.js";
 import { ChannelJournal } from "../src/messaging/channel/journal.js";
 import type { ChannelSurface } from "../src/messaging/channel/surface.js";
 import { MemoryAuditSink } from "../src/messaging/security/audit.js";
@@ -98,12 +99,15 @@ async function throughKit(store: ParleyStore, n: number) {
       link: { channelType: "telegram", conversationId: chat },
     }),
   } as unknown as ChannelSurface<string, undefined>;
+  const audit = new MemoryAuditSink();
+  const logger = new MemoryLogger();
   const journal = new ChannelJournal<string, undefined>({
     channel: "telegram",
     durable: { state: store, staleAfterMs: 15 * 60_000, maxAttempts: 3 },
     surface,
-    audit: new MemoryAuditSink(),
-    logger: new MemoryLogger(),
+    audit,
+    drops: new InboundDropLedger({ audit, logger }).forChannel("telegram"),
+    logger,
     now: Date.now,
   });
   const added: number[] = [];

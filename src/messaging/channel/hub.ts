@@ -57,7 +57,7 @@ export interface HubOptions<A, P> {
   surface: ChannelSurface<A, P>;
   commands: CommandKit;
   /** The channel context: what its turns use (turn-runner.ts), and the store, egress, schedules, agent host. */
-  ctx: TurnContext & Pick<ChannelContext, "durable" | "egress" | "schedules" | "sink">;
+  ctx: TurnContext & Pick<ChannelContext, "durable" | "drops" | "egress" | "schedules" | "sink">;
   /** Whether this sender is the channel's configured owner (/yolo, listings). */
   isOwner(userId: string): boolean;
   /** The channel's own mid-turn mode; the gateway-wide one otherwise. */
@@ -156,6 +156,7 @@ export class ConversationHub<A, P = undefined> {
           durable: c.durable,
           surface: o.surface,
           audit: c.audit,
+          drops: c.drops,
           logger: c.logger,
           now: () => c.clock.now(),
           ...(o.redelivers ? { forgetFailed: true } : {}),

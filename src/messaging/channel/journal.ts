@@ -15,6 +15,7 @@ import type { IntakeJournal, IntakeOutcome, JsonValue, UnfinishedIntake } from "
 import { oneLine } from "../text/clip.js";
 import type { ChannelDurability } from "./contract.js";
 import { TurnParts } from "./delivery.js";
+import type { InboundDrops } from "./inbound-drops.js";
 import type { ChannelSurface, IncomingMessage } from "./surface.js";
 import type { InboundAttachment } from "./transport.js";
 
@@ -92,6 +93,8 @@ export interface ChannelJournalOptions<A, P> {
   durable: ChannelDurability;
   surface: ChannelSurface<A, P>;
   audit: AuditSink;
+  /** A redelivery the journal drops is counted there (its audit row is the drop's). */
+  drops: InboundDrops;
   logger: Logger;
   now: () => number;
 }
@@ -117,10 +120,10 @@ export class ChannelJournal<A, P> {
       receivedAtMs,
     });
     if (result.kind === "duplicate") {
-      this.o.audit.log("intake", "dropped", {
-        channel: this.o.channel,
+      this.o.drops.record({
         reason: result.samePayload ? "redelivered" : "redelivered_changed",
-        intake: result.id,
+        operation: "intake",
+        fields: { intake: result.id },
       });
       return null;
     }
