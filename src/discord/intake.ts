@@ -28,7 +28,7 @@ export class DiscordEvents {
     private readonly surface: DiscordSurface,
     private readonly hub: ConversationHub<DiscordAddress, DiscordExtra>,
     private readonly resume: DiscordSessionPicker,
-    private readonly ctx: Pick<ChannelContext, "logger">,
+    private readonly ctx: Pick<ChannelContext, "logger" | "drops">,
   ) {}
 
   /** One Gateway dispatch. Runs in the background; failures are logged, never thrown at the reader. */
@@ -59,7 +59,15 @@ export class DiscordEvents {
         return;
       }
       const routed = await t.openThreadFor(message);
-      if (!routed) return;
+      if (!routed) {
+        // Audited with its status by the transport; counted here as a message that went nowhere.
+        this.ctx.drops.record({
+          reason: "thread_not_opened",
+          user: message.userId,
+          conversation: message.conversationId,
+        });
+        return;
+      }
       message = routed;
       parsed = parsed?.kind === "command" ? parsed : null;
     }
@@ -134,7 +142,16 @@ export class DiscordEvents {
     }
     const customId = interaction.data?.custom_id ?? "";
     const target = parseCustomId(customId);
-    if (!target) return;
+    if (!target) {
+      // Not a component parley drew (acknowledged already by the transport): nothing to settle.
+      this.ctx.drops.record({
+        reason: "unknown_press",
+        user: message.userId,
+        conversation: message.conversationId,
+        fields: { kind: "component" },
+      });
+      return;
+    }
     if (target.kind === "approval") {
       const outcome = await this.hub.press(address, {
         requestId: target.requestId,

@@ -8,6 +8,7 @@ import { ParleyError } from "../messaging/base/errors.js";
 import type { ChannelContext, RunningChannel } from "../messaging/channel/contract.js";
 import { secretOf } from "../messaging/channel/contract.js";
 import { ConversationHub } from "../messaging/channel/hub.js";
+import type { InboundDrop } from "../messaging/channel/inbound-drops.js";
 import { PickerRegistry } from "../messaging/channel/picker.js";
 import { ownerOf } from "../messaging/channel/settings.js";
 import type { SessionChoice } from "../messaging/session/resume.js";
@@ -53,18 +54,41 @@ export interface RunningDiscord extends RunningChannel {
 /** PING, autocomplete and modal submit each need their own callback shape: dropped at the boundary. */
 const HANDLED_INTERACTIONS = new Set([INTERACTION_APPLICATION_COMMAND, INTERACTION_MESSAGE_COMPONENT]);
 
-export function toEnvelope(event: string, data: unknown): DiscordEnvelope | null {
+/** The Gateway's own session frames: the client reads them (identity, connectedness); nobody wrote them. */
+const SESSION_EVENTS = new Set(["READY", "RESUMED"]);
+
+/**
+ * What one Gateway dispatch is at the boundary: an envelope parley reads, a drop with its reason
+ * (an edit, a shape it does not read, a frame without its id), or a session frame (null).
+ */
+export function toEnvelope(event: string, data: unknown): DiscordEnvelope | InboundDrop | null {
+  if (SESSION_EVENTS.has(event)) return null;
   if (event === "MESSAGE_CREATE") {
     const m = messageSchema.safeParse(data);
-    return m.success ? { kind: "message", message: m.data } : null;
+    return m.success ? { kind: "message", message: m.data } : unreadable(event, data);
   }
   if (event === "INTERACTION_CREATE") {
     const i = interactionSchema.safeParse(data);
-    return i.success && HANDLED_INTERACTIONS.has(i.data.type)
+    if (!i.success) return unreadable(event, data);
+    return HANDLED_INTERACTIONS.has(i.data.type)
       ? { kind: "interaction", interaction: i.data }
-      : null;
+      : {
+          reason: "unknown_shape",
+          shape: `INTERACTION_CREATE type ${i.data.type}`,
+          fields: { id: i.data.id },
+        };
   }
-  return null;
+  // parley answers what was sent, not what it became.
+  if (event === "MESSAGE_UPDATE") return { reason: "edited", fields: { event } };
+  return { reason: "unknown_shape", shape: event || "(no event name)" };
+}
+
+/** A frame of a kind parley reads that does not parse: without its id, or of another shape. */
+function unreadable(event: string, data: unknown): InboundDrop {
+  const id = (data as { id?: unknown } | null)?.id;
+  return typeof id === "string" && id !== ""
+    ? { reason: "unknown_shape", shape: event, fields: { id } }
+    : { reason: "missing_id", fields: { event } };
 }
 
 export async function start(
@@ -90,10 +114,12 @@ export async function start(
     clock: ctx.clock,
     ...overrides.client,
     onDispatch: (event, data) => {
-      const envelope = toEnvelope(event, data);
-      if (envelope) void events?.handle(envelope);
-      else if (event === "MESSAGE_CREATE" || event === "INTERACTION_CREATE")
-        ctx.logger.debug("discord: event dropped at the boundary", { event });
+      const read = toEnvelope(event, data);
+      if (read === null) return;
+      if ("reason" in read) ctx.drops.record(read);
+      else if (events) void events.handle(read);
+      // The Gateway opens only after the intake is built; counted should that ever change.
+      else ctx.drops.record({ reason: "not_ready" });
     },
     onState: (state) => {
       if (state.error) ctx.logger.warn(`discord: ${state.error}`);

@@ -4,9 +4,9 @@
  * allow-listed threads plus the threads autoThread created). The shared base runs
  * ack -> drop bots -> normalize -> authorize -> dispatch and audits every refusal.
  *
- * Discord's guild intents deliver every message the bot can see, so `screen` discards unrelated
- * guild chatter silently BEFORE receive; an approved user in an unapproved thread still reaches
- * receive, because that attempt is audit-worthy.
+ * Discord's guild intents deliver every message the bot can see, so `screen` sets unrelated guild
+ * chatter aside BEFORE receive (counted as not addressed); an approved user in an unapproved thread
+ * still reaches receive, because that attempt is audit-worthy.
  */
 
 import type { Logger } from "../messaging/base/logger.js";
@@ -104,11 +104,23 @@ export class DiscordTransport extends MessagingTransport<DiscordEnvelope> {
   }
 
   /**
-   * Silent pre-screen: false for guild traffic that concerns parley in no way (not ours to record).
+   * Pre-screen: false for guild traffic that concerns parley in no way (counted as not addressed,
+   * before any gate: a stranger's chatter in a channel nobody configured is not a refusal).
    * Confirms a configured thread id with one REST lookup (Discord type 10/11/12) the first time it
    * speaks, so a channel id pasted into allowedThreadIds does not open a whole channel.
    */
   async screen(envelope: DiscordEnvelope): Promise<boolean> {
+    if (await this.concerns(envelope)) return true;
+    const m = envelope.kind === "message" ? envelope.message : undefined;
+    // Counted, not audited one by one: the audit window folds a busy channel's chatter.
+    this.drops.record({
+      reason: "not_addressed",
+      ...(m ? { user: m.author.id, conversation: m.channel_id } : {}),
+    });
+    return false;
+  }
+
+  private async concerns(envelope: DiscordEnvelope): Promise<boolean> {
     if (envelope.kind === "interaction") {
       // A slash command can be the first thing said in a thread after a restart.
       // (`/sessions` is the only way to list in a thread, so it must not need a message first.)

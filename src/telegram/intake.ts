@@ -44,7 +44,7 @@ export class TelegramUpdates {
     private readonly transport: TelegramTransport,
     private readonly surface: TelegramSurface,
     private readonly hub: ConversationHub<Route, TelegramExtra>,
-    private readonly ctx: Pick<ChannelContext, "clock" | "logger" | "audit">,
+    private readonly ctx: Pick<ChannelContext, "clock" | "logger" | "audit" | "drops">,
     albums: { settleMs?: number; maxWaitMs?: number } = {},
   ) {
     this.albums = new AlbumCollector<Incoming>({
@@ -56,11 +56,19 @@ export class TelegramUpdates {
   }
 
   handleUpdate(update: TgUpdate): UpdateHandling {
+    // Without its id an update cannot be deduped against a redelivery, nor confirmed.
+    if (!Number.isSafeInteger(update.update_id)) {
+      this.ctx.drops.record({ reason: "missing_id", fields: { kind: updateKind(update) } });
+      return DONE;
+    }
     if (update.callback_query) {
       const q = update.callback_query;
       return { accepted: this.hub.track(this.onCallback(q, update.update_id)).then(() => {}) };
     }
-    if (!update.message) return DONE;
+    if (!update.message) {
+      this.dropUnhandled(update);
+      return DONE;
+    }
     const accepted = new Promise<void>((resolve, reject) => {
       let journaled = false;
       const onJournaled = () => {
@@ -82,6 +90,25 @@ export class TelegramUpdates {
       );
     });
     return { accepted };
+  }
+
+  /**
+   * An update that is neither a message nor a press: an edit (parley answers what was sent, not
+   * what it became) or a kind outside `allowed_updates` (a shape parley does not read).
+   */
+  private dropUnhandled(update: TgUpdate): void {
+    const kind = updateKind(update);
+    if (update.edited_message) {
+      const m = update.edited_message;
+      this.ctx.drops.record({
+        reason: "edited",
+        ...(m.from ? { user: String(m.from.id) } : {}),
+        conversation: String(m.chat.id),
+        fields: { update: update.update_id },
+      });
+      return;
+    }
+    this.ctx.drops.record({ reason: "unknown_shape", shape: kind, fields: { update: update.update_id } });
   }
 
   /** Journal the message (`journaled` is told when it is), then route it; resolves once routed. */
@@ -113,14 +140,20 @@ export class TelegramUpdates {
 
   private async onCallback(q: TgCallbackQuery, updateId: number): Promise<void> {
     const t = this.transport;
-    // An unauthorized presser gets no answer at all (audited by the transport).
-    if (!t.authorizeCallback(q) || !q.message) return;
+    // An unauthorized presser gets no answer at all (counted by the transport).
+    if (!t.authorizeCallback(q)) return;
     const m = q.message;
     const r = routeOf(String(q.from.id), String(m.chat.id), threadOf(m));
     const data = q.data ?? "";
     if (data.startsWith("a:")) {
       const press = parseApprovalData(data);
-      if (!press) this.ctx.audit.log("tool_permission", "refused", { reason: "malformed_press" });
+      if (!press)
+        this.ctx.drops.record({
+          reason: "malformed_press",
+          operation: "tool_permission",
+          outcome: "refused",
+          user: String(q.from.id),
+        });
       const outcome = press ? await this.hub.press(r, press) : { ok: false as const, text: "" };
       if (!outcome.ok) {
         await t.answerCallback(q.id, outcome.text || undefined);
@@ -155,7 +188,16 @@ export class TelegramUpdates {
     }
     const label = optionLabel(data, m.reply_markup);
     await t.answerCallback(q.id, label ?? undefined);
-    if (label === null) return;
+    if (label === null) {
+      // Not a button parley drew on that message (or one it no longer shows): nothing to choose.
+      this.ctx.drops.record({
+        reason: "unknown_press",
+        user: String(q.from.id),
+        conversation: r.chatId,
+        fields: { kind: "callback" },
+      });
+      return;
+    }
     await t
       .clearKeyboard(r.chatId, m.message_id)
       .catch((error: unknown) =>
@@ -181,15 +223,32 @@ export class TelegramUpdates {
 /** The Topic activation gate, applied after commands (a command in a Topic needs no mention). */
 export function topicAdmits(
   settings: Pick<TelegramSettings, "forumActivation">,
-  audit: ChannelContext["audit"],
-): (message: { address: Route; isMention?: boolean; interpretCommands?: boolean }) => boolean {
+  drops: ChannelContext["drops"],
+): (message: {
+  address: Route;
+  userId: string;
+  isMention?: boolean;
+  interpretCommands?: boolean;
+}) => boolean {
   return (message) => {
     // A press on the bot's own keyboard addresses the bot.
     if (message.interpretCommands === false) return true;
     const chatType = message.address.chatType === "forum" ? "supergroup" : "private";
     const activation = activationOutcome(chatType, settings.forumActivation, message.isMention ?? false);
     if (activation === "activated") return true;
-    audit.log("telegram.activation", "denied", { chat: message.address.chatId, reason: activation });
+    drops.record({
+      reason: activation,
+      operation: "telegram.activation",
+      outcome: "denied",
+      user: message.userId,
+      conversation: message.address.chatId,
+      fields: { chat: message.address.chatId },
+    });
     return false;
   };
+}
+
+/** The kind of an update: the name of its one optional field (the Bot API sets exactly one). */
+function updateKind(update: TgUpdate): string {
+  return Object.keys(update).find((key) => key !== "update_id") ?? "(empty update)";
 }

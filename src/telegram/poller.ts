@@ -117,7 +117,8 @@ export class UpdatePoller {
       let next = this.offset;
       for (const update of updates) {
         if (!(await this.handOver(update))) break;
-        next = Math.max(next, update.update_id + 1);
+        // An update without an id (counted by the intake) cannot move the cursor.
+        if (Number.isSafeInteger(update.update_id)) next = Math.max(next, update.update_id + 1);
       }
       if (next > this.offset) await this.advance(next);
       // Something could not be journaled: wait a moment and take the batch again from the cursor.

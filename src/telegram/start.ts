@@ -139,7 +139,7 @@ export async function start(
     approvalTimeoutMs: overrides.approvalTimeoutMs,
     helpFooter: TELEGRAM_HELP_FOOTER,
     privacy: true,
-    admit: topicAdmits(s, ctx.audit),
+    admit: topicAdmits(s, ctx.drops),
   });
   const updates = new TelegramUpdates(transport, surface, hub, ctx, overrides.albums);
   await registerCommands(ops, logger);

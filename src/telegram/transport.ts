@@ -153,17 +153,19 @@ export class TelegramTransport extends MessagingTransport<TgUpdate> {
   }
 
   /** A button press passes the same two gates as a message (the presser, and where the button is). */
-  authorizeCallback(query: TgCallbackQuery): boolean {
+  authorizeCallback(query: TgCallbackQuery): query is TgCallbackQuery & { message: TgMessage } {
     const m = query.message;
     const ok =
       m !== undefined && this.admits(String(query.from.id), m.chat.type, String(m.chat.id), threadOf(m));
-    if (!ok)
-      this.audit.log("inbound", "denied", {
-        channel: this.channelType,
-        user: String(query.from.id),
-        kind: "callback",
-      });
-    return ok;
+    if (ok) return true;
+    // A press with no message carries no chat to gate (Telegram omits it for an old message).
+    this.drops.record({
+      reason: m === undefined ? "missing_id" : "stranger",
+      user: String(query.from.id),
+      ...(m === undefined ? {} : { conversation: String(m.chat.id) }),
+      fields: { kind: "callback" },
+    });
+    return false;
   }
 
   chatGate(chatType: string, chatId: string, threadId: string | undefined): ChatGateOutcome {

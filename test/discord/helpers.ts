@@ -11,6 +11,7 @@ import { start as startDiscord } from "../../src/discord/start.js";
 import type { Clock } from "../../src/messaging/base/clock.js";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import type { GrantControl } from "../../src/messaging/channel/contract.js";
+import type { InboundDropLedger } from "../../src/messaging/channel/inbound-drops.js";
 import type { TurnSink } from "../../src/messaging/channel/turn-sink.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import type { SessionManager } from "../../src/messaging/session/session-manager.js";
@@ -46,6 +47,8 @@ export interface Stack {
   store: SessionStore;
   /** The real store in `home` (journal, ledger, history, resume records). */
   parley: ParleyStore;
+  /** What the channel reported as not turned into a message, per reason. */
+  dropLedger: InboundDropLedger;
   close(): Promise<void>;
 }
 
@@ -96,6 +99,7 @@ export async function startStack(o: {
     home,
     store: ctx.store,
     parley,
+    dropLedger: ctx.dropLedger,
     async close() {
       await running.stop();
       await parley.close();

@@ -5,6 +5,7 @@
 import { expect } from "vitest";
 import type { Clock } from "../../src/messaging/base/clock.js";
 import type { ChannelContext, GrantControl } from "../../src/messaging/channel/contract.js";
+import type { InboundDropLedger } from "../../src/messaging/channel/inbound-drops.js";
 import type { TelegramSettings } from "../../src/telegram/index.js";
 import { telegramChannel } from "../../src/telegram/index.js";
 import type { RunningTelegram, TelegramStartOverrides } from "../../src/telegram/start.js";
@@ -27,6 +28,8 @@ export const OWNER = 42;
 
 export interface ChannelUnderTest extends StartedChannel<RunningTelegram> {
   store: ChannelContext["store"];
+  /** What the channel reported as not turned into a message, per reason. */
+  dropLedger: InboundDropLedger;
 }
 
 export interface ChannelOptions extends ScriptedAgentOptions {
@@ -59,7 +62,7 @@ export async function startChannel(fake: FakeTelegram, o: ChannelOptions = {}): 
     renderer: { throttleMs: 0 },
     ...overrides,
   });
-  return { ...startedChannel(machinery, running), store: ctx.store };
+  return { ...startedChannel(machinery, running), store: ctx.store, dropLedger: ctx.dropLedger };
 }
 
 /**

@@ -70,6 +70,7 @@ describe("restart", () => {
     // Redelivered, dropped by the journal, and acknowledged this time.
     await fake.waitFor(() => fake.pendingUpdateIds().length === 0, 5000, "the redelivery confirmed");
     expect(b.audit.find("intake", "dropped").map((r) => r.fields.reason)).toEqual(["redelivered"]);
+    expect(b.dropLedger.count("telegram", "redelivered")).toBe(1);
     expect(b.providers.size).toBe(0);
     expect(fake.sentMessages(OWNER).filter((m) => m.visible.includes("answer"))).toHaveLength(1);
   });
