@@ -76,6 +76,10 @@ function systemdWord(value: string): string {
   return `"${value.replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/%/g, "%%")}"`;
 }
 
+function systemdPath(value: string): string {
+  return value.replace(/%/g, "%%");
+}
+
 export function systemdUnit(i: ServiceInputs): string {
   const log = serviceLogPath(i.home);
   const lines = [
@@ -88,13 +92,14 @@ export function systemdUnit(i: ServiceInputs): string {
     // Secrets are read by parley from $PARLEY_HOME/.env; only the data home and PATH are set here.
     `Environment=${systemdWord(`PARLEY_HOME=${checkValue("data home", i.home)}`)}`,
     `Environment=${systemdWord(`PATH=${checkValue("PATH", i.path)}`)}`,
-    `WorkingDirectory=${systemdWord(i.home)}`,
+    // A path setting takes the rest of the line as it is (no quotes); only specifiers need %%.
+    `WorkingDirectory=${systemdPath(i.home)}`,
     `ExecStart=${systemdWord(checkValue("node", i.node))} ${systemdWord(checkValue("parley", i.parley))} start`,
     "Restart=always",
     `RestartSec=${RESTART_DELAY_SECONDS}`,
     // append: keeps earlier runs' lines (a crash's last words survive the restart).
-    `StandardOutput=append:${log.replace(/%/g, "%%")}`,
-    `StandardError=append:${log.replace(/%/g, "%%")}`,
+    `StandardOutput=append:${systemdPath(log)}`,
+    `StandardError=append:${systemdPath(log)}`,
     "",
     "[Install]",
     "WantedBy=default.target",
