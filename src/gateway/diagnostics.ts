@@ -102,7 +102,14 @@ export function diagnosticsText(i: DiagnosticsInput): string {
   const scrub = logScrubber(knownSecrets(loaded, i.channels));
   const text = (s: string) => String(scrub(s));
   const setNames = Object.keys(loaded.env)
-    .filter((name) => name.startsWith("PARLEY_") || i.channels.some((c) => c.secretEnv.includes(name)))
+    .filter(
+      (name) =>
+        name.startsWith("PARLEY_") ||
+        SECRET_NAME.test(name) ||
+        i.channels.some(
+          (c) => c.secretEnv.includes(name) || Object.values(c.settingEnv ?? {}).includes(name),
+        ),
+    )
     .sort();
   const log = serviceLogPath(loaded.home);
   const logLines = existsSync(log)

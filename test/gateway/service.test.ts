@@ -30,7 +30,10 @@ function sandbox() {
   mkdirSync(env.HOME, { recursive: true });
   // A secret in the data home's .env: the unit must name the file's home, never carry its values.
   mkdirSync(env.PARLEY_HOME, { recursive: true });
-  writeFileSync(join(env.PARLEY_HOME, ".env"), "TELEGRAM_BOT_TOKEN=123456789:AAE-planted-service-secret-zz\n");
+  writeFileSync(
+    join(env.PARLEY_HOME, ".env"),
+    "TELEGRAM_BOT_TOKEN=123456789:AAE-planted-service-secret-zz\n",
+  );
   const run = async (argv: string[], platform: NodeJS.Platform): Promise<Run> => {
     const out: string[] = [];
     const err: string[] = [];
@@ -64,7 +67,7 @@ function parseXml(source: string): XmlNode {
       if (i < 2) throw new Error("unterminated markup");
     }
   };
-  const unescape = (t: string) => {
+  const entities = (t: string) => {
     if (/&(?!(amp|lt|gt|quot|apos);)/.test(t)) throw new Error(`bad entity in ${t}`);
     return t
       .replace(/&lt;/g, "<")
@@ -81,7 +84,7 @@ function parseXml(source: string): XmlNode {
     if (open[3] === "/") return node;
     for (;;) {
       const text = /^[^<]*/.exec(source.slice(i))?.[0] ?? "";
-      node.text += unescape(text);
+      node.text += entities(text);
       i += text.length;
       if (source.startsWith("<!--", i)) {
         i = source.indexOf("-->", i) + 3;
@@ -133,7 +136,9 @@ describe("parley service on Linux (systemd user unit)", () => {
     const analyze = spawnSync("systemd-analyze", ["--version"], { encoding: "utf8" });
     if (analyze.error) {
       // Runtime branch, said aloud: CI installs systemd (.ci/run); a bare machine may lack it.
-      console.warn(`systemd-analyze verify not run: systemd-analyze is not installed (${analyze.error.message})`);
+      console.warn(
+        `systemd-analyze verify not run: systemd-analyze is not installed (${analyze.error.message})`,
+      );
       return;
     }
     const file = join(root, "verify", "parley.service");
