@@ -1,7 +1,10 @@
 /**
- * The `parley` command: start | channel-server | agent-tools | doctor | transcripts purge | --help.
+ * The `parley` command: start | channel-server | agent-tools | doctor | transcripts purge | service |
+ * --version | --help.
  * Exit codes: 0 ok, 1 unhealthy (doctor), a startup or purge failure, 2 usage or configuration error.
  */
+
+import { resolve } from "node:path";
 import type { Readable, Writable } from "node:stream";
 import { parseArgs } from "node:util";
 import { runAgentToolsBridge } from "../mcp/agent-bridge.js";
@@ -9,21 +12,26 @@ import { runChannelServer } from "../mcp/channel-server.js";
 import { ParleyError } from "../messaging/base/errors.js";
 import type { ChannelEntry, GrantControl } from "../messaging/channel/contract.js";
 import { loadConfig, parseAgentCommand } from "./config.js";
+import { knownSecrets, writeDiagnostics } from "./diagnostics.js";
 import { doctor } from "./doctor.js";
 import { Gateway } from "./gateway.js";
 import { acquireHomeLock } from "./home-lock.js";
 import { createLogger, logScrubber } from "./logging.js";
 import { CHANNELS } from "./registry.js";
+import { serviceCommand } from "./service-cli.js";
 import { purgeScope, purgeTranscripts } from "./transcripts-cli.js";
+import { parleyVersion } from "./version.js";
 
 export const HELP = `parley: make an AI agent reachable from the chat apps people already use
 
 Usage:
   parley start [--config FILE] [--host H] [--port N] [--agent "COMMAND ARGS…"] [--allow-remote]
   parley channel-server [--config FILE] [--host H] [--port N] [--allow-remote]
-  parley doctor [--config FILE]
+  parley doctor [--config FILE] [--export FILE]
   parley transcripts purge (--session KEY | --before DATE | --all)
-${channelUsage()}  parley --help
+  parley service (install | uninstall | status) [--print]
+${channelUsage()}  parley --version
+  parley --help
 
 start    Run the gateway. With no configuration it serves the web chat on
          http://127.0.0.1:8787 with the bundled demo agent and prints the URL (with its token).
@@ -35,10 +43,16 @@ doctor   Run the agent's ACP handshake (initialize, session/new, close) and repo
          version and capabilities or its first error; report, per channel, whether it is
          configured, incomplete (naming the missing setting) or disabled, and the store (path,
          schema, size, integrity, messages not yet answered). Never prints a secret.
+         --export FILE also writes a diagnostics bundle for a bug report (versions, this report,
+         the config, an audit summary, the last 1,000 log lines), every secret removed.
 transcripts purge
          Delete conversation history: one session's (--session KEY, as /sessions lists it), lines
          older than a date (--before 2024-05-01), or all of it (--all). Stop parley first.
          History is also pruned on its own after transcripts.retainDays (default 30).
+service  Run parley as a per-user service (a systemd user unit on Linux, a launchd agent on
+         macOS) that restarts when it dies and logs to $PARLEY_HOME/logs/parley.log. install
+         writes the unit (--print shows it instead) and prints the commands that start it;
+         uninstall removes it; status says what is installed. docs/operations.md.
 ${channelHelp()}
 Options:
   --config FILE     Config file (default: ./parley.config.json, over $PARLEY_HOME/config.json)
@@ -56,6 +70,8 @@ export interface CliIo {
   /** Resolves when the process is asked to stop (SIGINT/SIGTERM). */
   stopSignal: () => Promise<string>;
   grant?: GrantControl;
+  /** The OS whose service manager `parley service` writes for (default: this process's). */
+  platform?: NodeJS.Platform;
   /** The protocol streams of `channel-server` and `agent-tools` (default: this process's). */
   stdio?: { stdin: Readable; stdout: Writable };
 }
@@ -72,7 +88,9 @@ function channelHelp(): string {
     Object.entries(c.cli ?? {}).map(([name, cmd]) => `${c.name} ${name}\n         ${cmd.help}\n`),
   ).join("");
 }
-const COMMANDS = new Set(["start", "doctor", "transcripts", "channel-server", "agent-tools"]);
+const COMMANDS = new Set(["start", "doctor", "transcripts", "channel-server", "agent-tools", "service"]);
+/** Commands that take a subcommand word after them. */
+const WITH_SUBCOMMAND = new Set(["transcripts", "service"]);
 
 export async function runCli(argv: string[], io: CliIo): Promise<number> {
   // `parley whatsapp link`: a channel's own subcommands take their own arguments.
@@ -87,6 +105,10 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   }
   const { values, positionals } = parsed;
   const command = positionals[0];
+  if (values.version && !command) {
+    io.out(parleyVersion());
+    return 0;
+  }
   if (values.help || !command || command === "help") {
     io.out(HELP);
     return command || values.help ? 0 : 2;
@@ -95,8 +117,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
     io.err(`parley: unknown command "${command}"\n\n${HELP}`);
     return 2;
   }
-  // `transcripts` takes its own subcommand; start and doctor take none.
-  if (positionals.length > 1 && command !== "transcripts") {
+  // `transcripts` and `service` take their own subcommand; start and doctor take none.
+  if (positionals.length > 1 && !WITH_SUBCOMMAND.has(command)) {
     // Silently ignoring it once turned `parley start doctor` into a gateway start.
     io.err(`parley: unexpected argument "${positionals[1]}" after ${command}\n\n${HELP}`);
     return 2;
@@ -104,6 +126,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   const stdio = io.stdio ?? { stdin: process.stdin, stdout: process.stdout };
   // Spawned by the ACP agent with only its environment: it needs no configuration.
   if (command === "agent-tools") return runAgentToolsBridge({ env: io.env, ...stdio, err: io.err });
+  // Needs only the data home: a broken config must not stop an uninstall.
+  if (command === "service") return serviceCommand(positionals.slice(1), values.print === true, io);
   let loaded: ReturnType<typeof loadConfig>;
   try {
     loaded = loadConfig({
@@ -118,7 +142,26 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   }
   if (command === "doctor") {
     const report = await doctor(loaded, { cwd: io.cwd });
-    for (const line of report.lines) io.out(line);
+    // The same scrub as the bundle's: a configured agent line can carry a token in its arguments.
+    const scrubDoctor = logScrubber(knownSecrets(loaded, CHANNELS));
+    for (const line of report.lines) io.out(String(scrubDoctor(line)));
+    if (values.export) {
+      const file = resolve(io.cwd, values.export);
+      try {
+        writeDiagnostics(file, {
+          loaded,
+          channels: CHANNELS,
+          doctorLines: report.lines,
+          healthy: report.healthy,
+          version: parleyVersion(),
+          nowIso: new Date().toISOString(),
+        });
+      } catch (error) {
+        io.err(`parley: cannot write ${file}: ${(error as Error).message}`);
+        return 1;
+      }
+      io.out(`diagnostics written to ${file} (secrets removed; read it before you attach it)`);
+    }
     return report.healthy ? 0 : 1;
   }
   if (command === "transcripts") return transcripts(positionals.slice(1), values, loaded.home, io);
@@ -254,6 +297,9 @@ function parse(argv: string[]) {
       session: { type: "string" },
       before: { type: "string" },
       all: { type: "boolean" },
+      export: { type: "string" },
+      print: { type: "boolean" },
+      version: { type: "boolean", short: "v" },
       help: { type: "boolean", short: "h" },
     },
   });
