@@ -11,7 +11,8 @@
  * version mismatch is a failure with that reason, never a silent fallback.
  */
 import { execFileSync, spawn } from "node:child_process";
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -39,13 +40,14 @@ function npm(args: string[], cwd: string): string {
   });
 }
 
-afterAll(() => rmSync(work, { recursive: true, force: true }));
+// The installed tree is some 400 packages: removing it outlasts the default hook timeout.
+afterAll(() => rm(work, { recursive: true, force: true }), 120_000);
 
 describe("the npm package", () => {
   let pack: PackResult;
   let tarball: string;
 
-  it("packs what runs and no tests, fixtures, benches or sources", () => {
+  it("packs what runs and no tests, fixtures, benches or sources", { timeout: 120_000 }, () => {
     expect(existsSync(join(ROOT, "dist", "gateway", "main.js")), "run `npm run build` first").toBe(true);
     pack = (
       JSON.parse(npm(["pack", "--json", "--pack-destination", work], ROOT)) as PackResult[]
