@@ -10,7 +10,13 @@ import type { ChannelDoctorInput, ChannelDoctorReport } from "../messaging/chann
 import { defineChannel } from "../messaging/channel/contract.js";
 import { queueModeSetting } from "../messaging/channel/settings.js";
 import { endingText, readEnded } from "./endings.js";
-import { hasUnfinishedPairing, loosePermissions, maskedNumber, readLinkedAccount, whatsappDir } from "./home.js";
+import {
+  hasUnfinishedPairing,
+  loosePermissions,
+  maskedNumber,
+  readLinkedAccount,
+  whatsappDir,
+} from "./home.js";
 
 /** baileys' own default: the WhatsApp Web socket. */
 export const WHATSAPP_WS_URL = "wss://web.whatsapp.com/ws/chat";
@@ -63,7 +69,10 @@ export const whatsappSettingsSchema = z.strictObject({
   webVersion: z
     .string()
     .trim()
-    .regex(/^(latest|pinned|\d{1,4}\.\d{1,6}\.\d{1,12})$/, 'not "latest", "pinned" or a version like 2.3000.1234567890')
+    .regex(
+      /^(latest|pinned|\d{1,4}\.\d{1,6}\.\d{1,12})$/,
+      'not "latest", "pinned" or a version like 2.3000.1234567890',
+    )
     .default("latest"),
   /** Who may write to the agent one to one: the linked account only (self), a list, anyone, nobody. */
   dmPolicy: z.enum(["self", "allowlist", "open", "disabled"]).default("self"),

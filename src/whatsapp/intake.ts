@@ -73,7 +73,10 @@ export class WhatsAppIntake {
           await this.handle(message);
         } catch (error) {
           this.o.ctx.logger.error("whatsapp: handling a message failed", { error: String(error) });
-          this.o.ctx.drops.record({ reason: "handling_failed", fields: { error: String(error).slice(0, 200) } });
+          this.o.ctx.drops.record({
+            reason: "handling_failed",
+            fields: { error: String(error).slice(0, 200) },
+          });
         }
       }
     };

@@ -33,9 +33,9 @@ import type { WhatsAppRendererOptions } from "./renderer.js";
 import type { WaAddress, WhatsAppExtra } from "./surface.js";
 import { WhatsAppSurface } from "./surface.js";
 import { WhatsAppTransport } from "./transport.js";
-import type { GroupMetadata } from "./wire.js";
 import type { VersionSource } from "./version.js";
 import { baileysVersionSource, resolveVersion, versionText } from "./version.js";
+import type { GroupMetadata } from "./wire.js";
 
 /** Knobs tests (and embedders) may turn; the gateway passes none. */
 export interface WhatsAppStartOverrides {
@@ -88,7 +88,10 @@ export async function start(
     overrides.fetchVersion ?? baileysVersionSource(proxy?.dispatcher),
     logger,
   );
-  logger.info("whatsapp: WhatsApp Web version", { version: versionText(version.version), from: version.origin });
+  logger.info("whatsapp: WhatsApp Web version", {
+    version: versionText(version.version),
+    from: version.origin,
+  });
   const recent = new RecentSends();
   let intake: WhatsAppIntake | undefined;
   let stopping: Promise<void> | null = null;
@@ -137,7 +140,9 @@ export async function start(
       text,
     });
     if (result.status !== "sent")
-      logger.warn("whatsapp: could not tell the owner on another channel", { result: describeEgress(result) });
+      logger.warn("whatsapp: could not tell the owner on another channel", {
+        result: describeEgress(result),
+      });
   };
   const transport = new WhatsAppTransport({
     audit: ctx.audit,

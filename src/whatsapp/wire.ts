@@ -11,11 +11,11 @@ import type {
   Contact,
   GroupMetadata,
   MiscMessageGenerationOptions,
+  proto,
   WAMessage,
   WAMessageKey,
   WAPresence,
   WAVersion,
-  proto,
 } from "@whiskeysockets/baileys";
 
 /** The events parley listens to; anything else the socket emits is none of its business. */

@@ -108,7 +108,9 @@ describe("reconnecting", () => {
     expect(conn.sockets).toBe(1);
     expect(existsSync(join(home, "whatsapp", "creds.json"))).toBe(true);
     expect(readEnded(home)).toMatchObject({ ending: "logged_out", code: 401 });
-    expect(logger.entries.some((e) => e.level === "error" && /logged this device out \(401\)/.test(e.message))).toBe(true);
+    expect(
+      logger.entries.some((e) => e.level === "error" && /logged this device out \(401\)/.test(e.message)),
+    ).toBe(true);
   });
 
   it("restricted (403): stops for good and keeps the keys (a ban is not cured by re-linking)", async () => {

@@ -47,7 +47,8 @@ describe("the gateway and WhatsApp", () => {
     const f = await FakeWhatsApp.start({ lifetimeMs: 20_000 });
     fake = f;
     const home = await linkedHome(f);
-    const g = await start(home, { WHATSAPP_WS_URL: f.webSocketUrl });
+    // No network in tests: baileys' built-in version, nothing asked of WhatsApp Web.
+    const g = await start(home, { WHATSAPP_WS_URL: f.webSocketUrl, WHATSAPP_WEB_VERSION: "pinned" });
     expect(g.failures).toEqual([]);
     expect(g.running.map((c) => c.name).sort()).toEqual(["webchat", "whatsapp"]);
     await f.waitFor(() => f.wsConnections.some((c) => c.firstFrame != null), 10_000, "baileys dialing");

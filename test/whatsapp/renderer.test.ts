@@ -255,12 +255,22 @@ describe("what a turn shows while it runs", () => {
     await clock.advance(60_000);
     expect(fake.presence().length).toBe(atPrompt);
     // Paused, then unavailable again: the phone notifies while nothing types.
-    expect(fake.presence().slice(-2).map((p) => p.type)).toEqual(["paused", "unavailable"]);
+    expect(
+      fake
+        .presence()
+        .slice(-2)
+        .map((p) => p.type),
+    ).toEqual(["paused", "unavailable"]);
     await renderer.markApproval("r1", "✅ Approved (this once)");
     await renderer.onTextChunk("Done.");
     // WhatsApp shows a chat state only from an available account: available first, then composing.
     await vi.waitFor(() =>
-      expect(fake.presence().slice(-2).map((p) => p.type)).toEqual(["available", "composing"]),
+      expect(
+        fake
+          .presence()
+          .slice(-2)
+          .map((p) => p.type),
+      ).toEqual(["available", "composing"]),
     );
     await renderer.onDone("end_turn");
     await renderer.close();

@@ -258,7 +258,8 @@ export class FakeWhatsApp {
   /** The operator types the pairing code on the phone: linked if it is the live socket's code. */
   enterCode(code: string): void {
     const sock = this.live();
-    if (!sock || sock.auth.creds.pairingCode !== code) throw new Error("fake whatsapp: that code links nothing");
+    if (!sock || sock.auth.creds.pairingCode !== code)
+      throw new Error("fake whatsapp: that code links nothing");
     this.paired(sock);
   }
 

@@ -16,11 +16,11 @@ import { randomBytes } from "node:crypto";
 import { EventEmitter } from "node:events";
 import type {
   AnyMessageContent,
+  AuthenticationState,
   MiscMessageGenerationOptions,
   WAMessage,
   WAPresence,
 } from "@whiskeysockets/baileys";
-import type { AuthenticationState } from "@whiskeysockets/baileys";
 import { bytesToCrockford, generateWAMessage, isJidGroup, proto } from "@whiskeysockets/baileys";
 import type {
   Contact,
@@ -85,7 +85,8 @@ export class FakeSocket implements WaSocket {
 
   /** A recipient could not decrypt `id` and asks again: answered from the cache, else getMessage. */
   async retryRequest(chat: string, id: string): Promise<boolean> {
-    const message = this.recentSends.get(id) ?? (await this.options.getMessage({ remoteJid: chat, id, fromMe: true }));
+    const message =
+      this.recentSends.get(id) ?? (await this.options.getMessage({ remoteJid: chat, id, fromMe: true }));
     this.world.record({ kind: "retry", id, answered: message !== undefined });
     return message !== undefined;
   }
