@@ -27,7 +27,7 @@ export class SlackEvents {
     private readonly api: SlackApi,
     private readonly surface: SlackSurface,
     private readonly hub: ConversationHub<SlackAddress, SlackExtra>,
-    private readonly ctx: Pick<ChannelContext, "logger" | "grant">,
+    private readonly ctx: Pick<ChannelContext, "logger" | "grant" | "drops">,
     private readonly owner: string | undefined,
   ) {}
 
@@ -99,7 +99,16 @@ export class SlackEvents {
     const address = this.addressOf(message);
     const pressed = action.actions[0];
     const target = parseActionId(pressed?.action_id ?? "");
-    if (!pressed || !target) return;
+    if (!pressed || !target) {
+      // Matched parley's prefix but names nothing parley draws: nothing to settle.
+      this.ctx.drops.record({
+        reason: "unknown_press",
+        user: message.userId,
+        conversation: message.conversationId,
+        fields: { kind: "block_actions" },
+      });
+      return;
+    }
     if (target.kind === "approval") {
       if (target.grant && !(address.dm && message.userId === this.owner)) {
         // A forged "Approve + auto-approve": the grant refuses (and audits) it; nothing is approved.

@@ -21,7 +21,7 @@ export interface LiveTarget {
   api: SlackApi;
   channel: string;
   threadTs: string;
-  /** Streaming outside a DM names who it is for. */
+  /** Who a stream is for (chat.startStream's recipient_user_id / recipient_team_id), in DMs too. */
   recipient?: { userId: string; teamId: string };
   parts: TurnParts;
   logger: Logger;

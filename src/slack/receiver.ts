@@ -15,7 +15,7 @@
  *   `installerOptions.clientOptions` (the only path SocketModeReceiver gives its client's options).
  * - HTTP: parley owns the server (its address, its shutdown) and hands each request to Bolt's
  *   HTTPReceiver, whose signature and timestamp check answers 401 to a forgery or a stale replay;
- *   parley audits every such refusal.
+ *   parley counts and audits every such refusal.
  */
 import type { Server } from "node:http";
 import { createServer } from "node:http";
@@ -26,7 +26,7 @@ import type { Clock, TimerHandle } from "../messaging/base/clock.js";
 import type { Logger } from "../messaging/base/logger.js";
 import type { ReconnectGuardOptions } from "../messaging/base/reconnect-guard.js";
 import { ReconnectGuard } from "../messaging/base/reconnect-guard.js";
-import type { AuditSink } from "../messaging/security/audit.js";
+import type { InboundDrop, InboundDrops } from "../messaging/channel/inbound-drops.js";
 import { webClientOptions } from "./client.js";
 
 /** The context key under which an event's real acknowledgement reaches the listener. */
@@ -51,7 +51,10 @@ export interface SlackReceiverOptions {
   apiUrl: string;
   logger: Logger;
   boltLogger: BoltLogger;
-  audit: AuditSink;
+  /** Where a delivery no listener claimed is counted (Bolt's ignoreSelf, a kind parley does not read). */
+  drops: InboundDrops;
+  /** The bot's own ids (auth.test): its echo is told apart from a kind parley does not read. */
+  own: { botId: string; botUserId: string };
   clock: Clock;
   reconnect?: Omit<ReconnectGuardOptions, "clock">;
 }
@@ -101,8 +104,12 @@ export class SlackReceiver implements Receiver {
   /** Hold an event's acknowledgement for the intake; everything else passes through. */
   private async process(event: ReceiverEvent): Promise<void> {
     const app = this.app;
-    if (!app) return;
-    if ((event.body as { type?: unknown }).type !== "event_callback") return app.processEvent(event);
+    if (!app) {
+      // Bolt's receivers deliver only after init: counted should that ever change.
+      this.o.drops.record({ reason: "not_ready" });
+      return;
+    }
+    if ((event.body as { type?: unknown }).type !== "event_callback") return this.passThrough(app, event);
     let done = false;
     let declined = false;
     const held: HeldAck = {
@@ -122,11 +129,32 @@ export class SlackReceiver implements Receiver {
         customProperties: { ...event.customProperties, [HELD_ACK]: held },
       });
     } finally {
+      if (!done && !declined) this.o.drops.record(unclaimedDrop(event.body, this.o.own));
       if (!declined)
         await held
           .ack()
           .catch((error: unknown) => this.o.logger.warn("slack ack failed", { error: String(error) }));
     }
+  }
+
+  /**
+   * A press, a command, anything else: Bolt's ack as is, its listener calls it. One no listener
+   * claimed (a kind parley does not read) is counted and acknowledged, so Slack does not hold it open.
+   */
+  private async passThrough(app: Processor, event: ReceiverEvent): Promise<void> {
+    let acked = false;
+    await app.processEvent({
+      ...event,
+      ack: async (response?: unknown) => {
+        acked = true;
+        await event.ack(response as never);
+      },
+    });
+    if (acked) return;
+    this.o.drops.record(unclaimedDrop(event.body, this.o.own));
+    await event
+      .ack()
+      .catch((error: unknown) => this.o.logger.warn("slack ack failed", { error: String(error) }));
   }
 
   async start(): Promise<void> {
@@ -142,7 +170,12 @@ export class SlackReceiver implements Receiver {
       res.on("finish", () => {
         // Bolt answers 401 to a bad signature and to a stale timestamp: nothing was started.
         if (res.statusCode === 401)
-          this.o.audit.log("slack_http", "denied", { reason: "signature_or_timestamp", path: req.url ?? "" });
+          this.o.drops.record({
+            reason: "signature_or_timestamp",
+            operation: "slack_http",
+            outcome: "denied",
+            fields: { path: req.url ?? "" },
+          });
       });
       try {
         http.requestListener(req, res);
@@ -212,6 +245,26 @@ export class SlackReceiver implements Receiver {
       });
     }, delay);
   }
+}
+
+/**
+ * Why no listener took a delivery: the bot's own message (Bolt's ignoreSelf drops it before any
+ * listener), or a kind parley does not read (named by its type, an event's inner type included).
+ */
+export function unclaimedDrop(body: unknown, own: { botId: string; botUserId: string }): InboundDrop {
+  const b = (body ?? {}) as {
+    type?: unknown;
+    command?: unknown;
+    event?: { type?: unknown; subtype?: unknown };
+  };
+  const e = (b.event ?? {}) as { type?: unknown; user?: unknown; bot_id?: unknown; subtype?: unknown };
+  if ((own.botId !== "" && e.bot_id === own.botId) || (own.botUserId !== "" && e.user === own.botUserId))
+    return { reason: "bot_echo", fields: { event: String(e.type ?? "") } };
+  const outer =
+    typeof b.type === "string" ? b.type : typeof b.command === "string" ? "slash_command" : "(untyped)";
+  const inner =
+    typeof e.type === "string" ? `/${e.type}${typeof e.subtype === "string" ? `/${e.subtype}` : ""}` : "";
+  return { reason: "unknown_shape", shape: `${outer}${inner}` };
 }
 
 function splitListen(listen: string): [string, number] {

@@ -125,7 +125,8 @@ export async function start(
     apiUrl: s.apiUrl,
     logger: ctx.logger,
     boltLogger,
-    audit: ctx.audit,
+    drops: ctx.drops,
+    own: { botId: me.botId, botUserId: me.botUserId },
     clock: ctx.clock,
     ...(overrides.reconnect ? { reconnect: overrides.reconnect } : {}),
   });
@@ -171,9 +172,15 @@ function wire(app: App, events: SlackEvents, ctx: ChannelContext<SlackSettings>)
     const held = context[HELD_ACK] as HeldAck | undefined;
     const parsed = messageEventSchema.safeParse(event);
     const eventId = (body as { event_id?: unknown }).event_id;
-    if (!held) return;
-    if (!parsed.success || typeof eventId !== "string") {
-      ctx.logger.debug("slack: event dropped at the boundary", { type: (event as { type?: unknown })?.type });
+    const type = String((event as { type?: unknown } | null)?.type ?? "");
+    // Every event_callback reaches Bolt through SlackReceiver, which holds its ack.
+    if (!held) return void ctx.drops.record({ reason: "unheld", shape: type });
+    if (typeof eventId !== "string" || eventId === "") {
+      ctx.drops.record({ reason: "missing_id", fields: { event: type } });
+      return void (await held.ack());
+    }
+    if (!parsed.success) {
+      ctx.drops.record({ reason: "unknown_shape", shape: type, fields: { event: eventId } });
       return void (await held.ack());
     }
     await events.onEvent({ kind: "event", eventId, event: parsed.data }, held);
@@ -183,13 +190,13 @@ function wire(app: App, events: SlackEvents, ctx: ChannelContext<SlackSettings>)
   app.action(/^parley:/, async ({ ack, body }) => {
     await ack();
     const parsed = blockActionsSchema.safeParse(body);
-    if (!parsed.success) return void ctx.logger.debug("slack: press dropped at the boundary");
+    if (!parsed.success) return void ctx.drops.record({ reason: "unknown_shape", shape: "block_actions" });
     events.track(events.onAction(parsed.data));
   });
   app.command(ctx.settings.slashCommand, async ({ ack, body }) => {
     await ack();
     const parsed = slashCommandSchema.safeParse(body);
-    if (!parsed.success) return void ctx.logger.debug("slack: command dropped at the boundary");
+    if (!parsed.success) return void ctx.drops.record({ reason: "unknown_shape", shape: "slash_command" });
     events.track(events.onCommand(parsed.data));
   });
   app.error(async (error) => {

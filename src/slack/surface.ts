@@ -109,7 +109,7 @@ export class SlackSurface implements ChannelSurface<SlackAddress, SlackExtra> {
       api: this.o.api,
       channel: a.channel,
       threadTs: a.threadTs,
-      ...(a.dm ? {} : { recipient: { userId: a.userId, teamId: a.teamId } }),
+      ...recipientOf(a),
       // A reply no journaled message stands behind (a command's answer) is recorded nowhere.
       parts: parts ?? TurnParts.unrecorded(),
       logger: this.ctx.logger,
@@ -167,7 +167,7 @@ export class SlackSurface implements ChannelSurface<SlackAddress, SlackExtra> {
       api: this.o.api,
       channel: a.channel,
       threadTs,
-      ...(a.dm ? {} : { recipient: { userId: a.userId, teamId: a.teamId } }),
+      ...recipientOf(a),
       parts: turn.parts,
       logger: this.ctx.logger,
       audit: this.ctx.audit,
@@ -222,4 +222,13 @@ export class SlackSurface implements ChannelSurface<SlackAddress, SlackExtra> {
       },
     };
   }
+}
+
+/**
+ * Who a stream is for: Slack requires it outside a DM and accepts it in one, and Bolt's own
+ * sayStream names it everywhere (slackapi/bolt-js src/context/create-say-stream.ts). A message
+ * whose workspace is unknown names nobody (an empty team id would be refused).
+ */
+function recipientOf(a: SlackAddress): { recipient?: { userId: string; teamId: string } } {
+  return a.userId && a.teamId ? { recipient: { userId: a.userId, teamId: a.teamId } } : {};
 }

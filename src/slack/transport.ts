@@ -6,12 +6,14 @@
  * there only when the bot is mentioned, or in a thread the bot already answers. The shared base
  * runs ack -> drop bots -> normalize -> authorize and audits every refusal.
  *
- * Slack delivers every message the bot can see, so `screen` silently discards what concerns parley
- * in no way (edits and joins, channel chatter outside the bot's threads, and the `message` twin of
- * an `app_mention`, which is handled once, as the mention) BEFORE receive; a mention in a channel
- * that is not allowed still reaches receive, because that attempt is audit-worthy.
+ * Slack delivers every message the bot can see, so `screen` sets aside (counted, with the reason)
+ * what concerns parley in no way (edits and joins, channel chatter outside the bot's threads, and
+ * the `message` twin of an `app_mention`, which is handled once, as the mention) BEFORE receive; a
+ * mention in a channel that is not allowed still reaches receive, because that attempt is
+ * audit-worthy.
  */
 import { defineCapabilities } from "../messaging/channel/capabilities.js";
+import type { InboundDrop } from "../messaging/channel/inbound-drops.js";
 import type {
   ConfiguredChannelTarget,
   InboundMessage,
@@ -100,15 +102,30 @@ export class SlackTransport extends MessagingTransport<SlackEnvelope> {
     this.threads = new Set(options.earlierThreads ?? []);
   }
 
-  /** Silent pre-screen: false for traffic that concerns parley in no way (not ours to record). */
+  /**
+   * Pre-screen: false for traffic that concerns parley in no way, counted with why (before any
+   * gate: chatter in a channel is not a refusal).
+   */
   screen(envelope: SlackEnvelope): boolean {
     if (envelope.kind !== "event") return true;
-    const e = envelope.event;
-    if (!SPOKEN_SUBTYPES.has(e.subtype)) return false;
-    if (e.type === "app_mention" || isDirectChannel(e.channel, e.channel_type)) return true;
+    const drop = this.setAside(envelope.event);
+    if (drop === null) return true;
+    this.drops.record({
+      ...drop,
+      ...(envelope.event.user ? { user: envelope.event.user } : {}),
+      conversation: envelope.event.channel,
+      fields: { ...drop.fields, event: envelope.eventId },
+    });
+    return false;
+  }
+
+  private setAside(e: SlackMessageEvent): InboundDrop | null {
+    if (!SPOKEN_SUBTYPES.has(e.subtype)) return subtypeDrop(e.subtype);
+    if (e.type === "app_mention" || isDirectChannel(e.channel, e.channel_type)) return null;
     // A channel message that mentions the bot arrives again as app_mention: handled once, there.
-    if (this.mentions(e.text)) return false;
-    return e.thread_ts !== undefined && this.threads.has(threadKey(e.channel, e.thread_ts));
+    if (this.mentions(e.text)) return { reason: "duplicate", fields: { twin: "app_mention" } };
+    if (e.thread_ts !== undefined && this.threads.has(threadKey(e.channel, e.thread_ts))) return null;
+    return { reason: "not_addressed" };
   }
 
   /** The bot will answer in this thread: later replies there continue without a mention. */
@@ -304,4 +321,15 @@ export class SlackTransport extends MessagingTransport<SlackEnvelope> {
     }
     return first;
   }
+}
+
+/**
+ * A message event that is not a person saying something: an edit (parley answers what was sent),
+ * a deletion, a bot's post, or a subtype parley does not read (joins, topics…).
+ */
+function subtypeDrop(subtype: string | undefined): InboundDrop {
+  if (subtype === "message_changed") return { reason: "edited" };
+  if (subtype === "message_deleted") return { reason: "deleted" };
+  if (subtype === "bot_message") return { reason: "bot_echo" };
+  return { reason: "unknown_shape", shape: `message/${subtype}` };
 }

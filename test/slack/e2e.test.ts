@@ -17,6 +17,9 @@ describe.each(["socket", "http"] as const)("slack e2e (%s)", (mode) => {
     expect(replies).toHaveLength(1);
     expect(replies[0]?.threadTs).toBe(ts);
     expect(shown(stack.fake, DM, ts)[0]).toMatch(/^Hello there\.\nSecond line\.\n\nFinished in \d+s/);
+    const [started] = stack.fake.callsTo("chat.startStream");
     expect(stack.fake.callsTo("chat.startStream")).toHaveLength(1);
+    // Named in a DM too, as Bolt's sayStream does: the user who wrote, in their workspace.
+    expect(started?.args).toMatchObject({ recipient_user_id: ALICE, recipient_team_id: stack.fake.teamId });
   });
 });

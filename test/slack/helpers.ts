@@ -6,6 +6,7 @@
 import type { Clock } from "../../src/messaging/base/clock.js";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
 import type { GrantControl } from "../../src/messaging/channel/contract.js";
+import type { InboundDropLedger } from "../../src/messaging/channel/inbound-drops.js";
 import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import type { TitleGenerator } from "../../src/messaging/session/auto-title.js";
 import type { SessionManager } from "../../src/messaging/session/session-manager.js";
@@ -49,6 +50,8 @@ export interface Stack {
   startedKeys: string[];
   home: string;
   parley: ParleyStore;
+  /** What the channel reported as not turned into a message, per reason. */
+  dropLedger: InboundDropLedger;
   close(): Promise<void>;
 }
 
@@ -123,6 +126,7 @@ export async function startStack(o: StackOptions = {}): Promise<Stack> {
     startedKeys,
     home,
     parley,
+    dropLedger: ctx.dropLedger,
     async close() {
       await running.stop();
       if (!o.parley) await parley.close();
