@@ -12,7 +12,7 @@ import { runChannelServer } from "../mcp/channel-server.js";
 import { ParleyError } from "../messaging/base/errors.js";
 import type { ChannelEntry, GrantControl } from "../messaging/channel/contract.js";
 import { loadConfig, parseAgentCommand } from "./config.js";
-import { knownSecrets, writeDiagnostics } from "./diagnostics.js";
+import { writeDiagnostics } from "./diagnostics.js";
 import { doctor } from "./doctor.js";
 import { Gateway } from "./gateway.js";
 import { acquireHomeLock } from "./home-lock.js";
@@ -142,8 +142,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   }
   if (command === "doctor") {
     const report = await doctor(loaded, { cwd: io.cwd });
-    // The same scrub as the bundle's: a configured agent line can carry a token in its arguments.
-    const scrubDoctor = logScrubber(knownSecrets(loaded, CHANNELS));
+    // The credential redaction only (a channel line names its tenant on purpose): a configured
+    // agent line can carry a token in its arguments.
+    const scrubDoctor = logScrubber([]);
     for (const line of report.lines) io.out(String(scrubDoctor(line)));
     if (values.export) {
       const file = resolve(io.cwd, values.export);
