@@ -13,6 +13,7 @@
 import * as lark from "@larksuiteoapi/node-sdk";
 import type { Clock } from "../messaging/base/clock.js";
 import type { Logger } from "../messaging/base/logger.js";
+import type { InboundDrops } from "../messaging/channel/inbound-drops.js";
 import { sdkLogger } from "./client.js";
 
 export const MESSAGE_EVENT = "im.message.receive_v1";
@@ -26,6 +27,8 @@ export interface FeishuConnectionOptions {
   clock: Clock;
   /** Resolves once the message is journaled (the SDK then acknowledges); rejects to have it redelivered. */
   onMessage(event: unknown): Promise<void>;
+  /** Where an event of a type parley does not serve is counted (the SDK would only log it). */
+  drops: InboundDrops;
   pingTimeoutSeconds?: number;
   handshakeTimeoutMs?: number;
   /** First pause before restarting a client that gave up, doubled each time up to `restartMaxMs`. */
@@ -34,6 +37,39 @@ export interface FeishuConnectionOptions {
 }
 
 export type ConnectionState = "idle" | "connecting" | "connected" | "reconnecting" | "failed";
+
+/**
+ * The SDK's dispatcher, counting what it would pass over: an event whose type has no handler is
+ * answered as the SDK answers it (acknowledged, so Feishu does not resend it) and recorded as an
+ * unknown shape. The type is read where the SDK reads it: `header.event_type` in a v2 envelope
+ * (`schema` present), `event.type` in a v1 one (@larksuiteoapi/node-sdk@1.74.0 lib/index.js
+ * `RequestHandle.parse`).
+ */
+export class CountingDispatcher extends lark.EventDispatcher {
+  constructor(
+    params: ConstructorParameters<typeof lark.EventDispatcher>[0],
+    private readonly drops: InboundDrops,
+  ) {
+    super(params);
+  }
+
+  override async invoke(data: unknown, params?: { needCheck?: boolean }): Promise<unknown> {
+    const type = eventTypeOf(data);
+    if (!this.handles.has(type))
+      this.drops.record({ reason: "unknown_shape", shape: `event ${type.slice(0, 80)}` });
+    return super.invoke(data, params);
+  }
+}
+
+function eventTypeOf(data: unknown): string {
+  const d = (data ?? {}) as {
+    schema?: unknown;
+    header?: { event_type?: unknown };
+    event?: { type?: unknown };
+  };
+  const type = "schema" in d ? d.header?.event_type : d.event?.type;
+  return typeof type === "string" ? type : "(none)";
+}
 
 export class FeishuConnection {
   private readonly ws: lark.WSClient;
@@ -44,7 +80,10 @@ export class FeishuConnection {
 
   constructor(private readonly o: FeishuConnectionOptions) {
     const logger = sdkLogger(o.logger);
-    this.dispatcher = new lark.EventDispatcher({ logger, loggerLevel: lark.LoggerLevel.warn }).register({
+    this.dispatcher = new CountingDispatcher(
+      { logger, loggerLevel: lark.LoggerLevel.warn },
+      o.drops,
+    ).register({
       [MESSAGE_EVENT]: async (data: unknown) => {
         await o.onMessage(data);
       },

@@ -26,6 +26,11 @@ const FILE_TYPES: Readonly<Record<string, string>> = {
   sticker: "sticker",
 };
 
+/** Whether parley reads this message type at all (a card, a shared chat… it does not). */
+export function readsMessageType(type: string): boolean {
+  return type === "text" || type === "post" || Object.hasOwn(FILE_TYPES, type);
+}
+
 /** The message's content, or null for a type parley does not read (a card, a shared chat…). */
 export function readContent(
   type: string,

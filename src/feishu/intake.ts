@@ -4,7 +4,7 @@
  * the handler returns, so the SDK acknowledges only what the journal holds; the turn runs after. A
  * journal that cannot take the message makes the handler throw: the SDK answers "failed" and Feishu
  * delivers it again. An event without a message_id is dispatched and never deduplicated (no id is
- * no evidence of a repeat).
+ * no evidence of a repeat). A redelivery the journal drops is counted (`duplicate`).
  *
  * A lone 1/2/3 that quotes an approval prompt no longer open (decided, or posted before a restart)
  * is marked stale: it gets the neutral receipt instead of approving whatever newer prompt is open.
@@ -30,7 +30,7 @@ export class FeishuIntake {
   constructor(
     private readonly transport: FeishuTransport,
     private readonly hub: ConversationHub<FeishuAddress, FeishuExtra>,
-    private readonly ctx: Pick<ChannelContext, "logger">,
+    private readonly ctx: Pick<ChannelContext, "logger" | "drops">,
     private readonly o: FeishuIntakeOptions,
   ) {}
 
@@ -42,6 +42,7 @@ export class FeishuIntake {
     const outcome = await this.transport.receive(raw);
     if (outcome.status !== "dispatched") return;
     const message = outcome.message;
+    // Always there for a dispatched message (normalize stored it): the guard only narrows the type.
     const read = this.transport.readOf(message);
     if (!read) return;
     const m = read.event.message;
@@ -64,7 +65,14 @@ export class FeishuIntake {
     // The message id is what Feishu redelivers under: the dedupe key.
     const source = { platformId: m.message_id ? `message:${m.message_id}` : null };
     // Before the journal, a failure rejects (Feishu delivers it again); after it, the hub logs it.
-    await this.hub.receiveJournaled(incoming, source);
+    const ticket = await this.hub.receiveJournaled(incoming, source);
+    if (ticket === null)
+      this.ctx.drops.record({
+        reason: "duplicate",
+        user: message.userId,
+        conversation: message.conversationId,
+        fields: { message_id: m.message_id },
+      });
   }
 
   /** A lone verdict quoting a prompt that is not open now (see the module note). */

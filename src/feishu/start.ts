@@ -127,6 +127,7 @@ export async function start(
     logger,
     clock,
     onMessage: (event) => intake.onEvent(event),
+    drops: ctx.drops,
     ...overrides.connection,
   });
   connection.start();

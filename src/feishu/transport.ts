@@ -16,13 +16,14 @@ import type { TurnParts } from "../messaging/channel/delivery.js";
 import type {
   ConfiguredChannelTarget,
   InboundMessage,
+  ReceiveOutcome,
   TransportOptions,
 } from "../messaging/channel/transport.js";
 import { inboundMessage, MessagingTransport } from "../messaging/channel/transport.js";
 import type { BotIdentity, FeishuRest, OutgoingMessage } from "./client.js";
 import { FEISHU_MAX_CHARS, feishuBodies, postMessage } from "./format.js";
 import type { ReadContent } from "./inbound.js";
-import { readContent } from "./inbound.js";
+import { readContent, readsMessageType } from "./inbound.js";
 import type { FeishuMessageEvent } from "./wire.js";
 import { parseMessageEvent } from "./wire.js";
 
@@ -115,6 +116,19 @@ export class FeishuTransport extends MessagingTransport<unknown> {
   }
 
   // ── inbound ───────────────────────────────────────────────────────────────────────────────
+
+  /** A message type parley does not read is counted as that (warned once), not as unparseable. */
+  override async receive(raw: unknown): Promise<ReceiveOutcome> {
+    const event = parseMessageEvent(raw);
+    const type = event?.message.message_type ?? "";
+    if (!event || readsMessageType(type) || this.isBotAuthored(raw)) return super.receive(raw);
+    this.drops.record({
+      reason: "unknown_shape",
+      shape: `message_type ${type.slice(0, 40)}`,
+      ...(event.sender.sender_id?.open_id ? { user: event.sender.sender_id.open_id } : {}),
+    });
+    return { status: "dropped", reason: "unparseable" };
+  }
 
   protected isBotAuthored(raw: unknown): boolean {
     const event = parseMessageEvent(raw);

@@ -9,7 +9,9 @@ import { createHttp } from "../../src/feishu/client.js";
 import { FeishuConnection } from "../../src/feishu/connection.js";
 import { realClock } from "../../src/messaging/base/clock.js";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
+import { MemoryAuditSink } from "../../src/messaging/security/audit.js";
 import { FakeFeishu, type FakeFeishuOptions } from "../fakes/feishu/server.js";
+import { testDrops } from "../helpers/drops.js";
 
 let fake: FakeFeishu;
 let connection: FeishuConnection | undefined;
@@ -37,6 +39,7 @@ async function connect(
     logger,
     clock: realClock,
     onMessage,
+    drops: testDrops(new MemoryAuditSink(), "feishu"),
     restartFirstMs: 60_000,
   });
   connection.start();
