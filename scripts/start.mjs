@@ -5,7 +5,7 @@
 import { fileURLToPath } from "node:url";
 import { buildIfStale } from "./build.mjs";
 
-const COMMANDS = new Set(["start", "doctor", "help", "--help", "-h"]);
+const COMMANDS = new Set(["start", "doctor", "service", "help", "--help", "-h", "--version", "-v"]);
 
 /** The argv `parley` gets: a leading command is kept, otherwise `start` goes first. */
 export function parleyArgs(args) {

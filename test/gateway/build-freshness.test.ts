@@ -111,5 +111,7 @@ describe("npm start's arguments", () => {
     expect(parleyArgs(["doctor", "--config", "x.json"])).toEqual(["doctor", "--config", "x.json"]);
     expect(parleyArgs(["start", "--port", "9"])).toEqual(["start", "--port", "9"]);
     expect(parleyArgs(["--help"])).toEqual(["--help"]);
+    expect(parleyArgs(["service", "install", "--print"])).toEqual(["service", "install", "--print"]);
+    expect(parleyArgs(["--version"])).toEqual(["--version"]);
   });
 });
