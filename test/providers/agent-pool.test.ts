@@ -105,15 +105,23 @@ describe("sessions share a bounded pool of agent processes", () => {
     const shared = pool({ maxProcesses: 1, maxSessionsPerProcess: 1 });
     const first = session(shared);
     let stopFirst: Promise<boolean> | undefined;
+    // The first turn is stopped only once the second conversation shows its wait: on a loaded
+    // machine a bare timer could free the slot before the second one asked for it.
+    let showWait: () => void = () => {};
+    const waitShown = new Promise<void>((resolve) => {
+      showWait = resolve;
+    });
     const busy = collect(first.prompt("slow"), (e, seen) => {
       if (e.type === "text" && seen.length === 3)
-        stopFirst = new Promise((r) => setTimeout(() => r(first.cancel()), 300));
+        stopFirst = waitShown.then(() => new Promise((r) => setTimeout(() => r(first.cancel()), 300)));
     });
     await vi.waitFor(() => expect(first.hasActiveTurn()).toBe(true));
     const second = session(shared);
     await second.start(); // returns without a slot: the wait belongs to the turn, where it is visible
     expect(second.isAttached).toBe(false);
-    const events = await collect(second.prompt("me too"));
+    const events = await collect(second.prompt("me too"), (e) => {
+      if (e.type === "agent_wait") showWait();
+    });
     expect(events[0]).toEqual({ type: "agent_wait", position: 1 });
     expect(answerOf(events)).toBe("answer 1: me too | history: ");
     expect((await busy).at(-1)).toEqual({ type: "complete", stopReason: "cancelled" });
