@@ -65,14 +65,8 @@ export class FeishuIntake {
     // The message id is what Feishu redelivers under: the dedupe key.
     const source = { platformId: m.message_id ? `message:${m.message_id}` : null };
     // Before the journal, a failure rejects (Feishu delivers it again); after it, the hub logs it.
-    const ticket = await this.hub.receiveJournaled(incoming, source);
-    if (ticket === null)
-      this.ctx.drops.record({
-        reason: "duplicate",
-        user: message.userId,
-        conversation: message.conversationId,
-        fields: { message_id: m.message_id },
-      });
+    // A redelivery the journal already holds is counted there ("redelivered"), not again here.
+    await this.hub.receiveJournaled(incoming, source);
   }
 
   /** A lone verdict quoting a prompt that is not open now (see the module note). */

@@ -42,16 +42,9 @@ export class IMessageIntake {
           incoming,
           { platformId: `guid:${row.guid}` },
           {
-            onAccepted: (ticket) => {
+            // A replay the window no longer knew is counted by the journal ("redelivered").
+            onAccepted: () => {
               journaled = true;
-              // null: the journal holds this guid already (a replay the window no longer knew).
-              if (ticket === null)
-                this.ctx.drops.record({
-                  reason: "duplicate",
-                  user: message.userId,
-                  conversation: message.conversationId,
-                  fields: { guid: row.guid },
-                });
               resolve();
             },
           },

@@ -20,7 +20,6 @@
 import type { TurnContext } from "botbuilder";
 import type { ChannelContext } from "../messaging/channel/contract.js";
 import type { ConversationHub } from "../messaging/channel/hub.js";
-import type { IntakeTicket } from "../messaging/channel/journal.js";
 import { approvalOutcomeLabel } from "../messaging/channel/render-kit.js";
 import type { IncomingMessage } from "../messaging/channel/surface.js";
 import type { CardPress, ChoiceBook } from "./cards.js";
@@ -198,11 +197,9 @@ export class TeamsIntake {
   private receive(incoming: IncomingMessage<TeamsAddress>, a: TeamsActivity): Promise<void> {
     return new Promise<void>((resolve, reject) => {
       let journaled = false;
-      const onAccepted = (ticket: IntakeTicket | null | undefined) => {
+      // A copy the journal kept already (a restart, another gateway) is counted there ("redelivered").
+      const onAccepted = () => {
         journaled = true;
-        // The journal kept the first copy (this process had not seen it: a restart, another gateway).
-        if (ticket === null)
-          this.o.ctx.drops.record({ reason: "replayed_activity", fields: { activity_type: a.type } });
         this.remember(a);
         resolve();
       };

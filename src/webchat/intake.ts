@@ -114,11 +114,9 @@ export class WebChatFrames {
         { platformId: clientId ? `${id}:${clientId}` : null },
         {
           onAccepted: (ticket) => {
-            // A redelivery was shown (and answered) already; it only needs its acknowledgement again.
-            if (ticket === null) {
-              this.ctx.drops.record({ reason: "duplicate", conversation: id });
-              if (extra) this.surface.release(extra.held);
-            }
+            // A redelivery was shown (and answered) already; it only needs its acknowledgement again
+            // (the journal counted it as "redelivered").
+            if (ticket === null && extra) this.surface.release(extra.held);
             if (ticket !== null) showUser(ticket?.turnId);
             if (clientId) conn.send({ type: "accepted", id: clientId });
           },

@@ -95,12 +95,7 @@ export class WeComIntake {
       },
       // No msgid is no evidence of a duplicate: such a frame is never suppressed.
       { platformId: m.messageId !== undefined ? `msgid:${m.messageId}` : null },
-      {
-        // null: the journal already has this msgid (audited there); counted here as a drop.
-        onAccepted: (ticket) => {
-          if (ticket === null) this.drop(frame, "duplicate");
-        },
-      },
+      // A msgid the journal already holds is counted there ("redelivered"), not again here.
     );
   }
 }

@@ -8,7 +8,6 @@
  * A redelivery the journal drops is counted (`duplicate`); the transport counts every other drop.
  */
 import type { ConversationHub } from "../messaging/channel/hub.js";
-import type { InboundDrops } from "../messaging/channel/inbound-drops.js";
 import type { IncomingMessage } from "../messaging/channel/surface.js";
 import type { PeerState } from "./peers.js";
 import type { WeixinAddress, WeixinExtra } from "./surface.js";
@@ -19,7 +18,6 @@ export class WeixinIntake {
     private readonly transport: WeixinTransport,
     private readonly hub: ConversationHub<WeixinAddress, WeixinExtra>,
     private readonly peers: PeerState,
-    private readonly drops: InboundDrops,
   ) {}
 
   async onMessage(raw: unknown): Promise<void> {
@@ -41,13 +39,7 @@ export class WeixinIntake {
       ...(message.messageId ? { messageId: message.messageId } : {}),
     };
     const source = { platformId: message.messageId ? `message:${message.messageId}` : null };
-    const ticket = await this.hub.receiveJournaled(incoming, source);
-    if (ticket === null)
-      this.drops.record({
-        reason: "duplicate",
-        user: message.userId,
-        conversation: message.conversationId,
-        fields: { message_id: message.messageId },
-      });
+    // A redelivery the journal already holds is counted there ("redelivered"), not again here.
+    await this.hub.receiveJournaled(incoming, source);
   }
 }

@@ -288,10 +288,8 @@ export class WhatsAppIntake {
         incoming,
         { platformId, receivedAtMs },
         {
-          onAccepted: (ticket) => {
-            // null: the journal has this message id already (a redelivery after a reconnect).
-            if (ticket === null)
-              this.o.ctx.drops.record({ reason: "duplicate", conversation: incoming.address.chat });
+          // A redelivery after a reconnect is counted by the journal ("redelivered").
+          onAccepted: () => {
             resolve();
           },
         },

@@ -93,9 +93,11 @@ describe("web chat: inbound drops are counted", () => {
     await vi.waitFor(() => expect(accepted(page.frames)).toEqual(["m1"]));
     page.ws.send(frame);
     await vi.waitFor(() => expect(accepted(page.frames)).toEqual(["m1", "m1"]));
-    expect(c.drops.count("webchat", "duplicate")).toBe(1);
-    expect(c.audit.find("inbound", "dropped").map((r) => r.fields)).toEqual([
-      { channel: "webchat", reason: "duplicate", conversation: "c1" },
+    // Counted once, by the journal (the channel does not count it again).
+    expect(c.drops.count("webchat", "redelivered")).toBe(1);
+    expect(c.drops.count("webchat", "duplicate")).toBe(0);
+    expect(c.audit.find("intake", "dropped").map((r) => [r.fields.reason, r.fields.conversation])).toEqual([
+      ["redelivered", "c1"],
     ]);
     await vi.waitFor(() => expect(c.provider.prompts).toEqual(["hello"]));
   });

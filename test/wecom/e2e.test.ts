@@ -98,15 +98,19 @@ describe("the msgid dedupe", () => {
     await shown("answer one");
     lab.fake.callback({ msgid: "m-dup", text: "hello" });
     const count = (reason: string) => c.dropLedger.count("wecom", reason);
-    await vi.waitFor(() => expect(count("duplicate")).toBe(1));
+    // Each callback frame has its own req_id (which the journal keeps to answer on), so WeCom's
+    // redelivery is the same msgid with a changed payload; counted once, by the journal.
+    await vi.waitFor(() => expect(count("redelivered_changed")).toBe(1));
+    expect(count("duplicate")).toBe(0);
     expect(count("unknown_shape")).toBe(1);
     expect(count("event_unanswered")).toBe(1);
     await c.running.intake.stop();
     lab.fake.callback({ msgid: "m-late", text: "too late" });
     await vi.waitFor(() => expect(count("stopping")).toBe(1));
     expect(c.audit.find("inbound", "dropped").map((e) => e.fields.reason)).toEqual(
-      expect.arrayContaining(["unknown_shape", "event_unanswered", "duplicate", "stopping"]),
+      expect.arrayContaining(["unknown_shape", "event_unanswered", "stopping"]),
     );
+    expect(c.audit.find("intake", "dropped").map((e) => e.fields.reason)).toEqual(["redelivered_changed"]);
   });
 
   it("dedupes AFTER authorization: a stranger's frame cannot occupy a msgid an allowed user's message carries", async () => {

@@ -306,7 +306,8 @@ describe("nothing silent at intake", () => {
       "the answer",
     );
     lab.fake.deliver([first], "append");
-    await vi.waitFor(() => expect(c.dropLedger.count("whatsapp", "duplicate")).toBe(1));
+    await vi.waitFor(() => expect(c.dropLedger.count("whatsapp", "redelivered")).toBe(1));
+    expect(c.dropLedger.count("whatsapp", "duplicate")).toBe(0);
     expect(c.dropLedger.count("whatsapp", "unknown_shape")).toBe(1);
     expect(c.dropLedger.count("whatsapp", "not_a_message")).toBe(1);
     expect(lab.fake.visible(self).filter((v) => v.startsWith("once"))).toHaveLength(1);

@@ -126,10 +126,13 @@ export class ChannelJournal<A, P> {
       receivedAtMs,
     });
     if (result.kind === "duplicate") {
-      // A platform's redelivery of what the journal holds: counted apart from a channel's own duplicates.
+      // A platform's redelivery of what the journal holds: counted here, once, for every channel (a
+      // channel counts only what its own window catches before the journal, as "duplicate").
       this.o.drops.record({
         reason: result.samePayload ? "redelivered" : "redelivered_changed",
         operation: "intake",
+        user: message.userId,
+        conversation: this.o.surface.conversation(message.address).route,
         fields: { intake: result.id },
       });
       return null;
