@@ -124,8 +124,20 @@ describe("progress", () => {
     expect(calls(folder.requests(), "read")).toHaveLength(1);
   });
 
-  it("neither is used when the status snapshot does not list it", async () => {
-    const folder = lab.folder({ methods: ["status", "watch.subscribe", "send"] });
+  it("neither is used when imsg status --json does not list it", async () => {
+    const folder = lab.folder({ methods: ["chats.list", "watch.subscribe", "send"] });
+    await lab.channel({
+      turns: () => [[{ delayMs: 200 }, text("quiet"), done]],
+      overrides: { typingEveryMs: 50 },
+    });
+    await folder.incoming(OWNER, "hi");
+    await waitFor(() => folder.sent(OWNER).length === 1, "the answer");
+    expect(calls(folder.requests(), "typing")).toEqual([]);
+    expect(calls(folder.requests(), "read")).toEqual([]);
+  });
+
+  it("neither is used when imsg status --json reports no advanced features (no IMCore bridge)", async () => {
+    const folder = lab.folder({ advancedFeatures: false });
     await lab.channel({
       turns: () => [[{ delayMs: 200 }, text("quiet"), done]],
       overrides: { typingEveryMs: 50 },
