@@ -1,7 +1,7 @@
 /**
  * Sending against the fake: a failed send backs off (per handle, capped) and is tried again, and is
  * reported (audited, and raised once every try failed); sends to one handle never overlap; a send
- * answered without an id is a success; typing is probed from the status snapshot, refreshed during
+ * answered without an id is a success; typing is gated on `imsg status --json`, refreshed during
  * the turn and off for good at its first rejection, and read receipts alike.
  */
 import { describe, expect, it } from "vitest";

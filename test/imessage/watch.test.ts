@@ -42,6 +42,16 @@ describe("the watch", () => {
     expect(c.running.feed.cursor).toBe(folder.lastRowid());
   });
 
+  it("a bufferLimit left in an old config still loads, is warned about, and sends no buffer_limit", async () => {
+    const folder = lab.folder();
+    const c = await lab.channel({ section: { bufferLimit: 16 }, turns: answers(1) });
+    expect(c.logger.entries.some((e) => e.message.includes("bufferLimit has no effect"))).toBe(true);
+    const subscribes = folder
+      .requests()
+      .filter((r) => r.method === "watch.subscribe" && r.answered === undefined);
+    expect(subscribes.map((r) => r.params)).toEqual([{ attachments: false }]);
+  });
+
   it("a replayed row is answered once", async () => {
     const folder = lab.folder();
     const c = await lab.channel({ turns: answers(3) });
