@@ -1,6 +1,6 @@
 /**
- * `parley doctor` for iMessage: the executable and what it answers (version, methods, bridge
- * readiness), the host (macOS version, or `supported: false` and why), and whether the Messages
+ * `parley doctor` for iMessage: the executable and what `imsg status --json` reports (version, rpc
+ * methods, advanced features), the host (macOS version, or `supported: false` and why), and whether the Messages
  * database is readable (Full Disk Access). Runs the same argv the channel runs, and stops it by
  * closing its stdin.
  */
@@ -43,7 +43,7 @@ export async function checkIMessage(
     const status = await client.start();
     lines.push(`✓ executable: ${settings.cliPath} (imsg ${status.version})`);
     lines.push(
-      `- methods: ${status.methods.join(", ") || "(none listed)"}; bridge ready: ${status.bridgeReady ? "yes" : "no"}`,
+      `- methods: ${status.methods.join(", ") || "(none listed)"}; advanced features (typing, read receipts): ${status.advancedFeatures ? "yes" : "no"}`,
     );
   } catch (error) {
     healthy = false;

@@ -2,23 +2,31 @@
  * The imsg child: spawned by argv (never a shell) as `<cliPath> rpc [--db <dbPath>]`, spoken to
  * through the framing (rpc.ts). Its stderr goes to the debug log, redacted. Closing stdin is the
  * quiescent stop (imsg exits when its input ends); a child that dies on its own is started again
- * with capped backoff, and `onStarted` runs after every start that answered the status snapshot
- * (the watch resubscribes there). The child gets a minimal environment: no secret of the gateway's
- * reaches it.
+ * with capped backoff, and `onStarted` runs after every start whose handshake answered (the watch
+ * resubscribes there). imsg's rpc mode has no status method (steipete/imsg Sources/imsg/RPCServer.swift
+ * dispatches none), so a start asks two real things: `imsg status --json` once, for the version and
+ * the rpc methods the binary lists (`rpc_methods`), and `chats.list` over the new child as the
+ * handshake (a child whose database did not open answers every request with an error,
+ * Sources/imsg/RPCStartupErrorServer.swift, so the handshake names the reason). The children get a
+ * minimal environment: no secret of the gateway's reaches them.
  */
-import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
+import { type ChildProcessWithoutNullStreams, execFile, spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 import type { Clock } from "../messaging/base/clock.js";
 import type { Logger } from "../messaging/base/logger.js";
 import type { InboundDrops } from "../messaging/channel/inbound-drops.js";
 import { redactAll } from "../messaging/security/redact.js";
 import { RpcLink } from "./rpc.js";
-import { type ImsgStatus, parseStatus } from "./wire.js";
+import { type ImsgStatus, parseStatus, UNKNOWN_STATUS } from "./wire.js";
 
 /** What the child may see of the environment: enough to find itself and its home, nothing secret. */
 const CHILD_ENV_KEYS = ["PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "TMPDIR"] as const;
 /** How long a quiescent stop waits for the child to exit after its stdin closed, before SIGKILL. */
 const STOP_GRACE_MS = 3_000;
+/** `imsg status --json` probes the bridge with a 3 s timeout of its own; past this it is wedged. */
+const STATUS_TIMEOUT_MS = 10_000;
+/** A status report is one JSON line; anything far larger is not one. */
+const STATUS_MAX_BYTES = 1024 * 1024;
 
 export interface ImsgClientOptions {
   cliPath: string;
@@ -28,7 +36,7 @@ export interface ImsgClientOptions {
   onNotification(method: string, params: unknown): void;
   /** Where a line the link skips is counted; absent only for doctor's probe (it subscribes to nothing). */
   drops?: InboundDrops | undefined;
-  /** After every start (the first and each restart) whose status snapshot answered. */
+  /** After every start (the first and each restart) whose handshake answered. */
   onStarted(status: ImsgStatus, restarted: boolean): Promise<void>;
   /** Told when the child is up (true) or down (false, with why). */
   onState?(running: boolean, reason?: string): void;
@@ -40,6 +48,31 @@ export interface ImsgClientOptions {
 /** The argv a child is started with (exported for doctor, which runs the same command). */
 export function imsgArgv(cliPath: string, dbPath?: string): { file: string; args: string[] } {
   return { file: cliPath, args: ["rpc", ...(dbPath ? ["--db", dbPath] : [])] };
+}
+
+/** The argv of the capability report (a separate, short-lived run: not part of the rpc mode). */
+export function statusArgv(cliPath: string): { file: string; args: string[] } {
+  return { file: cliPath, args: ["status", "--json"] };
+}
+
+/** `imsg status --json`, parsed; rejects when it cannot run or prints no JSON object. */
+export function readStatus(cliPath: string): Promise<ImsgStatus> {
+  const { file, args } = statusArgv(cliPath);
+  return new Promise((resolve, reject) => {
+    execFile(
+      file,
+      args,
+      { env: childEnv(), shell: false, timeout: STATUS_TIMEOUT_MS, maxBuffer: STATUS_MAX_BYTES },
+      (error, stdout) => {
+        if (error) return reject(error);
+        try {
+          resolve(parseStatus(JSON.parse(String(stdout).trim())));
+        } catch (parseError) {
+          reject(new Error(`imsg status --json printed no JSON: ${String(parseError)}`));
+        }
+      },
+    );
+  });
 }
 
 export function childEnv(): NodeJS.ProcessEnv {
@@ -61,12 +94,12 @@ export class ImsgClient {
     this.backoffMs = o.restartFirstMs ?? 500;
   }
 
-  /** The latest status snapshot (null before the first answered). */
+  /** The latest status report (null before the first start). */
   get status(): ImsgStatus | null {
     return this.latest;
   }
 
-  /** Spawn and read the status snapshot; rejects when the first start fails (not found, not answering). */
+  /** Read the status report, spawn and handshake; rejects when the first start fails (not found, not answering). */
   async start(): Promise<ImsgStatus> {
     return this.launch();
   }
@@ -90,6 +123,13 @@ export class ImsgClient {
   }
 
   private async launch(): Promise<ImsgStatus> {
+    const status = await readStatus(this.o.cliPath).catch((error: unknown) => {
+      // An install without the report still runs rpc; only the optional signals stay off.
+      this.o.logger.warn("imsg: `status --json` failed; typing and read receipts stay off", {
+        error: String(error),
+      });
+      return UNKNOWN_STATUS;
+    });
     const { file, args } = imsgArgv(this.o.cliPath, this.o.dbPath);
     const child = spawn(file, args, { stdio: ["pipe", "pipe", "pipe"], env: childEnv(), shell: false });
     this.child = child;
@@ -115,7 +155,8 @@ export class ImsgClient {
     });
     child.once("exit", (code, signal) => this.exited(child, link, `exited (${signal ?? code})`));
     child.once("error", (error) => this.exited(child, link, String(error)));
-    const status = parseStatus(await Promise.race([link.request("status"), failed]));
+    // The smallest real request that needs the database open: the handshake.
+    await Promise.race([link.request("chats.list", { limit: 1 }), failed]);
     this.latest = status;
     const restarted = this.started > 0;
     this.started += 1;

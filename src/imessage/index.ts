@@ -13,8 +13,6 @@ import { normalizeHandle } from "./handles.js";
 /** The services `send` takes; one constant for the schema and the wire. */
 export const IMESSAGE_SERVICES = ["imessage", "sms", "auto"] as const;
 export const DEFAULT_CLI_PATH = "imsg";
-/** imsg's own default subscription bound; a burst beyond it ends the subscription with an overflow. */
-export const DEFAULT_BUFFER_LIMIT = 256;
 
 /** A path that becomes argv: a line break or NUL would corrupt the argument rather than be quoted. */
 const argvPath = z
@@ -44,8 +42,12 @@ export const imessageSettingsSchema = z.strictObject({
   owner: handle.optional(),
   service: z.enum(IMESSAGE_SERVICES).default("auto"),
   queueMode: queueModeSetting,
-  /** The subscription's bound (imsg's `buffer_limit`). */
-  bufferLimit: z.number().int().min(16).max(10_000).default(DEFAULT_BUFFER_LIMIT),
+  /**
+   * Deprecated, no effect: real imsg has no subscription bound (its watch reads the database from a
+   * cursor, steipete/imsg Sources/IMsgCore/MessageWatcher.swift). Still accepted so an existing
+   * config keeps loading; the channel warns at start.
+   */
+  bufferLimit: z.number().int().optional(),
 });
 
 export type IMessageSettings = z.infer<typeof imessageSettingsSchema>;

@@ -1,16 +1,19 @@
 /**
  * Typing indicators and read receipts: the only progress signals iMessage has (nothing sent can be
- * edited). Each is used only when the status snapshot lists its method (the surface usable now) and
- * is switched off for good at its first rejection, quietly: their parameters are not part of imsg's
- * documented surface, so a rejection means "not on this install", not "try again".
+ * edited). Each is used only when `imsg status --json` lists its method in `rpc_methods` and reports
+ * `advanced_features` (both go through the IMCore bridge, steipete/imsg
+ * Sources/imsg/Commands/StatusCommand.swift), and is switched off for good at its first rejection,
+ * quietly: a rejection means "not on this install", not "try again".
  */
 import type { Logger } from "../messaging/base/logger.js";
 import type { ImsgCalls } from "./transport.js";
+import type { ImsgStatus } from "./wire.js";
 
 type Signal = "typing" | "read";
 
 export class Presence {
   private methods = new Set<string>();
+  private bridge = false;
   private readonly off = new Set<Signal>();
   /** One request of a kind at a time: a refresh never piles onto one imsg has not answered yet. */
   private readonly inFlight = new Set<Signal>();
@@ -20,13 +23,15 @@ export class Presence {
     private readonly logger: Logger,
   ) {}
 
-  /** The methods the latest status snapshot listed. */
-  setMethods(methods: readonly string[]): void {
-    this.methods = new Set(methods);
+  /** What the latest status report said. */
+  setStatus(status: ImsgStatus): void {
+    this.methods = new Set(status.methods);
+    this.bridge = status.advancedFeatures;
   }
 
   available(signal: Signal): boolean {
-    return this.methods.has(signal) && !this.off.has(signal);
+    // Listed is not usable: imsg lists every rpc method always; the bridge decides if these work.
+    return this.methods.has(signal) && this.bridge && !this.off.has(signal);
   }
 
   /** Show "typing…" to `handle` (it lapses on its own; refresh it while the turn runs). */

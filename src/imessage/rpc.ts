@@ -153,16 +153,19 @@ export class RpcLink {
       });
       return;
     }
-    const error = f.error as { code?: unknown; message?: unknown } | undefined;
-    if (error && typeof error === "object")
+    const error = f.error as { code?: unknown; message?: unknown; data?: unknown } | undefined;
+    if (error && typeof error === "object") {
+      const message = typeof error.message === "string" ? error.message : "error";
+      // imsg's `message` is the fixed JSON-RPC text; the reason is in `data` (RPCServer+Support.swift).
+      const data = typeof error.data === "string" && error.data !== "" ? `: ${error.data.slice(0, 300)}` : "";
       pending.reject(
         new ImsgRpcError(
           pending.method,
           typeof error.code === "number" ? error.code : -32000,
-          typeof error.message === "string" ? error.message : "error",
+          `${message}${data}`,
         ),
       );
-    else pending.resolve(f.result);
+    } else pending.resolve(f.result);
   }
 
   private settle(id: number): Pending | undefined {

@@ -60,6 +60,9 @@ export async function start(
       `imessage cannot run here: ${platform.reason ?? "unsupported host"}`,
     );
   const { clock, logger } = ctx;
+  // Said, not ignored quietly: the operator set it expecting an effect it never had on real imsg.
+  if (s.bufferLimit !== undefined)
+    logger.warn("imessage: bufferLimit has no effect (imsg has no subscription bound); remove it");
 
   // The child is created below; everything that calls it goes through this late-bound view.
   let client: ImsgClient | null = null;
@@ -105,7 +108,6 @@ export async function start(
   const feed = new WatchFeed({
     imsg,
     cursor: ctx.durable?.state.cursors,
-    bufferLimit: s.bufferLimit,
     clock,
     logger,
     drops: ctx.drops,
@@ -124,9 +126,9 @@ export async function start(
     onNotification: (method, params) => feed.onNotification(method, params),
     drops: ctx.drops,
     onStarted: async (status, restarted) => {
-      presence.setMethods(status.methods);
+      presence.setStatus(status);
       if (restarted) logger.info("imessage: imsg restarted");
-      if (watching) await feed.subscribe();
+      if (watching) await feed.onChildStarted();
     },
     ...(overrides.restartFirstMs === undefined ? {} : { restartFirstMs: overrides.restartFirstMs }),
     ...(overrides.restartMaxMs === undefined ? {} : { restartMaxMs: overrides.restartMaxMs }),

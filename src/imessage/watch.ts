@@ -6,35 +6,35 @@
  * whose handling failed (the journal could not take it) stops the feed: it resubscribes from the
  * cursor after a pause, and the journal drops what it already holds.
  *
- * The subscription is bounded (`buffer_limit`). Full, it ENDS with one terminal `watch.overflow`
- * carrying `resume_after_rowid`; the feed resubscribes there with capped backoff rather than go
- * silent. That cursor is at or before the first dropped row, so replays are expected: a window of
- * the last 1,024 guids (above the buffer) skips them before any gate, and the journal's own
- * platform-id dedupe (durable across restarts) is the backstop.
- *
- * imsg ends a subscription whose stream failed with an `error` notification (steipete/imsg
- * Sources/imsg/RPCServer+Handlers.swift `handleWatchSubscribe`): the feed resubscribes from the
- * cursor, as after an overflow. Every notification and row not handed on is counted (`drops`).
+ * imsg's watch has no buffer to overflow: it reads the Messages database after an exclusive
+ * `since_rowid` cursor in batches of 100 per poll (steipete/imsg Sources/IMsgCore/MessageWatcher.swift),
+ * so a burst arrives late, never lost. Without `since_rowid` it starts at the newest row (from now).
+ * It ends a subscription whose stream failed with an `error` notification
+ * (Sources/imsg/RPCServer+Handlers.swift `handleWatchSubscribe`): the feed resubscribes from the
+ * cursor with capped backoff. A resubscription while the old one still runs unsubscribes it first
+ * (`watch.unsubscribe`), or both would deliver. Replays (a restart between journal and cursor) are
+ * skipped by a window of the last 1,024 guids before any gate; the journal's own platform-id dedupe
+ * (durable across restarts) is the backstop. Every notification and row not handed on is counted
+ * (`drops`).
  */
 import type { Clock } from "../messaging/base/clock.js";
 import type { Logger } from "../messaging/base/logger.js";
 import type { InboundDrops } from "../messaging/channel/inbound-drops.js";
 import type { CursorStore } from "../messaging/store/port.js";
 import type { ImsgCalls } from "./transport.js";
-import { type ImsgMessage, parseMessage, parseOverflow, parseWatchError } from "./wire.js";
+import { type ImsgMessage, parseMessage, parseWatchError } from "./wire.js";
 
 /** The cursor's name in the store. */
 export const IMESSAGE_CURSOR = "imessage.watch";
-/** Guids remembered for replay dedupe: deliberately larger than any buffer_limit default (256). */
+/** Guids remembered for replay dedupe: ten of imsg's poll batches (100 rows each). */
 export const DEDUPE_WINDOW = 1024;
-/** After this long without an overflow, resubscription backoff starts from its first step again. */
+/** After this long without an ended subscription, resubscription backoff starts from its first step again. */
 const QUIET_RESET_MS = 60_000;
 
 export interface WatchFeedOptions {
   imsg: ImsgCalls;
   /** Absent: kept in memory only (a restart watches from now). */
   cursor?: CursorStore | undefined;
-  bufferLimit: number;
   clock: Clock;
   logger: Logger;
   drops: InboundDrops;
@@ -75,7 +75,7 @@ export class WatchFeed {
   private backoffMs: number;
   private timer: unknown = null;
   private stopped = false;
-  private lastOverflowAt = Number.NEGATIVE_INFINITY;
+  private lastEndAt = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly o: WatchFeedOptions) {
     this.backoffMs = o.resubscribeFirstMs ?? 250;
@@ -95,20 +95,30 @@ export class WatchFeed {
   async subscribe(since: number | undefined = this.low): Promise<void> {
     if (this.stopped) return;
     this.generation += 1;
+    const previous = this.subscription;
     this.subscription = null;
+    if (previous !== null)
+      await this.o.imsg.request("watch.unsubscribe", { subscription: previous }).catch((error: unknown) => {
+        // Its rows still come; they name the old subscription and are counted stale, not handled.
+        this.o.logger.warn("imessage: unsubscribing the previous watch failed", { error: String(error) });
+      });
     const result = (await this.o.imsg.request("watch.subscribe", {
       ...(since === undefined ? {} : { since_rowid: since }),
-      buffer_limit: this.o.bufferLimit,
       attachments: false,
     })) as { subscription?: unknown } | null;
     this.subscription = typeof result?.subscription === "number" ? result.subscription : null;
     this.o.logger.info(`imessage: watching from row ${since ?? "now"}`);
   }
 
+  /** A new child started: the old subscription died with the old child, so none is unsubscribed. */
+  async onChildStarted(): Promise<void> {
+    this.subscription = null;
+    await this.subscribe();
+  }
+
   /** The child's notifications. */
   onNotification(method: string, params: unknown): void {
     if (method === "message") this.onMessage(params);
-    else if (method === "watch.overflow") this.onOverflow(params);
     else if (method === "error") this.onWatchError(params);
     else this.o.drops.record({ reason: "unknown_shape", shape: `notification ${method.slice(0, 64)}` });
   }
@@ -120,24 +130,14 @@ export class WatchFeed {
     else this.enqueue(n.message, this.generation);
   }
 
-  private onOverflow(params: unknown): void {
-    const n = parseOverflow(params);
-    if (!n) this.o.drops.record({ reason: "unknown_shape", shape: "watch.overflow" });
-    else if (this.isStale(n.subscription)) this.stale();
-    else {
-      this.o.logger.warn(`imessage: the watch overflowed; resubscribing after row ${n.resumeAfterRowid}`);
-      this.lastOverflowAt = this.o.clock.now();
-      this.endAfterQueued(n.resumeAfterRowid);
-    }
-  }
-
   private onWatchError(params: unknown): void {
     const n = parseWatchError(params);
     if (!n) this.o.drops.record({ reason: "unknown_shape", shape: "error" });
     else if (this.isStale(n.subscription)) this.stale();
     else {
       this.o.logger.warn(`imessage: the watch ended with an error; resubscribing (${n.message})`);
-      this.endAfterQueued(undefined);
+      this.lastEndAt = this.o.clock.now();
+      this.endAfterQueued();
     }
   }
 
@@ -153,13 +153,13 @@ export class WatchFeed {
 
   /**
    * The subscription ended: rows already delivered are still handled in order, then the feed
-   * resubscribes after `resumeAfter` (the cursor when imsg names none).
+   * resubscribes from the cursor they advanced.
    */
-  private endAfterQueued(resumeAfter: number | undefined): void {
+  private endAfterQueued(): void {
     this.subscription = null;
     const generation = this.generation;
     this.chain = this.chain.then(() => {
-      if (generation === this.generation) this.resubscribeLater(resumeAfter ?? this.low);
+      if (generation === this.generation) this.resubscribeLater(this.low);
     });
   }
 
@@ -196,8 +196,8 @@ export class WatchFeed {
         }
         this.window.add(row.guid);
       }
-      // Consecutive overflows back off further; a quiet minute since the last one starts afresh.
-      if (this.o.clock.now() - this.lastOverflowAt > QUIET_RESET_MS)
+      // Consecutive ended watches back off further; a quiet minute since the last one starts afresh.
+      if (this.o.clock.now() - this.lastEndAt > QUIET_RESET_MS)
         this.backoffMs = this.o.resubscribeFirstMs ?? 250;
       await this.advance(row.rowid);
     });

@@ -1,15 +1,20 @@
 /**
- * What imsg's rpc mode says, read defensively (the executable is trusted, its output is still
- * parsed, never cast): the status snapshot, a watched message, the terminal overflow notice, a
- * send's result. Field names follow imsg's rpc document (snake_case on the wire).
+ * What imsg says, read defensively (the executable is trusted, its output is still parsed, never
+ * cast): the `imsg status --json` report, a watched message, a watch's `error` notice, a send's
+ * result. Field names are steipete/imsg's (snake_case on the wire); docs/channels/imessage.md
+ * "## Wire" names the source file of each.
  */
 import { z } from "zod";
 
-/** What the status snapshot says about the bridge: its version, the methods usable now, readiness. */
+/**
+ * What `imsg status --json` reports (imsg's rpc mode has no status method): its version, the rpc
+ * methods the binary exposes, and whether the IMCore bridge that typing and read receipts need is
+ * available.
+ */
 export interface ImsgStatus {
   version: string;
   methods: readonly string[];
-  bridgeReady: boolean;
+  advancedFeatures: boolean;
 }
 
 /** One row of the Messages database as the watch reports it. */
@@ -26,8 +31,8 @@ export interface ImsgMessage {
 
 const statusSchema = z.looseObject({
   version: z.string().optional(),
-  methods: z.array(z.string()).optional(),
-  bridge: z.looseObject({ ready: z.boolean().optional() }).optional(),
+  rpc_methods: z.array(z.string()).optional(),
+  advanced_features: z.boolean().optional(),
 });
 
 const messageSchema = z.looseObject({
@@ -42,10 +47,6 @@ const messageSchema = z.looseObject({
 });
 
 const messageNotification = z.looseObject({ subscription: z.number().int(), message: messageSchema });
-const overflowNotification = z.looseObject({
-  subscription: z.number().int().optional(),
-  resume_after_rowid: z.number().int().nonnegative(),
-});
 /** imsg's `error` notification: the subscription's stream failed and ended. */
 const watchErrorNotification = z.looseObject({
   subscription: z.number().int().optional(),
@@ -55,13 +56,16 @@ const sendResult = z
   .looseObject({ ok: z.boolean().optional(), id: z.unknown(), guid: z.unknown() })
   .nullable();
 
+/** Nothing known: no optional method is used (typing and read receipts stay off). */
+export const UNKNOWN_STATUS: ImsgStatus = { version: "unknown", methods: [], advancedFeatures: false };
+
 export function parseStatus(result: unknown): ImsgStatus {
   const s = statusSchema.safeParse(result);
-  if (!s.success) return { version: "unknown", methods: [], bridgeReady: false };
+  if (!s.success) return UNKNOWN_STATUS;
   return {
     version: s.data.version ?? "unknown",
-    methods: s.data.methods ?? [],
-    bridgeReady: s.data.bridge?.ready ?? false,
+    methods: s.data.rpc_methods ?? [],
+    advancedFeatures: s.data.advanced_features ?? false,
   };
 }
 
@@ -82,15 +86,6 @@ export function parseMessage(params: unknown): { subscription: number; message: 
       isGroup: m.is_group === true || (m.participants?.length ?? 0) > 1,
       ...(m.chat_id === undefined ? {} : { chatId: m.chat_id }),
     },
-  };
-}
-
-export function parseOverflow(params: unknown): { subscription?: number; resumeAfterRowid: number } | null {
-  const n = overflowNotification.safeParse(params);
-  if (!n.success) return null;
-  return {
-    ...(n.data.subscription === undefined ? {} : { subscription: n.data.subscription }),
-    resumeAfterRowid: n.data.resume_after_rowid,
   };
 }
 

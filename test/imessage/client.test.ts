@@ -24,7 +24,16 @@ describe("the imsg child", () => {
     const logger = new MemoryLogger();
     const client = imsgClientOn(folder, logger);
     const status = await client.start();
-    expect(status.version).toBe("0.4.0-fake");
+    // The version comes from `imsg status --json`; the rpc handshake is chats.list (rpc has no status).
+    expect(status.version).toBe("0.9.0");
+    expect(status.advancedFeatures).toBe(true);
+    expect(status.methods).toContain("watch.subscribe");
+    expect(
+      folder
+        .requests()
+        .filter((r) => r.answered === undefined)
+        .map((r) => [r.method, r.params]),
+    ).toEqual([["chats.list", { limit: 1 }]]);
     await folder.command({ op: "stderr", text: "warning: key AKIAQ7ZR3M5TXW2KP9VB in a log line" });
     await waitFor(() => logger.entries.some((e) => e.message === "imsg stderr"), "the stderr line");
     const line = String(logger.entries.find((e) => e.message === "imsg stderr")?.fields.line);

@@ -64,21 +64,25 @@ describe("off macOS", () => {
     expect(printed).toContain("✓ imessage: configured");
     expect(printed).toMatch(/✗ supported: false \(iMessage runs only on the Mac signed in to Messages/);
     // The executable is still asked, so the operator sees everything that is wrong at once.
-    expect(printed).toContain(`✓ executable: ${folder.cliPath} (imsg 0.4.0-fake)`);
+    expect(printed).toContain(`✓ executable: ${folder.cliPath} (imsg 0.9.0)`);
     expect(code).not.toBe(0);
   });
 });
 
 describe("doctor on a Mac", () => {
   it("shows the executable, its version and methods, the macOS version and the database", async () => {
-    const folder = new FakeImsgFolder({ version: "0.5.1", bridgeReady: true });
+    const folder = new FakeImsgFolder({
+      version: "0.5.1",
+      advancedFeatures: true,
+      methods: ["chats.list", "watch.subscribe", "watch.unsubscribe", "send", "typing", "read"],
+    });
     const report = await checkIMessage(settingsFor(folder), { platform: macHost });
     expect(report.healthy).toBe(true);
     expect(report.lines).toEqual([
       "✓ supported: true (macOS 14)",
       `✓ Messages database: ${folder.dbPath} (readable)`,
       `✓ executable: ${folder.cliPath} (imsg 0.5.1)`,
-      "- methods: status, chats.list, watch.subscribe, watch.unsubscribe, send, typing, read; bridge ready: yes",
+      "- methods: chats.list, watch.subscribe, watch.unsubscribe, send, typing, read; advanced features (typing, read receipts): yes",
       "- allowed handles: 1; service: auto",
     ]);
     // Doctor's child was stopped by closing its stdin.

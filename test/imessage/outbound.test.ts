@@ -1,7 +1,7 @@
 /**
  * Sending against the fake: a failed send backs off (per handle, capped) and is tried again, and is
  * reported (audited, and raised once every try failed); sends to one handle never overlap; a send
- * answered without an id is a success; typing is probed from the status snapshot, refreshed during
+ * answered without an id is a success; typing is gated on `imsg status --json`, refreshed during
  * the turn and off for good at its first rejection, and read receipts alike.
  */
 import { describe, expect, it } from "vitest";
@@ -124,8 +124,20 @@ describe("progress", () => {
     expect(calls(folder.requests(), "read")).toHaveLength(1);
   });
 
-  it("neither is used when the status snapshot does not list it", async () => {
-    const folder = lab.folder({ methods: ["status", "watch.subscribe", "send"] });
+  it("neither is used when imsg status --json does not list it", async () => {
+    const folder = lab.folder({ methods: ["chats.list", "watch.subscribe", "send"] });
+    await lab.channel({
+      turns: () => [[{ delayMs: 200 }, text("quiet"), done]],
+      overrides: { typingEveryMs: 50 },
+    });
+    await folder.incoming(OWNER, "hi");
+    await waitFor(() => folder.sent(OWNER).length === 1, "the answer");
+    expect(calls(folder.requests(), "typing")).toEqual([]);
+    expect(calls(folder.requests(), "read")).toEqual([]);
+  });
+
+  it("neither is used when imsg status --json reports no advanced features (no IMCore bridge)", async () => {
+    const folder = lab.folder({ advancedFeatures: false });
     await lab.channel({
       turns: () => [[{ delayMs: 200 }, text("quiet"), done]],
       overrides: { typingEveryMs: 50 },

@@ -28,15 +28,15 @@ function link(maxLineBytes?: number) {
 describe("imsg framing", () => {
   it("correlates answers by id, in any order and any chunking", async () => {
     const { l, written, feed } = link();
-    const a = l.request("status");
+    const a = l.request("watch.subscribe", { since_rowid: 7 });
     const b = l.request("chats.list", { limit: 5 });
     expect(written.map((w) => [w.jsonrpc, w.method])).toEqual([
-      ["2.0", "status"],
+      ["2.0", "watch.subscribe"],
       ["2.0", "chats.list"],
     ]);
-    const answer = `{"jsonrpc":"2.0","id":${written[1]?.id},"result":{"chats":[]}}\n{"jsonrpc":"2.0","id":${written[0]?.id},"result":{"version":"1"}}\n`;
+    const answer = `{"jsonrpc":"2.0","id":${written[1]?.id},"result":{"chats":[]}}\n{"jsonrpc":"2.0","id":${written[0]?.id},"result":{"subscription":1}}\n`;
     for (const ch of answer.match(/.{1,7}/gs) ?? []) feed(ch);
-    await expect(a).resolves.toEqual({ version: "1" });
+    await expect(a).resolves.toEqual({ subscription: 1 });
     await expect(b).resolves.toEqual({ chats: [] });
   });
 
@@ -44,14 +44,22 @@ describe("imsg framing", () => {
     const { l, written, notes, feed } = link();
     const p = l.request("send", { to: "x" });
     feed(`{"jsonrpc":"2.0","method":"message","params":{"subscription":1}}\n`);
-    feed(`{"jsonrpc":"2.0","id":${written[0]?.id},"error":{"code":-32010,"message":"nope"}}\n`);
+    // imsg's RPCError: the fixed JSON-RPC message, the reason in `data` (RPCServer+Support.swift).
+    feed(
+      `{"jsonrpc":"2.0","id":${written[0]?.id},"error":{"code":-32602,"message":"Invalid params","data":"to is required for direct sends"}}\n`,
+    );
     expect(notes).toEqual([["message", { subscription: 1 }]]);
-    await expect(p).rejects.toBeInstanceOf(ImsgRpcError);
+    const error = await p.catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ImsgRpcError);
+    expect((error as ImsgRpcError).code).toBe(-32602);
+    expect((error as ImsgRpcError).message).toBe(
+      "imsg send failed (-32602): Invalid params: to is required for direct sends",
+    );
   });
 
   it("skips and counts a line that is not JSON, not an object, or answers nobody, and reads on", async () => {
     const { l, written, feed, notes, ledger } = link();
-    const p = l.request("status");
+    const p = l.request("chats.list", { limit: 1 });
     feed("this is not json\n[1,2,3]\n42\n\n");
     feed(`{"jsonrpc":"2.0","id":${written[0]?.id},"result":"ok"}\n`);
     await expect(p).resolves.toBe("ok");
@@ -68,7 +76,7 @@ describe("imsg framing", () => {
     const big = "b".repeat(150 * 1024);
     feed(`{"jsonrpc":"2.0","method":"message","params":{"text":"${big}"}}\n`);
     expect((notes[0]?.[1] as { text?: string } | undefined)?.text?.length).toBe(150 * 1024);
-    const p = l.request("status");
+    const p = l.request("chats.list", { limit: 1 });
     // Over the limit, in pieces, then the answer on the next line.
     const huge = `{"jsonrpc":"2.0","method":"message","params":{"text":"${"h".repeat(300 * 1024)}"}}`;
     for (let i = 0; i < huge.length; i += 64 * 1024) feed(huge.slice(i, i + 64 * 1024));
@@ -80,9 +88,9 @@ describe("imsg framing", () => {
 
   it("fails pending and later requests once closed", async () => {
     const { l } = link();
-    const p = l.request("status");
+    const p = l.request("chats.list", { limit: 1 });
     l.close("exited (1)");
     await expect(p).rejects.toBeInstanceOf(ImsgClosedError);
-    await expect(l.request("status")).rejects.toBeInstanceOf(ImsgClosedError);
+    await expect(l.request("chats.list", { limit: 1 })).rejects.toBeInstanceOf(ImsgClosedError);
   });
 });

@@ -1,7 +1,7 @@
 /**
  * The watch against the fake: the cursor passes every observed row (dropped ones too) once it is
- * journaled; a terminal overflow resubscribes at the row it names and the replays it causes are
- * answered once; bad and very long lines from imsg are survived; a dead imsg is restarted and the
+ * journaled; a burst past imsg's poll batch arrives whole on one subscription, each row answered
+ * once; a replay is answered once; bad and very long lines from imsg are survived; a dead imsg is restarted and the
  * watch resumes from the cursor, so nothing that arrived meanwhile is lost.
  */
 import { describe, expect, it } from "vitest";
@@ -24,38 +24,32 @@ describe("the watch", () => {
     expect(await c.parley.cursors.get(IMESSAGE_CURSOR)).toBe(rowid);
   });
 
-  it("a terminal overflow resubscribes at the row it names, and its replays are answered once", async () => {
-    const folder = lab.folder({ overflowReplay: 3 });
-    const c = await lab.channel({ section: { bufferLimit: 16 }, turns: answers(60), queueMode: "queue" });
-    const texts = Array.from({ length: 30 }, (_, i) => `msg-${i}-end`);
+  it("a burst past imsg's batch of 100 arrives over later polls on the one subscription, each row once", async () => {
+    const folder = lab.folder();
+    const c = await lab.channel({ turns: answers(130), queueMode: "queue" });
+    // 120 rows: imsg reads 100 per poll (MessageWatcher's batchLimit), the rest on the next poll.
+    const texts = Array.from({ length: 120 }, (_, i) => `msg-${i}-end`);
     await folder.command({ op: "burst", from: GUEST, texts });
-    await waitFor(() => folder.requests().some((r) => r.event === "overflow"), "the overflow");
-    const overflow = folder.requests().find((r) => r.event === "overflow");
-    await waitFor(
-      () =>
-        folder
-          .requests()
-          .some(
-            (r) =>
-              r.method === "watch.subscribe" &&
-              r.answered === undefined &&
-              r.params.since_rowid ===
-                (overflow as unknown as { resume_after_rowid: number }).resume_after_rowid,
-          ),
-      "the resubscription at the named row",
-    );
-    await waitFor(
-      () =>
-        [...c.providers.values()]
-          .flatMap((p) => p.prompts)
-          .join("\n")
-          .includes("msg-29-end"),
-      "the last message",
-      15_000,
-    );
+    await waitFor(() => promptsOf(c).join("\n").includes("msg-119-end"), "the last message", 20_000);
     await caughtUp(c, folder);
     const prompts = promptsOf(c);
     for (const t of texts) expect(count(prompts, new RegExp(`\\b${t}\\b`, "g")), t).toBe(1);
+    // Nothing was lost, so nothing was resubscribed: one subscription, asked with real params only.
+    const subscribes = folder
+      .requests()
+      .filter((r) => r.method === "watch.subscribe" && r.answered === undefined);
+    expect(subscribes.map((r) => r.params)).toEqual([{ attachments: false }]);
+    expect(c.running.feed.cursor).toBe(folder.lastRowid());
+  });
+
+  it("a bufferLimit left in an old config still loads, is warned about, and sends no buffer_limit", async () => {
+    const folder = lab.folder();
+    const c = await lab.channel({ section: { bufferLimit: 16 }, turns: answers(1) });
+    expect(c.logger.entries.some((e) => e.message.includes("bufferLimit has no effect"))).toBe(true);
+    const subscribes = folder
+      .requests()
+      .filter((r) => r.method === "watch.subscribe" && r.answered === undefined);
+    expect(subscribes.map((r) => r.params)).toEqual([{ attachments: false }]);
   });
 
   it("a replayed row is answered once", async () => {

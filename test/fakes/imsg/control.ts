@@ -1,9 +1,11 @@
 /**
  * The test side of the fake imsg (imsg.mjs): a temp folder holding its scenario, its rows and its
  * request log, the `cliPath`/`dbPath` a channel is configured with, and the control socket the
- * running fake listens on. Bounded: every wait has a deadline; the folder is the fake's only state.
+ * running fake listens on. `cliPath` is a wrapper script in the folder that names the folder to the
+ * fake (`imsg status --json` takes no --db, and the channel gives its children no test env).
+ * Bounded: every wait has a deadline; the folder is the fake's only state.
  */
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,9 +14,12 @@ import { fileURLToPath } from "node:url";
 export const FAKE_IMSG = fileURLToPath(new URL("./imsg.mjs", import.meta.url));
 
 export interface FakeScenario {
+  /** `status --json`'s `version`. */
   version?: string;
+  /** `status --json`'s `rpc_methods` (default: imsg's kSupportedRPCMethods). */
   methods?: string[];
-  bridgeReady?: boolean;
+  /** `status --json`'s `advanced_features` (and typing_indicators, read_receipts); default true. */
+  advancedFeatures?: boolean;
   /** The handle the Mac's own account sends as (a self-chat). */
   selfHandle?: string;
   /** A send to selfHandle comes back unattributed first, attributed `correctAfterMs` later. */
@@ -26,8 +31,10 @@ export interface FakeScenario {
   sendIds?: "both" | "id" | "guid" | "none";
   rejectTyping?: boolean;
   rejectRead?: boolean;
-  /** How far before the last delivered row an overflow says to resume (a replay). */
-  overflowReplay?: number;
+  /** The watch's debounce after a database write (imsg: 500 ms; shortened for tests). */
+  debounceMs?: number;
+  /** The watch's fallback poll (imsg: 5 s), which also paces batches past the first 100. */
+  fallbackPollMs?: number;
   firstRowid?: number;
   idleMs?: number;
 }
@@ -47,11 +54,18 @@ export interface LoggedRequest {
 export class FakeImsgFolder {
   readonly dir: string;
   readonly dbPath: string;
-  readonly cliPath = FAKE_IMSG;
+  readonly cliPath: string;
 
   constructor(scenario: FakeScenario = {}) {
     this.dir = mkdtempSync(join(tmpdir(), "parley-imsg-"));
     this.dbPath = join(this.dir, "chat.db");
+    this.cliPath = join(this.dir, "imsg");
+    // JSON.stringify quotes the paths for sh (no $, backtick or backslash in a temp path or node's).
+    writeFileSync(
+      this.cliPath,
+      `#!/bin/sh\nPARLEY_FAKE_IMSG_DIR=${JSON.stringify(this.dir)} exec ${JSON.stringify(process.execPath)} ${JSON.stringify(FAKE_IMSG)} "$@"\n`,
+    );
+    chmodSync(this.cliPath, 0o755);
     writeFileSync(this.dbPath, "");
     writeFileSync(join(this.dir, "scenario.json"), JSON.stringify({ idleMs: 30_000, ...scenario }));
   }
@@ -99,14 +113,19 @@ export class FakeImsgFolder {
     const path = join(this.dir, "rows.jsonl");
     const rows = existsSync(path) ? readFileSync(path, "utf8").split("\n").filter(Boolean) : [];
     const last = rows.length ? (JSON.parse(rows[rows.length - 1] as string) as { id: number }).id : 99;
+    // The fields imsg.mjs's dbRow writes (its payload() reads them).
     const row = {
       id: last + 1,
       guid: `OFFLINE-${last + 1}`,
       chat_id: 1,
       chat_identifier: from,
+      chat_guid: `iMessage;-;${from}`,
+      chat_name: "",
       sender: from,
       is_from_me: false,
       text,
+      created_at: new Date().toISOString(),
+      participants: [from],
       is_group: false,
     };
     appendFileSync(path, `${JSON.stringify(row)}\n`);

@@ -1,37 +1,92 @@
 #!/usr/bin/env node
 /**
- * A fake `imsg` executable for tests: `imsg rpc --db <dir>/chat.db` speaks newline-delimited
- * JSON-RPC 2.0 on stdio as imsg's rpc mode does (status, chats.list, watch.subscribe/unsubscribe
- * with since_rowid and buffer_limit, message and watch.overflow notifications, send, typing, read).
- * Its state lives in the folder of the --db path (the channel passes it; the child sees no other
- * environment): scenario.json (behaviour), rows.jsonl (the "Messages database", kept across
- * restarts), requests.jsonl (every request and answer, bounded), starts.jsonl (one line per start).
+ * A fake `imsg` executable for tests, written from steipete/imsg's sources at commit
+ * c7ae79c1b195f942e3cf0a84c5eef6df778adb1a (docs/channels/imessage.md "## Wire" names the file of
+ * every frame and field it emits). Two modes, as the real binary has:
+ *   `imsg status --json`: one JSON line of Sources/imsg/Commands/StatusCommand.swift's StatusPayload.
+ *   `imsg rpc [--db PATH]`: newline-delimited JSON-RPC 2.0 on stdio (Sources/imsg/RPCServer.swift):
+ *   chats.list, watch.subscribe/unsubscribe (since_rowid, an exclusive cursor; batches of 100 per
+ *   poll, Sources/IMsgCore/MessageWatcher.swift), `message` and `error` notifications, send,
+ *   typing, read; an unknown method is -32601 with the method in `data`.
+ * Its state lives in the folder named by PARLEY_FAKE_IMSG_DIR, which the per-folder wrapper script
+ * sets (the status mode has no --db; the channel's child env carries nothing of the test's):
+ * scenario.json (behaviour), rows.jsonl (the "Messages database", kept across restarts),
+ * requests.jsonl (every request and answer, bounded), starts.jsonl (one line per rpc start).
  * Tests drive it through a Unix socket, ctl.sock, in that folder (local only, no network). It exits
  * when stdin closes, after an idle spell, and at a hard lifetime cap.
  */
 import { appendFileSync, existsSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 
-const argv = process.argv.slice(2);
-if (argv[0] !== "rpc") {
-  process.stderr.write("usage: imsg rpc [--db PATH]\n");
+const dir = process.env.PARLEY_FAKE_IMSG_DIR;
+if (!dir) {
+  process.stderr.write("the fake needs PARLEY_FAKE_IMSG_DIR (run it through its folder's wrapper)\n");
   process.exit(2);
 }
-const dbIndex = argv.indexOf("--db");
-if (dbIndex === -1 || !argv[dbIndex + 1]) {
-  process.stderr.write("the fake needs --db <dir>/chat.db\n");
-  process.exit(2);
-}
-const dir = dirname(argv[dbIndex + 1]);
 const file = (name) => join(dir, name);
-const MAX_LOG_LINES = 10_000;
-const MAX_LOGGED_TEXT = 100_000;
-const LIFETIME_MS = 5 * 60_000;
-
 const readScenario = () =>
   existsSync(file("scenario.json")) ? JSON.parse(readFileSync(file("scenario.json"), "utf8")) : {};
 let scenario = readScenario();
+
+// kSupportedRPCMethods (Sources/imsg/RPCServer.swift): the static list `status --json` reports.
+const RPC_METHODS = [
+  "chats.list",
+  "chats.create",
+  "chats.delete",
+  "chats.markUnread",
+  "messages.history",
+  "watch.subscribe",
+  "watch.unsubscribe",
+  "send",
+  "send.rich",
+  "send.attachment",
+  "tapback",
+  "typing",
+  "read",
+  "message.edit",
+  "message.unsend",
+  "message.delete",
+  "message.notifyAnyways",
+  "group.rename",
+  "group.setIcon",
+  "group.addParticipant",
+  "group.removeParticipant",
+  "group.leave",
+];
+
+const argv = process.argv.slice(2);
+if (argv[0] === "status" && argv.includes("--json")) {
+  // StatusPayload's CodingKeys (Sources/imsg/Commands/StatusCommand.swift); the three feature
+  // flags are one availability check there, so they move together here.
+  const advanced = scenario.advancedFeatures ?? true;
+  process.stdout.write(
+    `${JSON.stringify({
+      version: scenario.version ?? "0.9.0",
+      basic_features: true,
+      advanced_features: advanced,
+      typing_indicators: advanced,
+      read_receipts: advanced,
+      sip: advanced ? "disabled" : "enabled",
+      message: advanced ? "IMCore bridge connected" : "IMCore bridge not available",
+      bridge_version: advanced ? 2 : 0,
+      v2_ready: advanced,
+      selectors: {},
+      rpc_methods: scenario.methods ?? RPC_METHODS,
+    })}\n`,
+  );
+  process.exit(0);
+}
+if (argv[0] !== "rpc") {
+  process.stderr.write("usage: imsg rpc [--db PATH] | imsg status --json\n");
+  process.exit(2);
+}
+const MAX_LOG_LINES = 10_000;
+const MAX_LOGGED_TEXT = 100_000;
+const LIFETIME_MS = 5 * 60_000;
+/** MessageWatcherConfiguration.batchLimit (Sources/IMsgCore/MessageWatcher.swift). */
+const BATCH_LIMIT = 100;
+
 const rows = existsSync(file("rows.jsonl"))
   ? readFileSync(file("rows.jsonl"), "utf8")
       .split("\n")
@@ -52,100 +107,155 @@ function log(entry) {
   appendFileSync(file("requests.jsonl"), `${clipped}\n`);
 }
 
-const out = (frame) => process.stdout.write(`${JSON.stringify(frame)}\n`);
-const nextRowid = () => (rows.length === 0 ? (scenario.firstRowid ?? 100) : rows[rows.length - 1].id + 1);
+// RPCWriter (Sources/imsg/RPCServer+Support.swift): every frame carries jsonrpc "2.0".
+const out = (frame) => process.stdout.write(`${JSON.stringify({ jsonrpc: "2.0", ...frame })}\n`);
+const maxRowid = () => (rows.length === 0 ? 0 : rows[rows.length - 1].id);
+const nextRowid = () => (rows.length === 0 ? (scenario.firstRowid ?? 100) : maxRowid() + 1);
 let guidSeq = 0;
 const newGuid = () => `FAKE-${process.pid}-${++guidSeq}-${Date.now()}`;
 
 function storeRow(row) {
   rows.push(row);
   appendFileSync(file("rows.jsonl"), `${JSON.stringify(row)}\n`);
+  // A write to chat.db wakes every watch after its debounce (MessageWatcher's file sources).
+  for (const s of subs.values()) schedulePoll(s);
 }
 
-// ── the watch ──
-let sub = null; // { id, bufferLimit }
+/**
+ * A row as the rpc mode reports it: MessagePayload's CodingKeys (Sources/imsg/OutputModels.swift)
+ * plus the chat fields messagePayload adds (Sources/imsg/RPCPayloads.swift). Optional fields that
+ * are nil are absent (JSONEncoder skips them); attachments and reactions are [] unless asked for.
+ */
+function payload(row) {
+  return {
+    id: row.id,
+    chat_id: row.chat_id,
+    guid: row.guid,
+    sender: row.sender,
+    is_from_me: row.is_from_me,
+    text: row.text,
+    created_at: row.created_at,
+    attachments: [],
+    reactions: [],
+    chat_identifier: row.chat_identifier,
+    chat_guid: row.chat_guid,
+    chat_name: row.chat_name,
+    participants: row.participants,
+    is_group: row.is_group,
+  };
+}
+
+// ── the watch: a cursor over the rows, polled (Sources/IMsgCore/MessageWatcher.swift) ──
+/** subscription id → { id, cursor, pending, timer } (SubscriptionStore hands out ids from 1). */
+const subs = new Map();
 let subSeq = 0;
+// imsg's defaults are 500 ms (RPC debounce, RPCPayloads.swift) and a 5 s fallback poll; shortened
+// here so tests run quickly. Timing only: no frame or field depends on them.
+const debounceMs = () => scenario.debounceMs ?? 20;
+const fallbackPollMs = () => scenario.fallbackPollMs ?? 150;
 
-function deliver(batch) {
-  if (!sub) return;
-  const limit = sub.bufferLimit;
-  if (batch.length <= limit) {
-    for (const row of batch)
-      out({ jsonrpc: "2.0", method: "message", params: { subscription: sub.id, message: row } });
-    return;
-  }
-  // The buffer fills: what fits goes out, then the one terminal overflow, and the subscription ends.
-  const sent = batch.slice(0, limit);
-  for (const row of sent)
-    out({ jsonrpc: "2.0", method: "message", params: { subscription: sub.id, message: row } });
-  overflow(sent[sent.length - 1].id - (scenario.overflowReplay ?? 0));
+function schedulePoll(s) {
+  if (s.pending) return;
+  s.pending = true;
+  setTimeout(() => {
+    s.pending = false;
+    poll(s);
+  }, debounceMs());
 }
 
-function overflow(resumeAfter) {
-  if (!sub) return;
-  log({ event: "overflow", resume_after_rowid: resumeAfter, at: Date.now() });
-  out({
-    jsonrpc: "2.0",
-    method: "watch.overflow",
-    params: { subscription: sub.id, resume_after_rowid: resumeAfter },
-  });
-  sub = null;
+function poll(s) {
+  if (!subs.has(s.id)) return;
+  const batch = rows.filter((r) => r.id > s.cursor).slice(0, BATCH_LIMIT);
+  for (const row of batch) {
+    emitMessage(s.id, row);
+    if (row.id > s.cursor) s.cursor = row.id;
+  }
+}
+
+function emitMessage(subscription, row) {
+  out({ method: "message", params: { subscription, message: payload(row) } });
 }
 
 // ── requests ──
-const DEFAULT_METHODS = [
-  "status",
-  "chats.list",
-  "watch.subscribe",
-  "watch.unsubscribe",
-  "send",
-  "typing",
-  "read",
-];
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// RPCError (Sources/imsg/RPCServer+Support.swift): a fixed message per code, details in `data`.
+const rpcError = (code, data) => ({
+  code,
+  message: { [-32601]: "Method not found", [-32602]: "Invalid params", [-32603]: "Internal error" }[code],
+  data,
+});
 
 async function handle(req) {
   const p = req.params ?? {};
   switch (req.method) {
-    case "status":
-      return {
-        version: scenario.version ?? "0.4.0-fake",
-        methods: scenario.methods ?? DEFAULT_METHODS,
-        bridge: { ready: scenario.bridgeReady ?? false },
-      };
     case "chats.list": {
-      const byHandle = new Map();
-      for (const r of rows)
-        byHandle.set(r.chat_identifier, {
-          id: r.chat_id,
-          identifier: r.chat_identifier,
-          service: "iMessage",
-          is_group: r.is_group,
-        });
-      return { chats: [...byHandle.values()].slice(0, p.limit ?? 20) };
+      // chatPayload (Sources/imsg/RPCPayloads.swift), newest chat first, `limit` default 20.
+      const byChat = new Map();
+      for (const r of [...rows].reverse())
+        if (!byChat.has(r.chat_id))
+          byChat.set(r.chat_id, {
+            id: r.chat_id,
+            identifier: r.chat_identifier,
+            guid: r.chat_guid,
+            name: r.chat_name,
+            service: "iMessage",
+            last_message_at: r.created_at,
+            participants: r.participants,
+            is_group: r.is_group,
+          });
+      return { chats: [...byChat.values()].slice(0, Math.max(p.limit ?? 20, 1)) };
     }
     case "watch.subscribe": {
+      // handleWatchSubscribe: since_rowid absent (or 0) starts at the newest row, i.e. from now.
       subSeq += 1;
-      sub = { id: subSeq, bufferLimit: p.buffer_limit ?? 256 };
-      const since =
-        typeof p.since_rowid === "number" ? p.since_rowid : rows.length ? rows[rows.length - 1].id : 0;
-      const backlog = rows.filter((r) => r.id > since);
-      setTimeout(() => deliver(backlog), 5);
-      return { subscription: sub.id };
+      const since = typeof p.since_rowid === "number" && p.since_rowid !== 0 ? p.since_rowid : maxRowid();
+      const s = { id: subSeq, cursor: since, pending: false, timer: null };
+      subs.set(s.id, s);
+      setTimeout(() => poll(s), 0);
+      s.timer = setInterval(() => poll(s), fallbackPollMs());
+      return { subscription: s.id };
     }
-    case "watch.unsubscribe":
-      sub = null;
+    case "watch.unsubscribe": {
+      if (typeof p.subscription !== "number") throw rpcError(-32602, "subscription is required");
+      endSub(p.subscription);
       return { ok: true };
+    }
     case "send":
       return send(p);
     case "typing":
     case "read":
       if (scenario[req.method === "typing" ? "rejectTyping" : "rejectRead"])
-        throw { code: -32601, message: `${req.method} rejected` };
+        throw rpcError(-32603, `${req.method}: IMCore bridge not available`);
       return { ok: true };
     default:
-      throw { code: -32601, message: `method not found: ${req.method}` };
+      throw rpcError(-32601, req.method);
   }
+}
+
+function endSub(id) {
+  const s = subs.get(id);
+  if (!s) return;
+  clearInterval(s.timer);
+  subs.delete(id);
+}
+
+/** A row the Messages database would hold (the fields payload() reads). */
+function dbRow({ to, sender, isFromMe, text, group }) {
+  const chatIdentifier = group ? "chat000000000000000001" : to;
+  return {
+    id: nextRowid(),
+    guid: newGuid(),
+    chat_id: group ? 900 : 1,
+    chat_identifier: chatIdentifier,
+    chat_guid: group ? `iMessage;+;${chatIdentifier}` : `iMessage;-;${chatIdentifier}`,
+    chat_name: "",
+    sender,
+    is_from_me: isFromMe,
+    text,
+    created_at: new Date().toISOString(),
+    participants: group ? [sender, "+15550000001"] : [chatIdentifier],
+    is_group: group,
+  };
 }
 
 async function send(p) {
@@ -153,31 +263,26 @@ async function send(p) {
   if ((scenario.failSends ?? 0) > 0) {
     scenario.failSends -= 1;
     writeFileSync(file("scenario.json"), JSON.stringify(scenario));
-    throw { code: -32010, message: "send failed: AppleEvent not authorized (-1743)" };
+    throw rpcError(-32603, "send failed: AppleEvent not authorized (-1743)");
   }
-  const guid = newGuid();
   const self = scenario.selfHandle !== undefined && p.to === scenario.selfHandle;
-  const row = {
-    id: nextRowid(),
-    guid,
-    chat_id: 1,
-    chat_identifier: p.to,
-    sender: self ? p.to : "",
-    is_from_me: true,
-    text: p.text ?? "",
-    is_group: false,
-  };
+  const row = dbRow({ to: p.to, sender: self ? p.to : "", isFromMe: true, text: p.text ?? "", group: false });
   storeRow(row);
   if (self && scenario.selfChatRace) {
-    // The race: the echo first arrives unattributed; the attribution lands later.
-    deliver([{ ...row, is_from_me: false }]);
-    setTimeout(() => deliver([row]), scenario.correctAfterMs ?? 50);
-  } else deliver([row]);
+    // Messages' self-chat, not imsg's wire: the account receives its own send as a second row,
+    // unattributed (is_from_me false, from its own handle), a moment later.
+    setTimeout(
+      () => storeRow(dbRow({ to: p.to, sender: p.to, isFromMe: false, text: p.text ?? "", group: false })),
+      scenario.correctAfterMs ?? 50,
+    );
+  }
+  // handleSend's AppleScript path: ok, transport, and the ids once the sent row was found.
   const ids = scenario.sendIds ?? "both";
   return {
     ok: true,
+    transport: "applescript",
     ...(ids === "both" || ids === "id" ? { id: row.id } : {}),
-    ...(ids === "both" || ids === "guid" ? { guid } : {}),
+    ...(ids === "both" || ids === "guid" ? { guid: row.guid } : {}),
   };
 }
 
@@ -203,7 +308,7 @@ process.stdin.on("data", (chunk) => {
     try {
       req = JSON.parse(line);
     } catch {
-      out({ jsonrpc: "2.0", id: null, error: { code: -32700, message: "parse error" } });
+      out({ id: null, error: { code: -32700, message: "Parse error", data: "invalid JSON" } });
       continue;
     }
     const at = Date.now();
@@ -211,15 +316,12 @@ process.stdin.on("data", (chunk) => {
     handle(req).then(
       (result) => {
         log({ answered: req.id, method: req.method, at: Date.now(), result });
-        out({ jsonrpc: "2.0", id: req.id, result });
+        out({ id: req.id, result });
       },
       (error) => {
         log({ answered: req.id, method: req.method, at: Date.now(), error });
-        out({
-          jsonrpc: "2.0",
-          id: req.id,
-          error: { code: error?.code ?? -32000, message: error?.message ?? String(error) },
-        });
+        const e = error?.code ? error : rpcError(-32603, String(error));
+        out({ id: req.id, error: { code: e.code, message: e.message, ...(e.data ? { data: e.data } : {}) } });
       },
     );
   }
@@ -251,17 +353,8 @@ control.listen(sockPath);
 
 function incomingRow(c, text) {
   const group = c.group === true;
-  return {
-    id: nextRowid(),
-    guid: c.guid ?? newGuid(),
-    chat_id: group ? 900 : 1,
-    chat_identifier: group ? "chat000000000000000001" : c.from,
-    sender: c.from,
-    is_from_me: c.fromMe === true,
-    text,
-    is_group: group,
-    ...(group ? { participants: [c.from, "+15550000001"] } : {}),
-  };
+  const row = dbRow({ to: c.from, sender: c.from, isFromMe: c.fromMe === true, text, group });
+  return c.guid ? { ...row, guid: c.guid } : row;
 }
 
 function command(c) {
@@ -269,7 +362,6 @@ function command(c) {
     case "incoming": {
       const row = incomingRow(c, c.text);
       storeRow(row);
-      deliver([row]);
       return { ok: true, rowid: row.id, guid: row.guid };
     }
     case "burst": {
@@ -278,30 +370,29 @@ function command(c) {
         storeRow(row);
         return row;
       });
-      deliver(batch);
       return { ok: true, rowids: batch.map((r) => r.id) };
     }
     case "replay": {
-      // The same rows again (a duplicate delivery of what the database already holds).
-      deliver(rows.filter((r) => c.rowids.includes(r.id)));
+      // Test-only: rows the client already had, delivered again on the live subscription. imsg's
+      // cursor never does this within one subscription; it stands for a second delivery the client
+      // must absorb (a subscription that outlived its unsubscribe, a restart before the cursor moved).
+      const s = [...subs.values()].at(-1);
+      if (!s) return { ok: false, error: "no subscription" };
+      for (const row of rows.filter((r) => c.rowids.includes(r.id))) emitMessage(s.id, row);
       return { ok: true };
     }
-    case "overflow":
-      overflow(c.resumeAfterRowid ?? (rows.length ? rows[rows.length - 1].id : 0));
-      return { ok: true };
     case "watchError": {
-      // As imsg ends a subscription whose stream threw (RPCServer+Handlers.swift handleWatchSubscribe).
-      if (!sub) return { ok: false, error: "no subscription" };
+      // handleWatchSubscribe's catch (Sources/imsg/RPCServer+Handlers.swift): the stream threw,
+      // one `error` notification names the subscription, and it ends.
+      const s = [...subs.values()].at(-1);
+      if (!s) return { ok: false, error: "no subscription" };
       log({ event: "watchError", at: Date.now() });
-      out({
-        jsonrpc: "2.0",
-        method: "error",
-        params: { subscription: sub.id, error: { message: c.message ?? "boom" } },
-      });
-      sub = null;
+      out({ method: "error", params: { subscription: s.id, error: { message: c.message ?? "boom" } } });
+      endSub(s.id);
       return { ok: true };
     }
     case "garbage":
+      // Test-only, not imsg frames: lines the client must survive and count.
       process.stdout.write("this is not json\n[1,2,3]\n");
       process.stdout.write(
         `${JSON.stringify({ jsonrpc: "2.0", method: "noise", params: { pad: "x".repeat(70 * 1024) } })}\n`,
