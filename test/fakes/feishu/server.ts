@@ -253,6 +253,28 @@ export class FakeFeishu {
     return { messageId, event: this.ws.deliver(messageId, event) };
   }
 
+  /**
+   * Another event of the app's subscriptions, in the same v2 envelope (`schema`, `header` with its
+   * `event_type`, `event`), delivered over the long connection like a message. The event body is the
+   * caller's, written from that event's type in the SDK (types/index.d.ts, `EventHandles`).
+   */
+  pushEvent(eventType: string, body: Record<string, unknown>): { eventId: string; event: PendingEvent } {
+    const eventId = `ev_${eventType.replace(/\W/g, "_")}_${this.next++}`;
+    const envelope = {
+      schema: "2.0",
+      header: {
+        event_id: eventId,
+        event_type: eventType,
+        create_time: String(Date.now()),
+        token: "",
+        app_id: this.appId,
+        tenant_key: "tenant-fake",
+      },
+      event: body,
+    };
+    return { eventId, event: this.ws.deliver(eventId, envelope) };
+  }
+
   /** A user message the bot can answer that was never delivered as an event (a harness's anchor). */
   seedMessage(from: { openId: string }, text: string, chatId = `oc_p2p_${from.openId.slice(3)}`): string {
     const messageId = `om_${String(this.next++).padStart(6, "0")}`;
