@@ -91,7 +91,10 @@ export function fakeFeishuLab(options: FakeFeishuOptions = {}): {
     name: "the fake",
     start: () => FakeFeishu.start({ lifetimeMs: 30_000, ...options }),
     stop: (fake) => fake.stop(),
-    check: (fake) => expect(fake.overflowed).toBe(false),
+    check: (fake) => {
+      expect(fake.overflowed).toBe(false);
+      expect(fake.refused).toBe(0);
+    },
   });
   return {
     get fake(): FakeFeishu {

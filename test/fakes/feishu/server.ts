@@ -106,6 +106,11 @@ export class FakeFeishu {
   readonly ws: LongConnection;
   /** True once maxCalls was passed: later calls were refused, and a test should fail loudly. */
   overflowed = false;
+  /**
+   * Calls with a body that is not JSON or to a route the fake does not serve: no answer is claimed
+   * for them (the connection is cut) and each is counted; every test asserts there were none.
+   */
+  refused = 0;
   private readonly server = createServer((req, res) => void this.handle(req, res));
   private readonly tokens = new Set<string>();
   private readonly uuids = new Map<string, string>();
@@ -341,12 +346,20 @@ export class FakeFeishu {
     try {
       body = raw.length ? (JSON.parse(raw.toString("utf8")) as Record<string, unknown>) : {};
     } catch {
-      return this.answer(res, call, 400, { code: 9499, msg: "bad json" });
+      // The SDK always sends JSON: no claim about Feishu's answer to anything else, the call is cut.
+      this.refused += 1;
+      res.socket?.destroy();
+      return;
     }
     call.body = recordable(body);
     try {
       const route = this.routeOf(req.method ?? "", url.pathname);
-      if (!route) throw new ApiError(404, 404, `no such route ${req.method} ${url.pathname}`);
+      if (!route) {
+        // A route parley does not call: no claim about Feishu's answer, the call is cut and counted.
+        this.refused += 1;
+        res.socket?.destroy();
+        return;
+      }
       const failure = this.takeInjection(route);
       if (failure?.status === 0) {
         if (route !== "endpoint" && route !== "token") this.authorize(req);
@@ -413,8 +426,9 @@ export class FakeFeishu {
           return { code: 514, msg: "auth failed", data: {} };
         const ticket = this.ws.issueTicket();
         const host = this.origin.replace(/^http/, "ws");
-        // fpid first: the SDK reads device_id and service_id with a query parser over the whole URL.
-        const URL = `${host}/ws/v2?fpid=493&aid=552564&device_id=dev-${ticket.slice(0, 6)}&access_key=ak&service_id=${this.serviceId}&ticket=${ticket}`;
+        // The SDK reads device_id and service_id with a query parser over the WHOLE URL, so the first
+        // key is lost to the path: the fake's own one-time ticket goes first (the SDK reads none of it).
+        const URL = `${host}/ws/v2?ticket=${ticket}&device_id=dev-${ticket.slice(0, 6)}&service_id=${this.serviceId}`;
         return { code: 0, msg: "ok", data: { URL, ClientConfig: this.clientConfig } };
       }
       case "token": {
