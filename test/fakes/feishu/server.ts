@@ -93,6 +93,8 @@ export interface PushOptions {
 type Route = "endpoint" | "token" | "botInfo" | "reply" | "create" | "update" | "get";
 
 const MAX_BODY_BYTES = 256 * 1024;
+/** What Feishu answers for a message id it does not know (open.feishu.cn troubleshooting: error 230001). */
+const INVALID_MESSAGE_ID = "Your request contains an invalid request parameter, ext=invalid message_id.";
 const MAX_RECORDED_BODY = 64 * 1024;
 
 export class FakeFeishu {
@@ -455,7 +457,7 @@ export class FakeFeishu {
         return this.post(route, url, body, bytes);
       case "update": {
         const message = this.messages.get(idOf(url.pathname));
-        if (!message) throw new ApiError(400, 230011, "message not found");
+        if (!message) throw new ApiError(400, 230001, INVALID_MESSAGE_ID);
         if (message.from !== "bot")
           throw new ApiError(400, 230027, "only the bot's own messages can be edited");
         const { md } = validateBody(body, bytes);
@@ -464,7 +466,7 @@ export class FakeFeishu {
       }
       case "get": {
         const message = this.messages.get(idOf(url.pathname));
-        if (!message) throw new ApiError(400, 230011, "message not found");
+        if (!message) throw new ApiError(400, 230001, INVALID_MESSAGE_ID);
         return { code: 0, msg: "success", data: { items: [this.describe(message)] } };
       }
     }
@@ -476,7 +478,7 @@ export class FakeFeishu {
     let parentId: string | undefined;
     if (route === "reply") {
       const parent = this.messages.get(url.pathname.split("/")[5] ?? "");
-      if (!parent) throw new ApiError(400, 230011, "the message to reply to was not found");
+      if (!parent) throw new ApiError(400, 230001, INVALID_MESSAGE_ID);
       chatId = parent.chatId;
       chatType = parent.chatType;
       parentId = parent.messageId;
