@@ -42,9 +42,17 @@ export class FeishuIntake {
     const outcome = await this.transport.receive(raw);
     if (outcome.status !== "dispatched") return;
     const message = outcome.message;
-    // Always there for a dispatched message (normalize stored it): the guard only narrows the type.
+    // Always there for a dispatched message (normalize stored it); counted all the same, because
+    // no early return of an intake path may drop a message uncounted.
     const read = this.transport.readOf(message);
-    if (!read) return;
+    if (!read) {
+      this.ctx.drops.record({
+        reason: "unparseable",
+        user: message.userId,
+        conversation: message.conversationId,
+      });
+      return;
+    }
     const m = read.event.message;
     const address: FeishuAddress = {
       chatType: m.chat_type === "group" ? "group" : "p2p",

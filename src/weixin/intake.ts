@@ -24,9 +24,17 @@ export class WeixinIntake {
     const outcome = await this.transport.receive(raw);
     if (outcome.status !== "dispatched") return;
     const message = outcome.message;
-    // Always there for a dispatched message (normalize stored it): the guard only narrows the type.
+    // Always there for a dispatched message (normalize stored it); counted all the same, because
+    // no early return of an intake path may drop a message uncounted.
     const read = this.transport.readOf(message);
-    if (!read) return;
+    if (!read) {
+      this.drops.record({
+        reason: "unparseable",
+        user: message.userId,
+        conversation: message.conversationId,
+      });
+      return;
+    }
     const token = typeof read.wire.context_token === "string" ? read.wire.context_token : "";
     // The latest message's token answers it (and anything after): kept before it is journaled.
     if (token) await this.peers.rememberToken(message.userId, token);

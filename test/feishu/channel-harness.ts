@@ -9,6 +9,7 @@ import type { FeishuStartOverrides, RunningFeishu } from "../../src/feishu/start
 import { start as startFeishu } from "../../src/feishu/start.js";
 import type { Clock } from "../../src/messaging/base/clock.js";
 import type { ChannelContext, GrantControl } from "../../src/messaging/channel/contract.js";
+import type { InboundDropLedger } from "../../src/messaging/channel/inbound-drops.js";
 import type { RotationPolicy } from "../../src/messaging/session/keys.js";
 import type { FakeFeishuOptions } from "../fakes/feishu/server.js";
 import { FakeFeishu } from "../fakes/feishu/server.js";
@@ -31,6 +32,8 @@ export const GROUP = "oc_group0000000000000000000000000001";
 
 export interface ChannelUnderTest extends StartedChannel<RunningFeishu> {
   store: ChannelContext["store"];
+  /** The drop ledger the channel reports to (counts per reason). */
+  drops: InboundDropLedger;
 }
 
 export interface ChannelOptions extends ScriptedAgentOptions {
@@ -63,7 +66,7 @@ export async function startChannel(fake: FakeFeishu, o: ChannelOptions = {}): Pr
     ...(o.rotation ? { rotation: o.rotation } : {}),
   });
   const running = await startFeishu(ctx, { connection: { restartFirstMs: 200 }, ...o.overrides });
-  return { ...startedChannel(machinery, running), store: ctx.store };
+  return { ...startedChannel(machinery, running), store: ctx.store, drops: ctx.dropLedger };
 }
 
 /** What a user can read in a chat: the bot's messages there, as rendered, in order. */
@@ -88,7 +91,10 @@ export function fakeFeishuLab(options: FakeFeishuOptions = {}): {
     name: "the fake",
     start: () => FakeFeishu.start({ lifetimeMs: 30_000, ...options }),
     stop: (fake) => fake.stop(),
-    check: (fake) => expect(fake.overflowed).toBe(false),
+    check: (fake) => {
+      expect(fake.overflowed).toBe(false);
+      expect(fake.refused).toBe(0);
+    },
   });
   return {
     get fake(): FakeFeishu {

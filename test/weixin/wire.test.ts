@@ -81,8 +81,8 @@ describe("weixin ids and drops end to end", () => {
   it("counts an unknown message type, an unknown item kind and a redelivery, each with its reason", async () => {
     const c = await lab.channel({ turns: () => [[text("answered once"), done]] });
     lab.fake.push(OWNER, "from the future", { messageType: 7 });
-    lab.fake.push(OWNER, "", { items: [{ type: 42, sticker_item: {} }] });
-    lab.fake.push(OWNER, "", { items: [{ type: 42, sticker_item: {} }] });
+    lab.fake.push(OWNER, "", { items: [{ type: 42 }] });
+    lab.fake.push(OWNER, "", { items: [{ type: 42 }] });
     const { messageId } = lab.fake.push(OWNER, "question");
     await lab.fake.waitFor(() => lab.fake.sent.length >= 1, 5000, "the answer");
     lab.fake.push(OWNER, "question", { messageId: BigInt(messageId ?? "0") });
@@ -97,5 +97,26 @@ describe("weixin ids and drops end to end", () => {
     expect(warned.map((e) => e.fields?.shape).sort()).toEqual(["item.type=42", "message_type=7"]);
     const redelivered = c.audit.records.filter((r) => r.fields.reason === "redelivered");
     expect(redelivered.map((r) => [r.operation, r.fields.user])).toEqual([["intake", OWNER]]);
+  });
+});
+
+describe("a getupdates answer whose msgs is not a list", () => {
+  it("is counted with its reason, and the poll goes on: the next message is answered", async () => {
+    const c = await lab.channel({ turns: () => [[text("still here"), done]] });
+    await lab.fake.waitFor(() => lab.fake.callsTo("getupdates").length >= 1, 5000, "the first poll");
+    lab.fake.injectMalformedUpdates({ 0: { message_id: 1 } });
+    lab.fake.injectMalformedUpdates("not a list");
+    lab.fake.push(OWNER, "are you there?");
+    await lab.fake.waitFor(() => lab.fake.sent.length >= 1, 5000, "the answer after the malformed batches");
+    expect(lab.fake.visible().join("\n")).toContain("still here");
+    expect(c.drops.count("weixin", "unknown_shape")).toBe(2);
+    const shapes = c.audit.records
+      .filter((r) => r.operation === "inbound" && r.fields.reason === "unknown_shape")
+      .map((r) => r.fields.shape);
+    expect(shapes).toEqual(["getupdates.msgs:object", "getupdates.msgs:string"]);
+    // The malformed answers moved no cursor: the message came in a later batch, once.
+    expect([...c.providers.values()][0]?.prompts).toEqual(["are you there?"]);
+    expect(c.drops.count("weixin", "duplicate")).toBe(0);
+    expect(c.running.poller.currentHealth).toEqual({ healthy: true });
   });
 });

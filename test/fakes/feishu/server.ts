@@ -93,6 +93,8 @@ export interface PushOptions {
 type Route = "endpoint" | "token" | "botInfo" | "reply" | "create" | "update" | "get";
 
 const MAX_BODY_BYTES = 256 * 1024;
+/** What Feishu answers for a message id it does not know (open.feishu.cn troubleshooting: error 230001). */
+const INVALID_MESSAGE_ID = "Your request contains an invalid request parameter, ext=invalid message_id.";
 const MAX_RECORDED_BODY = 64 * 1024;
 
 export class FakeFeishu {
@@ -106,6 +108,11 @@ export class FakeFeishu {
   readonly ws: LongConnection;
   /** True once maxCalls was passed: later calls were refused, and a test should fail loudly. */
   overflowed = false;
+  /**
+   * Calls with a body that is not JSON or to a route the fake does not serve: no answer is claimed
+   * for them (the connection is cut) and each is counted; every test asserts there were none.
+   */
+  refused = 0;
   private readonly server = createServer((req, res) => void this.handle(req, res));
   private readonly tokens = new Set<string>();
   private readonly uuids = new Map<string, string>();
@@ -253,6 +260,28 @@ export class FakeFeishu {
     return { messageId, event: this.ws.deliver(messageId, event) };
   }
 
+  /**
+   * Another event of the app's subscriptions, in the same v2 envelope (`schema`, `header` with its
+   * `event_type`, `event`), delivered over the long connection like a message. The event body is the
+   * caller's, written from that event's type in the SDK (types/index.d.ts, `EventHandles`).
+   */
+  pushEvent(eventType: string, body: Record<string, unknown>): { eventId: string; event: PendingEvent } {
+    const eventId = `ev_${eventType.replace(/\W/g, "_")}_${this.next++}`;
+    const envelope = {
+      schema: "2.0",
+      header: {
+        event_id: eventId,
+        event_type: eventType,
+        create_time: String(Date.now()),
+        token: "",
+        app_id: this.appId,
+        tenant_key: "tenant-fake",
+      },
+      event: body,
+    };
+    return { eventId, event: this.ws.deliver(eventId, envelope) };
+  }
+
   /** A user message the bot can answer that was never delivered as an event (a harness's anchor). */
   seedMessage(from: { openId: string }, text: string, chatId = `oc_p2p_${from.openId.slice(3)}`): string {
     const messageId = `om_${String(this.next++).padStart(6, "0")}`;
@@ -319,12 +348,20 @@ export class FakeFeishu {
     try {
       body = raw.length ? (JSON.parse(raw.toString("utf8")) as Record<string, unknown>) : {};
     } catch {
-      return this.answer(res, call, 400, { code: 9499, msg: "bad json" });
+      // The SDK always sends JSON: no claim about Feishu's answer to anything else, the call is cut.
+      this.refused += 1;
+      res.socket?.destroy();
+      return;
     }
     call.body = recordable(body);
     try {
       const route = this.routeOf(req.method ?? "", url.pathname);
-      if (!route) throw new ApiError(404, 404, `no such route ${req.method} ${url.pathname}`);
+      if (!route) {
+        // A route parley does not call: no claim about Feishu's answer, the call is cut and counted.
+        this.refused += 1;
+        res.socket?.destroy();
+        return;
+      }
       const failure = this.takeInjection(route);
       if (failure?.status === 0) {
         if (route !== "endpoint" && route !== "token") this.authorize(req);
@@ -391,8 +428,9 @@ export class FakeFeishu {
           return { code: 514, msg: "auth failed", data: {} };
         const ticket = this.ws.issueTicket();
         const host = this.origin.replace(/^http/, "ws");
-        // fpid first: the SDK reads device_id and service_id with a query parser over the whole URL.
-        const URL = `${host}/ws/v2?fpid=493&aid=552564&device_id=dev-${ticket.slice(0, 6)}&access_key=ak&service_id=${this.serviceId}&ticket=${ticket}`;
+        // The SDK reads device_id and service_id with a query parser over the WHOLE URL, so the first
+        // key is lost to the path: the fake's own one-time ticket goes first (the SDK reads none of it).
+        const URL = `${host}/ws/v2?ticket=${ticket}&device_id=dev-${ticket.slice(0, 6)}&service_id=${this.serviceId}`;
         return { code: 0, msg: "ok", data: { URL, ClientConfig: this.clientConfig } };
       }
       case "token": {
@@ -419,7 +457,7 @@ export class FakeFeishu {
         return this.post(route, url, body, bytes);
       case "update": {
         const message = this.messages.get(idOf(url.pathname));
-        if (!message) throw new ApiError(400, 230011, "message not found");
+        if (!message) throw new ApiError(400, 230001, INVALID_MESSAGE_ID);
         if (message.from !== "bot")
           throw new ApiError(400, 230027, "only the bot's own messages can be edited");
         const { md } = validateBody(body, bytes);
@@ -428,7 +466,7 @@ export class FakeFeishu {
       }
       case "get": {
         const message = this.messages.get(idOf(url.pathname));
-        if (!message) throw new ApiError(400, 230011, "message not found");
+        if (!message) throw new ApiError(400, 230001, INVALID_MESSAGE_ID);
         return { code: 0, msg: "success", data: { items: [this.describe(message)] } };
       }
     }
@@ -440,7 +478,7 @@ export class FakeFeishu {
     let parentId: string | undefined;
     if (route === "reply") {
       const parent = this.messages.get(url.pathname.split("/")[5] ?? "");
-      if (!parent) throw new ApiError(400, 230011, "the message to reply to was not found");
+      if (!parent) throw new ApiError(400, 230001, INVALID_MESSAGE_ID);
       chatId = parent.chatId;
       chatType = parent.chatType;
       parentId = parent.messageId;

@@ -16,10 +16,16 @@
  * - `GET /c2c/download?encrypted_query_param=…` serves AES-128-ECB objects (keys in both encodings).
  *
  * Every API call's headers are checked (AuthorizationType, bearer token, a base64-decimal
- * X-WECHAT-UIN, `base_info` naming parley); a failure is answered the iLink way, in a 200 body, and
- * counted. Errors live only in 200 bodies; `inject` makes a route answer an errcode (`-14` too).
+ * X-WECHAT-UIN, `base_info` naming parley: what Tencent/openclaw-weixin src/api/api.ts sends) and a
+ * failure is counted in `authFailures`. A wrong token is answered as iLink answers a token it no
+ * longer honours (`errcode: -14`, "session timeout", in a 200 body). A call with the headers or
+ * `base_info` missing, a body that is not JSON or a route iLink has not got: nothing documents
+ * iLink's answer, so the fake claims none and hangs up (the test fails on the count instead).
+ * Errors live only in 200 bodies; `inject` makes a route answer an errcode (`-14` too).
  * Bounded: calls past `maxCalls` are refused, recorded bodies are capped, and it stops itself after
  * `lifetimeMs`, or after `idleMs` without a request.
+ *
+ * Every field written here is sourced in docs/channels/weixin.md (## Wire).
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer } from "node:http";
@@ -91,7 +97,7 @@ export class FakeIlink {
   readonly calls: RecordedCall[] = [];
   readonly sent: BotMessage[] = [];
   readonly typing: { user: string; status: number }[] = [];
-  /** Calls whose headers or base_info were wrong (each answered with ret -1). */
+  /** Calls the fake found wrong: headers, token, base_info, body or route (each test asserts none). */
   authFailures = 0;
   /** Requests that reached the CDN, and whether any carried an Authorization header. */
   readonly cdnRequests: { path: string; authorization: boolean }[] = [];
@@ -103,6 +109,8 @@ export class FakeIlink {
   private readonly issued = new Map<string, Set<string>>();
   private readonly media = new Map<string, Buffer>();
   private readonly injected = new Map<Route, Injection[]>();
+  /** `msgs` values the next getupdates answers carry instead of a list (a malformed answer). */
+  private readonly malformed: unknown[] = [];
   private readonly waiters = new Set<() => void>();
   private loginStep = 0;
   private qrCount = 0;
@@ -148,6 +156,14 @@ export class FakeIlink {
   }
 
   /**
+   * The next getupdates answer carries `msgs` as this value, not a list, and the cursor unchanged:
+   * a fault, not a shape iLink documents (GetUpdatesResp.msgs is a list), to test that it is counted.
+   */
+  injectMalformedUpdates(msgs: unknown): void {
+    this.malformed.push(msgs);
+  }
+
+  /**
    * A user's message, queued for getupdates. `items` replaces the text item; `messageId` repeats an
    * id (a redelivery) or names one (null: none); `bot` marks it bot-authored; `messageType` sets a
    * type outright. Answers the message id (exact, in decimal) and its context token.
@@ -177,7 +193,8 @@ export class FakeIlink {
       create_time_ms: Date.now(),
       message_type: o.messageType ?? (o.bot ? 2 : 1),
       message_state: 2,
-      item_list: o.refMsg ? [...items, { type: 1, ref_msg: o.refMsg }] : items,
+      // A quote rides on the text item it answers, as Tencent's plugin reads it (inbound.ts).
+      item_list: o.refMsg ? [{ ...(items[0] as object), ref_msg: o.refMsg }, ...items.slice(1)] : items,
       context_token: contextToken,
     };
     this.queue.push({ seq: ++this.seq, msg });
@@ -241,7 +258,9 @@ export class FakeIlink {
       try {
         body = raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
       } catch {
-        return this.answer(res, { ret: -1, errmsg: "bad json" });
+        // iLink's answer to a body that is not JSON is not documented: no claim, the call is cut.
+        this.authFailures += 1;
+        return this.hangUp(res);
       }
     }
     const headers = {
@@ -251,13 +270,11 @@ export class FakeIlink {
     };
     const login = route === "get_bot_qrcode" || route === "get_qrcode_status";
     const baseInfo = body.base_info as { bot_agent?: unknown } | undefined;
-    const authOk =
+    const framed =
       headers.authorizationType === "ilink_bot_token" &&
       isBase64Decimal(headers.uin) &&
-      (login ||
-        (header(req, "authorization") === `Bearer ${this.token}` &&
-          typeof baseInfo?.bot_agent === "string" &&
-          baseInfo.bot_agent.includes("parley")));
+      (login || (typeof baseInfo?.bot_agent === "string" && baseInfo.bot_agent.includes("parley")));
+    const tokenOk = login || header(req, "authorization") === `Bearer ${this.token}`;
     const recorded: RecordedCall = {
       method: req.method ?? "",
       route,
@@ -271,17 +288,28 @@ export class FakeIlink {
       recorded.code = Number(answer.errcode ?? answer.ret ?? 0);
       this.answer(res, answer);
     };
-    if (!authOk) {
+    if (!framed) {
+      // What iLink answers a call without these is not documented: no claim, the call is cut.
       this.authFailures += 1;
-      return reply({ ret: -1, errcode: -1, errmsg: "auth headers missing or wrong" });
+      return this.hangUp(res);
+    }
+    if (!tokenOk) {
+      // A token iLink does not honour (another client took the bot over) reads -14 "session timeout".
+      this.authFailures += 1;
+      return reply({ errcode: -14, errmsg: "session timeout" });
     }
     const injected = this.take(routeOf(route));
-    if (injected !== null) return reply({ ret: injected, errcode: injected, errmsg: `injected ${injected}` });
+    // Both fields carry the code (Tencent's monitor reads either); -14 says "session timeout".
+    if (injected !== null)
+      return reply({
+        ret: injected,
+        errcode: injected,
+        ...(injected === -14 ? { errmsg: "session timeout" } : {}),
+      });
     switch (route) {
       case "get_bot_qrcode":
         this.qrCount += 1;
         return reply({
-          ret: 0,
           qrcode: `qr-${this.qrCount}`,
           qrcode_img_content: `https://liteapp.weixin.qq.com/q/fake${this.qrCount}`,
         });
@@ -298,16 +326,17 @@ export class FakeIlink {
         if (this.typing.length > MAX_RECORDS) this.typing.shift();
         return reply({ ret: 0 });
       default:
-        return reply({ ret: -1, errmsg: `no such route ${route}` });
+        // parley calls none of iLink's other routes: no claim about them, the call is cut.
+        this.authFailures += 1;
+        return this.hangUp(res);
     }
   }
 
   private loginStatus(): Record<string, unknown> {
     const script = this.o.loginScript ?? ["wait", "scaned", "confirmed"];
     const status = script[Math.min(this.loginStep++, script.length - 1)] ?? "wait";
-    if (status !== "confirmed") return { ret: 0, status };
+    if (status !== "confirmed") return { status };
     return {
-      ret: 0,
       status,
       bot_token: this.token,
       ilink_bot_id: this.botId,
@@ -318,6 +347,15 @@ export class FakeIlink {
 
   private async getUpdates(buf: string, res: ServerResponse, recorded: RecordedCall): Promise<void> {
     const acked = /^buf-(\d+)$/.exec(buf) ? Number(buf.slice(4)) : 0;
+    if (this.malformed.length > 0) {
+      recorded.code = 0;
+      return this.answer(res, {
+        ret: 0,
+        msgs: this.malformed.shift(),
+        get_updates_buf: buf,
+        longpolling_timeout_ms: this.o.suggestedTimeoutMs ?? 2000,
+      });
+    }
     const pending = () => this.queue.filter((q) => q.seq > acked);
     if (pending().length === 0) {
       await new Promise<void>((resolve) => {
@@ -350,8 +388,8 @@ export class FakeIlink {
   private sendMessage(msg: Record<string, unknown> | undefined): Record<string, unknown> {
     const to = typeof msg?.to_user_id === "string" ? msg.to_user_id : "";
     const token = typeof msg?.context_token === "string" ? msg.context_token : "";
-    if (!to || !this.issued.get(to)?.has(token))
-      return { ret: -2, errcode: -2, errmsg: "invalid context_token" };
+    // A token iLink did not issue to this peer: a bare ret -2, as iLink answers it (no errmsg).
+    if (!to || !this.issued.get(to)?.has(token)) return { ret: -2 };
     const items = Array.isArray(msg?.item_list)
       ? (msg.item_list as { text_item?: { text?: unknown } }[])
       : [];
@@ -365,7 +403,8 @@ export class FakeIlink {
       contextToken: token,
       at: Date.now(),
     });
-    return { ret: 0 };
+    // SendMessageResp has no fields.
+    return {};
   }
 
   private download(req: IncomingMessage, url: URL, res: ServerResponse): void {
@@ -399,6 +438,11 @@ export class FakeIlink {
     first.times -= 1;
     if (first.times <= 0) list.shift();
     return first.errcode;
+  }
+
+  /** No answer at all: the connection is cut (a claim about no platform, only about this call). */
+  private hangUp(res: ServerResponse): void {
+    res.socket?.destroy();
   }
 
   private answer(res: ServerResponse, body: Record<string, unknown>): void {
