@@ -216,7 +216,9 @@ export class FakeWhatsApp {
   readonly createSocket = (auth: AuthenticationState, options: WaSocketOptions): WaSocket => {
     // No source says how WhatsApp answers a login from an unfinished pairing: fail the test loudly.
     if (auth.creds.me?.id && !auth.creds.account)
-      throw new Error("fake whatsapp: creds of an unfinished pairing; WhatsApp's answer to them is not modelled");
+      throw new Error(
+        "fake whatsapp: creds of an unfinished pairing; WhatsApp's answer to them is not modelled",
+      );
     const sock = new FakeSocket(this, auth, options);
     this.nextSocketSerial += 1;
     this.sockets.add(sock);
