@@ -157,6 +157,7 @@ export class SlackTransport extends MessagingTransport<SlackEnvelope> {
     if (raw.kind === "action") {
       const a = raw.action;
       const channel = a.channel?.id ?? "";
+      // container.thread_ts is read only defensively: the documented place is message.thread_ts.
       const threadTs = a.message?.thread_ts ?? a.container?.thread_ts ?? a.message?.ts;
       if (!channel) return null;
       return this.remember(

@@ -1,10 +1,11 @@
 /**
- * A quote-reply, unwrapped. Right-click → Reply in a 1:1 chat makes Teams PREPEND the quoted message
- * to `text`, while the user's own words sit in the text/html body attachment after a
- * `<blockquote itemtype="http://schema.skype.com/Reply">`. Read raw, a quote-replied `/stop` no
- * longer starts with `/` and a question arrives with the previous answer jammed onto its front, so
- * the words after the blockquote are what the message says. An unfamiliar shape yields "" and the
- * caller falls back to `text`: a message is never lost to this. Pure.
+ * A quote-reply, unwrapped. Right-click → Reply in a 1:1 chat sends a text/html body attachment in
+ * which the user's own words follow a `<blockquote itemtype="http://schema.skype.com/Reply">` (the
+ * shape of Graph's chatMessage examples). What Teams puts in `text` for such a message has no
+ * official reference; the words after the blockquote are read first so that, should `text` carry
+ * the quote too (third-party bots report it prepended), a quote-replied `/stop` still starts with
+ * `/`. Defensive only: an unfamiliar shape yields "" and the caller falls back to `text`, so a
+ * message is never lost to this. Pure.
  */
 import type { TeamsActivity } from "./wire.js";
 

@@ -37,6 +37,7 @@ interface MediaRef {
 function attachmentOf(kind: "image" | "file" | "video", media: WireMedia | undefined): InboundAttachment[] {
   if (typeof media?.url !== "string" || typeof media.aeskey !== "string") return [];
   const ref: MediaRef = { url: media.url, aeskey: media.aeskey };
+  // Defensive only: the SDK's FileContent has no filename (it reads Content-Disposition on download).
   const name =
     kind === "file" && typeof media.filename === "string" && media.filename ? media.filename : kind;
   return [{ name, ref: JSON.stringify(ref) }];

@@ -33,6 +33,7 @@ export function decodeMediaKey(aeskey: string): Buffer {
   if (!BASE64.test(text)) throw new MediaError("bad_key", "the file's key is not base64");
   const bytes = Buffer.from(text, "base64");
   if (bytes.length === 32) return bytes;
+  // Defensive only: the SDK documents base64 of the raw key, but a hex-then-base64 key costs nothing to accept.
   if (bytes.length === 64) {
     const hex = bytes.toString("latin1");
     if (HEX64.test(hex)) return Buffer.from(hex, "hex");

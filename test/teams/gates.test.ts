@@ -137,7 +137,7 @@ describe("teams: gates", () => {
     await vi.waitFor(() => expect(provider.hasActiveTurn()).toBe(false));
   });
 
-  it("a quote-reply is read as the user's own words, so a quoted /help is a command", async () => {
+  it("a quote-reply is read as the user's own words: a quoted /help is a command, the quoted preview is not sent on", async () => {
     stack = await startStack({ turns: [[text("answer"), done]] });
     const { driver, alice, fake } = stack;
     await driver.post(driver.quoteReply(alice, "An earlier answer about builds.", "/help"));

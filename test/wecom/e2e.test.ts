@@ -276,7 +276,7 @@ describe("files", () => {
       msgtype: "mixed",
       mixed: [
         { msgtype: "text", text: { content: "/new" } },
-        { msgtype: "image", image: lab.fake.hostMedia(png, { encoding: "hex" }) },
+        { msgtype: "image", image: lab.fake.hostMedia(png) },
       ],
     });
     await shown("saw the picture");

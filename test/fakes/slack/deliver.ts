@@ -129,7 +129,7 @@ export class SlackDelivery {
         payload: d.payload,
         accepts_response_payload: d.kind !== "events_api",
         ...(d.kind === "events_api"
-          ? { retry_attempt: d.attempts - 1, retry_reason: d.attempts > 1 ? "timeout" : "" }
+          ? { retry_attempt: d.attempts - 1, retry_reason: d.attempts > 1 ? "http_timeout" : "" }
           : {}),
       }),
     );

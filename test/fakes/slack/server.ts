@@ -94,7 +94,12 @@ export interface FakeSlackOptions {
   maxCalls?: number;
 }
 
-/** The ledger's message cap, and Slack's cap on one streamed markdown_text. */
+/**
+ * parley's own per-message cap (Slack advises under 4,000 characters, chat.postMessage "Truncating
+ * content") and Slack's documented 12,000-character limit on one markdown_text (chat.startStream,
+ * chat.appendStream). Slack documents no refusal for either, so the fake refuses neither: going
+ * over is recorded in `violations`, a test-side check that is no part of the wire.
+ */
 export const MAX_TEXT = 3900;
 export const MAX_APPEND = 12_000;
 const SECTION_MAX = 3000;
@@ -288,9 +293,10 @@ export class FakeSlack {
       ...(o.subtype ? { subtype: o.subtype } : {}),
       channel: o.channel,
       channel_type: dm ? "im" : "channel",
-      ...(o.bot ? { bot_id: "BOTHER0001", subtype: "bot_message" } : { user: o.user }),
-      team: o.team ?? this.teamId,
-      user_team: o.team ?? this.teamId,
+      // A bot_message carries bot_id and no team fields (@slack/types BotMessageEvent).
+      ...(o.bot
+        ? { bot_id: "BOTHER0001", subtype: "bot_message" }
+        : { user: o.user, team: o.team ?? this.teamId, user_team: o.team ?? this.teamId }),
       text: o.text,
       ts,
       ...(o.threadTs ? { thread_ts: o.threadTs } : {}),
@@ -306,18 +312,20 @@ export class FakeSlack {
   press(o: { ts: string; actionId: string; user: string; team?: string }): Delivery {
     const m = this.messages.find((x) => x.ts === o.ts);
     if (!m) throw new Error(`no message ${o.ts}`);
-    const label = buttonsOf(m).find((b) => b.actionId === o.actionId)?.label ?? "";
+    const button = buttonsOf(m).find((b) => b.actionId === o.actionId);
+    const label = button?.label ?? "";
     return this.delivery.interactive({
       type: "block_actions",
       user: { id: o.user, team_id: o.team ?? this.teamId },
       team: { id: o.team ?? this.teamId },
       channel: { id: m.channel },
-      container: { type: "message", message_ts: m.ts, ...(m.threadTs ? { thread_ts: m.threadTs } : {}) },
+      container: { type: "message", message_ts: m.ts },
       message: { ts: m.ts, ...(m.threadTs ? { thread_ts: m.threadTs } : {}), text: m.text, blocks: m.blocks },
       actions: [
         {
           action_id: o.actionId,
-          block_id: "parley",
+          // The id of the block holding the button, as the app sent it (Slack generates one if none).
+          block_id: button?.blockId ?? "",
           type: "button",
           text: { type: "plain_text", text: label },
           action_ts: this.nextTs(),
@@ -450,8 +458,8 @@ export class FakeSlack {
       case "chat.startStream": {
         const channel = String(a.channel);
         if (!a.thread_ts) return fail("invalid_arguments");
-        if (!channel.startsWith("D") && (!a.recipient_user_id || !a.recipient_team_id))
-          return fail("missing_recipient");
+        if (!channel.startsWith("D") && !a.recipient_user_id) return fail("missing_recipient_user_id");
+        if (!channel.startsWith("D") && !a.recipient_team_id) return fail("missing_recipient_team_id");
         const m = this.create(channel, String(a.thread_ts), "markdown", "");
         m.streaming = true;
         const problem = this.appendChunks(m, a);
@@ -496,7 +504,7 @@ export class FakeSlack {
         const m = this.create(String(a.channel_id), stringOr(a.thread_ts), "mrkdwn", "");
         for (const f of files) {
           const up = this.pendingUploads.get(f.id);
-          if (!up?.bytes) return fail("file_not_uploaded");
+          if (!up?.bytes) return fail("file_not_found");
           m.files.push({ id: f.id, title: String(f.title ?? ""), name: up.name, bytes: up.bytes.length });
         }
         return ok({ files: files.map((f) => ({ id: f.id })) });
@@ -531,11 +539,11 @@ export class FakeSlack {
     return this.messages.find((m) => m.bot && m.channel === a.channel && m.ts === a.ts);
   }
 
-  /** The cap every message is held to, in code points; a message over it is refused and recorded. */
+  /** parley's cap, in code points: a message over it is recorded (Slack itself documents no refusal). */
   private checkText(text: string): string | undefined {
-    if (Array.from(text).length <= MAX_TEXT) return undefined;
-    this.violations.push(`message over ${MAX_TEXT} code points (${Array.from(text).length})`);
-    return "msg_too_long";
+    if (Array.from(text).length > MAX_TEXT)
+      this.violations.push(`message over ${MAX_TEXT} code points (${Array.from(text).length})`);
+    return undefined;
   }
 
   private appendChunks(m: FakeMessage, a: Json): string | undefined {
@@ -546,10 +554,9 @@ export class FakeSlack {
     for (const c of chunks) {
       if (c.type === "markdown_text") {
         const text = String(c.text ?? "");
-        if (Array.from(text).length > MAX_APPEND) {
+        // Over the documented 12,000: recorded; what Slack answers then is not documented.
+        if (Array.from(text).length > MAX_APPEND)
           this.violations.push(`append over ${MAX_APPEND} code points`);
-          return "msg_too_long";
-        }
         m.appends.push(text);
         m.text += text;
         if (Array.from(m.text).length > MAX_TEXT) this.violations.push(`stream over ${MAX_TEXT} code points`);
@@ -592,14 +599,18 @@ export class FakeSlack {
 }
 
 /** Every button on a message: its label and action_id. */
-export function buttonsOf(m: Pick<FakeMessage, "blocks">): { label: string; actionId: string }[] {
-  return m.blocks.flatMap((b) =>
+export function buttonsOf(
+  m: Pick<FakeMessage, "blocks">,
+): { label: string; actionId: string; blockId: string }[] {
+  return m.blocks.flatMap((b, i) =>
     Array.isArray(b.elements)
       ? (b.elements as Json[])
           .filter((e) => e.type === "button")
           .map((e) => ({
             label: String((e.text as Json | undefined)?.text ?? ""),
             actionId: String(e.action_id),
+            // Block Kit: "If not specified, block_id will be generated."
+            blockId: typeof b.block_id === "string" ? b.block_id : `gen${i}`,
           }))
       : [],
   );

@@ -3,9 +3,9 @@
  * with an `Authorization: Bearer` JWT signed by the fake's key (iss https://api.botframework.com,
  * aud the app id, the serviceurl claim, nbf/exp). Every conversation type (personal, group chat,
  * channel), card submits (an Action.Submit is an ordinary message activity carrying `value`),
- * install and uninstall events (conversationUpdate membersAdded, installationUpdate), typing, quote-replies (the quoted
- * message prepended to `text`, the user's words in the text/html attachment after a Reply
- * blockquote) and files (file.download.info, inline images). Bad tokens on request: expired, wrong
+ * install and uninstall events (conversationUpdate membersAdded, installationUpdate), typing, quote-replies (a
+ * text/html attachment whose Reply blockquote holds the quoted preview, the user's words after it;
+ * `text` the user's words only, since no reference says Teams puts the quote there) and files (file.download.info, inline images). Bad tokens on request: expired, wrong
  * audience or issuer, a rogue key, a Web Chat key, alg none, a mismatched serviceurl, none at all.
  */
 import { randomBytes } from "node:crypto";
@@ -116,13 +116,17 @@ export class TeamsDriver {
     return this.envelope(user, "personal", { type: "message", replyToId, value });
   }
 
-  /** Right-click → Reply in a 1:1 chat: Teams prepends the quoted message to text. */
+  /**
+   * Right-click → Reply in a 1:1 chat. The html body follows Graph's chatMessage examples; `text`
+   * carries only the user's words (the activity spec's meaning of `text`): what Teams really puts
+   * there for a quote has no official reference, so the fake invents no prefix.
+   */
   quoteReply(user: FakeTeamsUser, quoted: string, words: string): Json {
     const html =
       `<blockquote itemscope="" itemtype="http://schema.skype.com/Reply" itemid="1700000000000">` +
       `<strong itemprop="mri" itemid="28:bot">parley</strong><span itemprop="time" itemid="1700000000000"></span>` +
       `<p itemprop="preview">${escapeHtml(quoted)}</p></blockquote><p>${escapeHtml(words)}</p>`;
-    return this.message(user, `parley\n${quoted}\n${words}`, {
+    return this.message(user, words, {
       extra: { textFormat: "plain", attachments: [{ contentType: "text/html", content: html }] },
     });
   }

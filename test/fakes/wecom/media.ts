@@ -1,20 +1,16 @@
 /**
  * How WeCom encrypts a media object, reproduced for the fake: AES-256-CBC under the object's own
  * 32-byte key, IV = the key's first 16 bytes, PKCS#7-padded to a 32-byte multiple. The key travels
- * in one of two encodings of the same value (base64 of the raw bytes, or base64 of their ASCII hex).
+ * as base64 of the raw 32 bytes: the only form aibot-node-sdk `src/crypto.ts` (`decryptFile`) reads.
  */
 import { createCipheriv, randomBytes } from "node:crypto";
-
-export type KeyEncoding = "raw" | "hex";
 
 export function newMediaKey(): Buffer {
   return randomBytes(32);
 }
 
-export function encodeMediaKey(key: Buffer, encoding: KeyEncoding): string {
-  return encoding === "raw"
-    ? key.toString("base64")
-    : Buffer.from(key.toString("hex"), "ascii").toString("base64");
+export function encodeMediaKey(key: Buffer): string {
+  return key.toString("base64");
 }
 
 /** PKCS#7 to 32: always 1..32 bytes of padding, each holding the pad length; `badPad` breaks it. */

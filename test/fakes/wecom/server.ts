@@ -22,15 +22,22 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import { type WebSocket, WebSocketServer } from "ws";
-import type { KeyEncoding } from "./media.js";
 import { encodeMediaKey, encryptMedia, newMediaKey } from "./media.js";
 
 export const ERR_UNROUTABLE = 846605;
 export const ERR_STREAM_DEAD = 846608;
-export const ERR_BAD_CREDENTIALS = 40014;
-export const ERR_TOO_LONG = 40058;
+// The refusal values below come from WeCom's global error-code table (document/path/90313), each
+// chosen for its documented meaning; which code the long connection really sends for these cases is
+// not documented, and parley reads every non-zero code alike (bar 846605/846608), so none is asserted.
+/** 40001 不合法的secret参数: a subscribe whose bot_id/secret do not match. */
+export const ERR_BAD_CREDENTIALS = 40_001;
+/** 45002 消息内容大小超过限制: content over the SDK's 20,480-byte cap. */
+export const ERR_TOO_LONG = 45_002;
+/** 44004 文本消息content参数为空: a response_url post with no content. */
+export const ERR_EMPTY = 44_004;
 export const ERR_RATE = 45009;
-export const ERR_COLD = 846609;
+/** 40058 不合法的参数 (传递参数不符合系统要求): a push or response_url post the platform would refuse. */
+export const ERR_INVALID = 40_058;
 const MAX_BYTES = 20_480;
 
 /** A short, fixed errmsg per refusal (WeCom's wording is not a contract; the client never reads it). */
@@ -344,7 +351,6 @@ export class FakeWeCom {
   hostMedia(
     plain: Uint8Array,
     o: {
-      encoding?: KeyEncoding;
       ttlMs?: number;
       badPad?: boolean;
       streamTotal?: number;
@@ -360,7 +366,7 @@ export class FakeWeCom {
     });
     return {
       url: `${this.origin}/media/${id}?sign=q-sign-fake`,
-      aeskey: encodeMediaKey(key, o.encoding ?? "raw"),
+      aeskey: encodeMediaKey(key),
     };
   }
 
@@ -513,7 +519,7 @@ export class FakeWeCom {
         this.pushes.push({ chatId, content, accepted: errcode === 0, errcode, at, seq: ++this.seq });
       return errcode;
     };
-    if (!this.warm.has(chatId)) return record(ERR_COLD);
+    if (!this.warm.has(chatId)) return record(ERR_INVALID);
     if (Buffer.byteLength(content) > MAX_BYTES) return record(ERR_TOO_LONG);
     // Counted on the receipt clock: a push is inside a window while less than its length has passed.
     const times = (this.pushTimes.get(chatId) ?? []).filter((t) => at - t < 3_600_000);
@@ -605,9 +611,9 @@ export class FakeWeCom {
     }
     const slot = this.responseUrls.get(token);
     let errcode = 0;
-    if (!slot) errcode = 40_001;
-    else if (slot.used) errcode = 846_610;
-    else if (Buffer.byteLength(content) > MAX_BYTES || content === "") errcode = ERR_TOO_LONG;
+    if (!slot || slot.used) errcode = ERR_INVALID;
+    else if (content === "") errcode = ERR_EMPTY;
+    else if (Buffer.byteLength(content) > MAX_BYTES) errcode = ERR_TOO_LONG;
     if (slot && errcode === 0) slot.used = true;
     if (this.posts.length < MAX_RECORDS)
       this.posts.push({ path, content, accepted: errcode === 0, seq: ++this.seq });

@@ -2,11 +2,12 @@
  * A fake WhatsApp for parley's WhatsApp channel: the world behind the `WaSocket` port (socket.ts).
  *
  * - Sockets: `createSocket` is a SocketFactory. A linked auth state logs in (`creds.update` with the
- *   account's LID, then `open`, lib/Socket/socket.js `CB:success`); creds with `me` but no signed
- *   identity (an unfinished pairing) try to log in too (validateConnection) and are refused (401,
- *   the fake's stand-in: WhatsApp knows no such device). An unlinked one gets QR codes in rotation
- *   (the first at once, the next after 60 s, then every 20 s, until the server's references run out:
- *   408 "QR refs attempts ended"; lib/Socket/socket.js `CB:iq,type:set,pair-device`) until `scan()`
+ *   account's LID, then `open`, lib/Socket/socket.js `CB:success`). Creds with `me` but no account
+ *   (an unfinished pairing) would make baileys log in (validateConnection); what WhatsApp answers is
+ *   documented nowhere, so the fake refuses to be handed such creds rather than invent an answer.
+ *   An unlinked one gets QR codes in rotation (the first at once, the next after 60 s, then every
+ *   20 s, one per `ref` of the server's pair-device iq, six by default, until they run out: 408 "QR
+ *   refs attempts ended"; lib/Socket/socket.js `CB:iq,type:set,pair-device`) until `scan()`
  *   (or `enterCode()`) links it: the signed identity into the creds, `isNewLogin: true`, then
  *   WhatsApp's "restart required" (515) close, as on a real pairing (`CB:iq,,pair-success`). A
  *   version older than `minVersion` is refused at connect with a 405 `failure`. `disconnect(code)`
@@ -162,7 +163,8 @@ export class FakeWhatsApp {
     this.editWindowMs = o.editWindowMs ?? 15 * 60_000;
     this.maxRecords = o.maxRecords ?? 20_000;
     this.minVersion = o.minVersion;
-    // baileys: 60 s for the first code, 20 s for each later one (socket.js genPairQR).
+    // baileys: 60 s for the first code, 20 s for each later one (socket.js genPairQR); one code per
+    // `ref` the server sends, six a socket (WhiskeySockets/Baileys issue #1161).
     this.qr = { firstMs: o.qrFirstMs ?? 60_000, nextMs: o.qrNextMs ?? 20_000, refs: o.qrRefs ?? 6 };
     this.person(this.operator.pn, this.operator.lid);
   }
@@ -212,6 +214,11 @@ export class FakeWhatsApp {
 
   /** A SocketFactory: what the channel calls instead of makeWASocket. */
   readonly createSocket = (auth: AuthenticationState, options: WaSocketOptions): WaSocket => {
+    // No source says how WhatsApp answers a login from an unfinished pairing: fail the test loudly.
+    if (auth.creds.me?.id && !auth.creds.account)
+      throw new Error(
+        "fake whatsapp: creds of an unfinished pairing; WhatsApp's answer to them is not modelled",
+      );
     const sock = new FakeSocket(this, auth, options);
     this.nextSocketSerial += 1;
     this.sockets.add(sock);
@@ -227,8 +234,7 @@ export class FakeWhatsApp {
       if (me?.id && auth.creds.account) {
         sock.emit("creds.update", { me: { ...me, lid: this.operator.lid } });
         sock.emit("connection.update", { connection: "open" });
-      } else if (me?.id) this.disconnect(401, sock, { reason: "401" });
-      else this.offerQr(sock, 1);
+      } else this.offerQr(sock, 1);
     });
     return sock;
   };
