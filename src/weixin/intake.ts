@@ -7,7 +7,9 @@
  * token's write) failed, and then the poller keeps its cursor so iLink delivers the batch again.
  * A redelivery the journal drops is counted (`duplicate`); the transport counts every other drop.
  */
+
 import type { ConversationHub } from "../messaging/channel/hub.js";
+import type { InboundDrops } from "../messaging/channel/inbound-drops.js";
 import type { IncomingMessage } from "../messaging/channel/surface.js";
 import type { PeerState } from "./peers.js";
 import type { WeixinAddress, WeixinExtra } from "./surface.js";
@@ -18,6 +20,7 @@ export class WeixinIntake {
     private readonly transport: WeixinTransport,
     private readonly hub: ConversationHub<WeixinAddress, WeixinExtra>,
     private readonly peers: PeerState,
+    private readonly drops: InboundDrops,
   ) {}
 
   async onMessage(raw: unknown): Promise<void> {

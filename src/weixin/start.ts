@@ -150,7 +150,7 @@ export async function start(
     approvalTimeoutMs: overrides.approvalTimeoutMs,
     helpFooter: WEIXIN_HELP_FOOTER,
   });
-  const intake = new WeixinIntake(transport, hub, peers);
+  const intake = new WeixinIntake(transport, hub, peers, ctx.drops);
   // Before the first poll: what a restart left unanswered comes before anything newer.
   await hub.resume();
   const poller = new UpdatesPoller({
