@@ -1,0 +1,522 @@
+/**
+ * LiveRenderer: the one turn state machine for a surface that edits a message as it streams. One
+ * live message is edited in place (throttled), and sealed when the streaming splitter's cap is
+ * reached (fence-balanced; the first sealed chunk reuses the live message, so there is never a
+ * preview plus a duplicate). A steer boundary seals the pre-steer answer (its [OPTIONS:] travel
+ * with it as widgets) and the continuation opens with a quote chip, materialized with its first real
+ * text. An approval prompt seals the answer above it and the decision's continuation opens below
+ * it (a live message that showed only its footer becomes the prompt). The live footer carries the
+ * kit's LiveStatus line and the 🥱/😨 stall marks, read from the clock; neither ever reaches a sealed
+ * message. The end carries the turn-status line; a turn that produced no answer ends with the kit's
+ * notice. Every platform call runs on one queue, so a throttled edit can never land on a message
+ * after it was sealed, and `close` leaves no timer running. The platform brings a LiveSurface.
+ */
+import type { Timers } from "../base/clock.js";
+import type { Logger } from "../base/logger.js";
+import { oneLine } from "../text/clip.js";
+import { applyOptionsCap, displaySafeFor, splitOptionsTrailer } from "../text/options.js";
+import { StreamingSplitter } from "../text/streaming-splitter.js";
+import { renderTables } from "../text/tables/index.js";
+import type { AgentStatus, PromptOption, ToolChange, TurnEnding } from "../turn/renderer.js";
+import { Renderer } from "../turn/renderer.js";
+import { LiveStatus, ToolParagraphs } from "./live-status.js";
+import type { LiveMessage, LiveSurface } from "./live-surface.js";
+import { DEFAULT_LADDER_TIMINGS } from "./phase-ladder.js";
+import {
+  approvalOutcomeLabel,
+  freshSessionNotice,
+  noAnswerNotice,
+  SerialQueue,
+  steerChip,
+  turnStatusLine,
+  typedReplyHint,
+} from "./render-kit.js";
+
+export interface LiveRendererOptions<W> {
+  surface: LiveSurface<W>;
+  /** Names the channel in log lines. */
+  channel: string;
+  timers: Timers;
+  now: () => number;
+  logger: Logger;
+  /** Minimum gap between two live edits (a client's own pacing still applies underneath). */
+  throttleMs: number;
+  /** Quiet this long: the footer shows 🥱, then 😨 (a prompt waiting on a human is no stall). */
+  stallSoftMs?: number;
+  stallHardMs?: number;
+}
+
+const STALL_SOFT = "🥱";
+const STALL_HARD = "😨";
+/** Longest tool title (and purpose) a prompt repeats, in code points. */
+const MAX_TITLE_CHARS = 200;
+const MAX_PURPOSE_CHARS = 400;
+
+export class LiveRenderer<W> extends Renderer {
+  private readonly surface: LiveSurface<W>;
+  private readonly stallSoftMs: number;
+  private readonly stallHardMs: number;
+  private splitter: StreamingSplitter;
+  /** `body`: it shows answer text (not only its footer), so it cannot be taken for a prompt. */
+  private live: { id: string; shown: string; body: boolean } | null = null;
+  /** The quote chip waiting for the first real text of the post-steer segment. */
+  private chip = "";
+  private readonly status: LiveStatus;
+  private readonly paragraphs = new ToolParagraphs();
+  private readonly startedAt: number;
+  private lastProgressAt: number;
+  private waitingOnHuman = false;
+  private contextUsagePct: number | undefined;
+  /** Real answer text reached the chat (a footer-only frame does not count). */
+  private answered = false;
+  /** Sealed chunks queued but not yet sent: a live frame then would show the wrong tail. */
+  private pendingSeals = 0;
+  private finished = false;
+  private readonly noted: string[] = [];
+  /** The last message a seal delivered (where the end's status line goes when nothing follows). */
+  private lastSealed: { id: string; body: string; widgets: W | undefined } | null = null;
+  private readonly queue: SerialQueue;
+  private editTimer: unknown = null;
+  private frameQueued = false;
+  private lastEditAt = 0;
+  private typingTimer: unknown = null;
+  private stallTimers: unknown[] = [];
+  /** requestId -> the prompt's message, so the outcome can be written onto the prompt itself. */
+  private readonly prompts = new Map<string, { id: string; head: string }>();
+
+  constructor(private readonly o: LiveRendererOptions<W>) {
+    super(o.surface.capabilities);
+    this.surface = o.surface;
+    this.stallSoftMs = o.stallSoftMs ?? DEFAULT_LADDER_TIMINGS.stallSoftMs;
+    this.stallHardMs = o.stallHardMs ?? DEFAULT_LADDER_TIMINGS.stallHardMs;
+    this.splitter = new StreamingSplitter(o.surface.sourceCap);
+    this.status = new LiveStatus(o.surface.commands.stop);
+    this.startedAt = o.now();
+    this.lastProgressAt = this.startedAt;
+    this.queue = new SerialQueue((error) => {
+      this.deliveryFailed = true;
+      o.logger.error(`${o.channel}: render step failed`, { error: String(error) });
+    });
+  }
+
+  /** The dispatcher records the user's own words, so the chip quotes them, not the backend's echo. */
+  override noteSteer(text: string): void {
+    this.noted.push(text);
+  }
+
+  override async onTurnStart(): Promise<void> {
+    this.keepTyping();
+    this.armStallTimers();
+  }
+
+  async onTextChunk(text: string): Promise<void> {
+    this.progress();
+    this.status.writing();
+    const sealed = this.splitter.append(this.paragraphs.next(this.splitter.tail, text));
+    this.pendingSeals += sealed.length;
+    for (const chunk of sealed) {
+      await this.enqueue(async () => {
+        this.pendingSeals -= 1;
+        await this.sealChunk(chunk);
+      });
+    }
+    this.scheduleEdit();
+  }
+
+  async onThinking(): Promise<void> {
+    this.progress();
+    this.status.thinking();
+    this.scheduleEdit();
+  }
+
+  async onToolCall(toolCallId: string, title: string): Promise<void> {
+    this.progress();
+    this.paragraphs.toolCalled();
+    this.status.tool(toolCallId, title);
+    this.scheduleEdit();
+  }
+
+  async onToolUpdate(toolCallId: string, change: ToolChange): Promise<void> {
+    this.progress();
+    this.status.toolChanged(toolCallId, change);
+    this.scheduleEdit();
+  }
+
+  async onAgentStatus(status: AgentStatus): Promise<void> {
+    if (status.type === "fresh_session") {
+      const body = this.surface.plain(freshSessionNotice(status.cause, status.reason, status.replayed));
+      // Above the answer it concerns: a live message showing only its footer becomes the notice.
+      await this.enqueue(async () => {
+        if (!(await this.takeFooterOnlyLive(body))) await this.post({ body, quiet: true });
+      });
+      return;
+    }
+    // Waiting in line or a silent agent is not progress: the stall marks keep counting.
+    this.status.agent(status);
+    this.scheduleEdit();
+  }
+
+  async onPromptChoice(
+    options: PromptOption[],
+    requestId: string,
+    context: { toolTitle: string; toolPurpose: string; nonce: string },
+  ): Promise<void> {
+    this.progress();
+    // Waiting on a human is not a stall: no mark while the prompt is open.
+    this.waitingOnHuman = true;
+    this.clearStallTimers();
+    this.cancelEdit();
+    await this.enqueue(async () => {
+      // The answer so far stays above the prompt; what the decision releases continues below it.
+      await this.sealSegment();
+      const safe = (text: string, max: number) => displaySafeFor(oneLine(text, max), this.capabilities);
+      const head = this.surface.promptHead(
+        safe(context.toolTitle || "a tool", MAX_TITLE_CHARS),
+        context.toolPurpose ? safe(context.toolPurpose, MAX_PURPOSE_CHARS) : "",
+      );
+      const { widgets, shown } = this.surface.approval(requestId, context.nonce, options);
+      const body = this.surface.promptBody(head, typedReplyHint(shown, widgets !== undefined));
+      // A live message with only its footer becomes the prompt; the continuation opens below it.
+      const id = (await this.takeFooterOnlyLive(body, widgets)) ?? (await this.post({ body, widgets }));
+      if (id !== null) this.prompts.set(requestId, { id, head });
+      // The end's status line belongs below the prompt, never on the answer above it.
+      this.lastSealed = null;
+    });
+  }
+
+  /** Write the outcome onto the prompt and drop its widgets, so a decided prompt never looks live. */
+  override async markApproval(requestId: string, outcome: string): Promise<void> {
+    // Looked up on the queue: a press can arrive before the prompt's own send has returned.
+    await this.enqueue(async () => {
+      const prompt = this.prompts.get(requestId);
+      if (!prompt) return;
+      this.prompts.delete(requestId);
+      try {
+        const body = this.surface.decided(prompt.head, outcome);
+        await this.surface.edit(prompt.id, { body, widgets: this.surface.noWidgets });
+      } catch (error) {
+        this.o.logger.warn(`${this.o.channel}: could not mark the approval prompt`, { error: String(error) });
+      }
+    });
+    // The turn goes on below the prompt: its next frame opens a new message there.
+    if (!this.finished && !this.quiet) {
+      this.status.thinking();
+      this.scheduleEdit();
+    }
+  }
+
+  async onCompaction(contextUsagePct: number | undefined, receipt: string): Promise<void> {
+    this.progress();
+    if (contextUsagePct !== undefined) this.contextUsagePct = contextUsagePct;
+    if (receipt)
+      await this.enqueue(
+        async () => void (await this.post({ body: this.surface.plain(receipt), quiet: true })),
+      );
+  }
+
+  override async onSteerConsumed(summary: string): Promise<void> {
+    this.progress();
+    this.cancelEdit();
+    await this.enqueue(() => this.sealSegment());
+    this.chip = steerChip(this.noted.shift() ?? summary);
+    // The chip rides the first chunk of the continuation: the splitter keeps room for it.
+    this.splitter = new StreamingSplitter(this.surface.sourceCap, { reserve: Array.from(this.chip).length });
+  }
+
+  async onDone(stopReason: string, ending: TurnEnding = {}): Promise<void> {
+    const { error } = ending;
+    if (ending.contextUsagePct !== undefined) this.contextUsagePct = ending.contextUsagePct;
+    this.finished = true;
+    this.stopTimers();
+    await this.enqueue(() => this.sealSegment({ stopReason, ...(error ? { error } : {}) }));
+  }
+
+  override async close(reason?: unknown): Promise<void> {
+    this.finished = true;
+    this.stopTimers();
+    // A prompt still showing widgets when the turn ends was never decided: say so on it.
+    for (const requestId of [...this.prompts.keys()])
+      void this.markApproval(requestId, approvalOutcomeLabel("abandoned"));
+    await this.enqueue(async () => {
+      if (this.answered || this.quiet) return;
+      // A turn that produced nothing must still say so, never leave the user guessing.
+      const body = this.surface.plain(noAnswerNotice(Boolean(reason), this.surface.commands.new));
+      if (this.live) await this.editOrPost(this.live.id, { body });
+      else await this.post({ body });
+      this.live = null;
+    });
+  }
+
+  // ── the queue and the timers ─────────────────────────────────────────────────────────────────
+
+  private enqueue(op: () => Promise<void>): Promise<void> {
+    return this.queue.run(op);
+  }
+
+  private stopTimers(): void {
+    this.stopTyping();
+    this.clearStallTimers();
+    this.cancelEdit();
+  }
+
+  private progress(): void {
+    this.lastProgressAt = this.o.now();
+    this.waitingOnHuman = false;
+    this.armStallTimers();
+  }
+
+  private scheduleEdit(): void {
+    if (this.editTimer !== null || this.finished) return;
+    const wait = Math.max(0, this.lastEditAt + this.o.throttleMs - this.o.now());
+    this.editTimer = this.o.timers.setTimeout(() => {
+      this.editTimer = null;
+      // One frame waiting in the queue is enough: it renders the buffer as it is when it runs.
+      if (this.frameQueued) return;
+      this.frameQueued = true;
+      void this.enqueue(async () => {
+        this.frameQueued = false;
+        await this.flushLive();
+      });
+    }, wait);
+  }
+
+  private cancelEdit(): void {
+    if (this.editTimer !== null) this.o.timers.clearTimeout(this.editTimer);
+    this.editTimer = null;
+  }
+
+  private stallMark(): string {
+    if (this.waitingOnHuman || this.finished) return "";
+    const quiet = this.o.now() - this.lastProgressAt;
+    return quiet >= this.stallHardMs ? STALL_HARD : quiet >= this.stallSoftMs ? STALL_SOFT : "";
+  }
+
+  /** Re-render the footer when a stall threshold passes; the mark itself is read from the clock. */
+  private armStallTimers(): void {
+    this.clearStallTimers();
+    if (this.finished || this.waitingOnHuman) return;
+    for (const ms of [this.stallSoftMs, this.stallHardMs])
+      this.stallTimers.push(this.o.timers.setTimeout(() => this.scheduleEdit(), ms + 1));
+  }
+
+  private clearStallTimers(): void {
+    for (const t of this.stallTimers) this.o.timers.clearTimeout(t);
+    this.stallTimers = [];
+  }
+
+  private keepTyping(): void {
+    const typing = this.surface.typing;
+    if (this.finished || !typing) return;
+    typing.send().catch((error: unknown) => {
+      this.o.logger.debug(`${this.o.channel}: typing indicator failed`, { error: String(error) });
+    });
+    this.typingTimer = this.o.timers.setTimeout(() => this.keepTyping(), typing.everyMs);
+  }
+
+  private stopTyping(): void {
+    if (this.typingTimer !== null) this.o.timers.clearTimeout(this.typingTimer);
+    this.typingTimer = null;
+  }
+
+  // ── live frames ──────────────────────────────────────────────────────────────────────────────
+
+  /** The live buffer as shown: a partial [OPTIONS trailer hidden, tables left raw until sealed. */
+  private liveSource(): string {
+    const shown = splitOptionsTrailer(this.splitter.tail, { hidePartial: true }).body;
+    // With uploads on, no path flashes on screen only to vanish into a photo at the seal.
+    const body = this.surface.files ? this.surface.files.hide(shown) : shown;
+    return body.trim() ? this.chip + body : "";
+  }
+
+  private async flushLive(): Promise<void> {
+    if (this.finished || this.pendingSeals > 0) return;
+    const footerText = [this.status.line, this.stallMark()].filter(Boolean).join(" ");
+    const footer = footerText ? this.surface.quiet(footerText) : "";
+    const source = this.liveSource();
+    // A live frame may be longer than the wire once converted; it is a preview, so the first part
+    // is shown (the seal delivers all of it).
+    const body = source ? (this.surface.fit(source, footer)[0] ?? "") : "";
+    const shown = this.surface.join(body, footer);
+    if (!shown) return;
+    this.lastEditAt = this.o.now();
+    if (!this.live) {
+      const id = await this.post({ body: shown });
+      if (id !== null) this.live = { id, shown, body: Boolean(body) };
+      if (id !== null && body) this.answered = true;
+      return;
+    }
+    if (shown === this.live.shown) return;
+    try {
+      await this.surface.edit(this.live.id, { body: shown });
+      this.live.shown = shown;
+      if (body) {
+        this.answered = true;
+        this.live.body = true;
+      }
+    } catch (error) {
+      // A lost frame is harmless (the seal rewrites the message); a lost seal is not.
+      this.o.logger.debug(`${this.o.channel}: live edit failed`, { error: String(error) });
+    }
+  }
+
+  // ── seals ────────────────────────────────────────────────────────────────────────────────────
+
+  /** The sealed presentation of canonical source: the chip, then tables as the platform shows them. */
+  private present(source: string): string {
+    const withChip = source.trim() ? this.chip + source : "";
+    if (withChip) this.chip = "";
+    return renderTables(withChip, {
+      policy: this.capabilities.tableMode,
+      nativeTables: this.capabilities.nativeTables,
+    });
+  }
+
+  /** A length-sealed chunk: it finalizes the live message; the tail moves to a new one. */
+  private async sealChunk(source: string): Promise<void> {
+    await this.deliver(this.surface.fit(this.present(source)), "", undefined);
+  }
+
+  /**
+   * A semantic seal (steer boundary, approval prompt, or the end: `final`): everything buffered,
+   * options as widgets. The end carries the turn-status line, and a turn that produced no answer
+   * ends with the kit's notice (and the failure's reason) instead of nothing.
+   */
+  private async sealSegment(final?: { stopReason: string; error?: string }): Promise<void> {
+    const chunks = this.splitter.finish();
+    this.splitter = new StreamingSplitter(this.surface.sourceCap);
+    const last = chunks.pop() ?? "";
+    for (const chunk of chunks) await this.sealChunk(chunk);
+    const { body, choices } = splitOptionsTrailer(last, { hidePartial: false });
+    const capped = applyOptionsCap(body, choices, this.capabilities);
+    // Only a semantic seal extracts, once; length-sealed chunks keep their references as text.
+    const files = this.surface.files;
+    const { text, files: found } = files
+      ? await files.extract(capped.body)
+      : { text: capped.body, files: [] };
+    const silent =
+      final !== undefined && !this.answered && !text.trim() && !capped.choices.length && !found.length;
+    const status =
+      final && !this.quiet
+        ? turnStatusLine(final.stopReason, {
+            elapsedMs: this.o.now() - this.startedAt,
+            ...(this.contextUsagePct === undefined ? {} : { contextUsagePct: this.contextUsagePct }),
+            ...(final.error ? { error: final.error } : {}),
+            reasonShown: silent,
+          })
+        : "";
+    const footer = status ? this.surface.quiet(status) : "";
+    const notice = final
+      ? noAnswerNotice(final.stopReason === "error", this.surface.commands.new, final.error)
+      : "";
+    const pieces = silent
+      ? this.quiet
+        ? []
+        : this.surface.fit(this.surface.plain(notice))
+      : this.surface.fit(this.present(text), footer);
+    const widgets = capped.choices.length ? this.surface.options(capped.choices) : undefined;
+    if (pieces.length === 0) {
+      // No text: the end's status line lands on the live message, or on its own after a prompt.
+      // Mid-turn the live message is kept for the continuation.
+      if (widgets) pieces.push(this.surface.plain("Choose one:"));
+      else if (footer && this.live) pieces.push("");
+      else {
+        if (footer) await this.placeStatus(footer);
+        return this.sendFiles(found);
+      }
+    }
+    await this.deliver(pieces, footer, widgets);
+    await this.sendFiles(found);
+  }
+
+  private async sendFiles(found: readonly unknown[]): Promise<void> {
+    if (!found.length || !this.surface.files) return;
+    const { landed, lost } = await this.surface.files.send(found);
+    if (landed) this.answered = true;
+    if (lost) this.deliveryFailed = true;
+  }
+
+  /** Deliver sealed bodies: the first reuses the live message; the footer and widgets go on the last. */
+  private async deliver(pieces: string[], footer: string, widgets: W | undefined): Promise<void> {
+    for (const [i, piece] of pieces.entries()) {
+      const isLast = i === pieces.length - 1;
+      const message = {
+        body: isLast && footer ? this.surface.join(piece, footer) : piece,
+        widgets: isLast ? widgets : undefined,
+      };
+      const id =
+        i === 0 && this.live ? await this.editOrPost(this.live.id, message) : await this.post(message);
+      if (piece) this.answered = true;
+      if (id !== null) this.lastSealed = { id, body: message.body, widgets: message.widgets };
+    }
+    this.live = null;
+  }
+
+  /**
+   * The end's status line with nothing left to seal: it rides the last sealed message (one turn
+   * ends in one place), or comes on its own when there is none or it would not fit.
+   */
+  private async placeStatus(footer: string): Promise<void> {
+    const last = this.lastSealed;
+    const body = last ? this.surface.join(last.body, footer) : "";
+    if (last && this.surface.fits(body)) {
+      try {
+        await this.surface.edit(last.id, { body, widgets: last.widgets });
+        last.body = body;
+        return;
+      } catch (error) {
+        this.o.logger.debug(`${this.o.channel}: could not add the status line`, { error: String(error) });
+      }
+    }
+    await this.post({ body: footer, quiet: true });
+  }
+
+  // ── platform calls ───────────────────────────────────────────────────────────────────────────
+
+  /** Post one message; null (and deliveryFailed) when it did not land. */
+  private async post(message: LiveMessage<W>): Promise<string | null> {
+    try {
+      const id = await this.surface.post(message);
+      if (id === null) this.deliveryFailed = true;
+      return id;
+    } catch (error) {
+      this.deliveryFailed = true;
+      this.o.logger.error(`${this.o.channel}: send failed`, { error: String(error) });
+      return null;
+    }
+  }
+
+  /** Finalize a message by editing it; if the platform refused the edit, post it anew. */
+  private async editOrPost(id: string, message: LiveMessage<W>): Promise<string | null> {
+    try {
+      await this.surface.edit(id, message);
+      return id;
+    } catch (error) {
+      if (!this.surface.refused(error)) {
+        this.deliveryFailed = true;
+        this.o.logger.error(`${this.o.channel}: final edit failed`, { error: String(error) });
+        return null;
+      }
+      this.o.logger.warn(`${this.o.channel}: final edit refused; sending as a new message`, {
+        error: String(error),
+      });
+      return this.post(message);
+    }
+  }
+
+  /**
+   * The live message when it shows only its footer (no answer text yet), rewritten as `body` so
+   * that what follows opens below it; its id, or null when there is none to take (or the edit failed).
+   */
+  private async takeFooterOnlyLive(body: string, widgets?: W): Promise<string | null> {
+    const live = this.live;
+    if (!live || live.body || this.pendingSeals > 0 || this.splitter.tail.trim()) return null;
+    this.live = null;
+    try {
+      await this.surface.edit(live.id, { body, widgets });
+      return live.id;
+    } catch (error) {
+      this.o.logger.debug(`${this.o.channel}: could not reuse the live message`, { error: String(error) });
+      return null;
+    }
+  }
+}

@@ -1,0 +1,82 @@
+/**
+ * The LiveSurface port: what one editing platform brings to the kit's LiveRenderer. Only the
+ * operations a platform really differs in: post, edit, its widgets (keyboards, buttons, chips), its
+ * markup (escaping, the quiet line, how a body and its footer join), its wire limit, typing, and
+ * outbound files. The turn itself (segments, seals, throttle, stall marks, prompts, the footer)
+ * is the kit's. Layer: messaging.
+ */
+import type { PromptOption } from "../turn/renderer.js";
+import type { TransportCapabilities } from "./capabilities.js";
+
+/** One message as the platform carries it: its body (footer joined in) and its widgets. */
+export interface LiveMessage<W> {
+  body: string;
+  /** The widgets on it. On a post: none when absent. On an edit: absent leaves none (cleared). */
+  widgets?: W | undefined;
+  /** A notice (fresh session, compaction receipt): sent without a notification where possible. */
+  quiet?: boolean;
+}
+
+/** The files a sealed segment names, as one platform sends them. */
+export interface LiveFiles {
+  /** Hide local file references in a live preview (so no path flashes on screen, then vanishes). */
+  hide(source: string): string;
+  /** Take the files out of a sealed segment's source; the text left, and what to send. */
+  extract(source: string): Promise<{ text: string; files: readonly unknown[] }>;
+  /**
+   * Send them after the text (a failure says so in the chat itself): whether anything landed, and
+   * whether something was lost (not even the failure's note landed).
+   */
+  send(files: readonly unknown[]): Promise<{ landed: boolean; lost: boolean }>;
+}
+
+export interface LiveSurface<W> {
+  readonly capabilities: TransportCapabilities;
+  /** Code points of source per message: the streaming splitter's cap. */
+  readonly sourceCap: number;
+  /** The commands as this channel spells them (notices, the live status line). */
+  readonly commands: { new: string; stop: string };
+  /** Plain text as a body of this platform's markup (escaped). */
+  plain(text: string): string;
+  /** The quiet line (live status, turn status) in this platform's markup. */
+  quiet(text: string): string;
+  /** A decided prompt: its head with the outcome written under it. */
+  decided(head: string, outcome: string): string;
+  /** A prompt's head: the tool's title (and purpose, when given), both plain and display-safe. */
+  promptHead(title: string, purpose: string): string;
+  /** A prompt's whole body: its head and the typed-reply hint. */
+  promptBody(head: string, hint: string): string;
+  /**
+   * Canonical markdown (tables already presented) as bodies that each fit the wire; with a `footer`
+   * (even an empty one: the separator), the last leaves room for it joined under. [] for nothing.
+   */
+  fit(source: string, footer?: string): string[];
+  /** A body and its footer as one message (either may be empty). */
+  join(body: string, footer: string): string;
+  /** Whether one whole body fits the wire (in the platform's own unit). */
+  fits(body: string): boolean;
+  /** Create a message; its id, or null when it did not land. Throws on a failure worth a log line. */
+  post(message: LiveMessage<W>): Promise<string | null>;
+  /** Edit a message this turn holds. Throws when the platform did not take it. */
+  edit(id: string, message: LiveMessage<W>): Promise<void>;
+  /**
+   * The platform itself refused an edit (the message is gone, or cannot be edited): only then is a
+   * new message posted instead. A network failure (already retried) may have edited it: posting
+   * again would show the answer twice.
+   */
+  refused(error: unknown): boolean;
+  /** [OPTIONS:] choices as this platform's widgets. */
+  options(choices: readonly string[]): W;
+  /** An approval prompt's widgets (none when it cannot carry them) and the choices they show. */
+  approval(
+    requestId: string,
+    nonce: string,
+    options: readonly PromptOption[],
+  ): { widgets: W | undefined; shown: readonly Pick<PromptOption, "verdict">[] };
+  /** The widgets of a decided prompt (an empty set, so nothing on it looks pressable). */
+  readonly noWidgets: W;
+  /** "Typing…", re-sent this often while the agent works (it expires on the platform). */
+  typing?: { everyMs: number; send(): Promise<void> };
+  /** Local images named by the answer, uploaded after the text. */
+  files?: LiveFiles | undefined;
+}
