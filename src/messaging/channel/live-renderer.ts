@@ -1,27 +1,24 @@
 /**
- * LiveRenderer: the one turn state machine for a surface that edits a message as it streams. One
- * live message is edited in place (throttled), and sealed when the streaming splitter's cap is
- * reached (fence-balanced; the first sealed chunk reuses the live message, so there is never a
- * preview plus a duplicate). A steer boundary seals the pre-steer answer (its [OPTIONS:] travel
- * with it as widgets) and the continuation opens with a quote chip, materialized with its first real
- * text. An approval prompt seals the answer above it and the decision's continuation opens below
- * it (a live message that showed only its footer becomes the prompt). The live footer carries the
- * kit's LiveStatus line and the 🥱/😨 stall marks, read from the clock; neither ever reaches a sealed
- * message. The end carries the turn-status line; a turn that produced no answer ends with the kit's
- * notice. Every platform call runs on one queue, so a throttled edit can never land on a message
- * after it was sealed, and `close` leaves no timer running. The platform brings a LiveSurface.
+ * LiveRenderer: the one turn state machine for a surface that edits a message as it streams (the
+ * platform brings a LiveSurface). One live message edited in place (throttled, on one queue, so a
+ * frame never lands after its seal), sealed at the splitter's cap (the first chunk reuses the live
+ * message: never a preview plus a duplicate). A steer seals the answer so far (its [OPTIONS:] as
+ * widgets) and opens the continuation with a quote chip; an approval prompt seals the answer above
+ * it (a footer-only live message becomes the prompt) and its outcome is written onto it. The live
+ * footer is the kit's LiveStatus plus stall marks, never sealed; the end carries the turn-status
+ * line, or the kit's notice when nothing was answered. `close` leaves no timer running.
  */
 import type { Timers } from "../base/clock.js";
 import type { Logger } from "../base/logger.js";
-import { oneLine } from "../text/clip.js";
-import { applyOptionsCap, displaySafeFor, splitOptionsTrailer } from "../text/options.js";
+import { applyOptionsCap, splitOptionsTrailer } from "../text/options.js";
 import { StreamingSplitter } from "../text/streaming-splitter.js";
 import { renderTables } from "../text/tables/index.js";
 import type { AgentStatus, PromptOption, ToolChange, TurnEnding } from "../turn/renderer.js";
 import { Renderer } from "../turn/renderer.js";
+import { LivePacing } from "./live-pacing.js";
 import { LiveStatus, ToolParagraphs } from "./live-status.js";
 import type { LiveMessage, LiveSurface } from "./live-surface.js";
-import { DEFAULT_LADDER_TIMINGS } from "./phase-ladder.js";
+import { promptMessage } from "./live-surface.js";
 import {
   approvalOutcomeLabel,
   freshSessionNotice,
@@ -29,7 +26,6 @@ import {
   SerialQueue,
   steerChip,
   turnStatusLine,
-  typedReplyHint,
 } from "./render-kit.js";
 
 export interface LiveRendererOptions<W> {
@@ -46,16 +42,9 @@ export interface LiveRendererOptions<W> {
   stallHardMs?: number;
 }
 
-const STALL_SOFT = "🥱";
-const STALL_HARD = "😨";
-/** Longest tool title (and purpose) a prompt repeats, in code points. */
-const MAX_TITLE_CHARS = 200;
-const MAX_PURPOSE_CHARS = 400;
-
 export class LiveRenderer<W> extends Renderer {
   private readonly surface: LiveSurface<W>;
-  private readonly stallSoftMs: number;
-  private readonly stallHardMs: number;
+  private readonly pacing: LivePacing;
   private splitter: StreamingSplitter;
   /** `body`: it shows answer text (not only its footer), so it cannot be taken for a prompt. */
   private live: { id: string; shown: string; body: boolean } | null = null;
@@ -64,8 +53,6 @@ export class LiveRenderer<W> extends Renderer {
   private readonly status: LiveStatus;
   private readonly paragraphs = new ToolParagraphs();
   private readonly startedAt: number;
-  private lastProgressAt: number;
-  private waitingOnHuman = false;
   private contextUsagePct: number | undefined;
   /** Real answer text reached the chat (a footer-only frame does not count). */
   private answered = false;
@@ -76,23 +63,17 @@ export class LiveRenderer<W> extends Renderer {
   /** The last message a seal delivered (where the end's status line goes when nothing follows). */
   private lastSealed: { id: string; body: string; widgets: W | undefined } | null = null;
   private readonly queue: SerialQueue;
-  private editTimer: unknown = null;
   private frameQueued = false;
-  private lastEditAt = 0;
-  private typingTimer: unknown = null;
-  private stallTimers: unknown[] = [];
   /** requestId -> the prompt's message, so the outcome can be written onto the prompt itself. */
   private readonly prompts = new Map<string, { id: string; head: string }>();
 
   constructor(private readonly o: LiveRendererOptions<W>) {
     super(o.surface.capabilities);
     this.surface = o.surface;
-    this.stallSoftMs = o.stallSoftMs ?? DEFAULT_LADDER_TIMINGS.stallSoftMs;
-    this.stallHardMs = o.stallHardMs ?? DEFAULT_LADDER_TIMINGS.stallHardMs;
+    this.pacing = new LivePacing({ ...o, typing: o.surface.typing, frame: () => this.queueFrame() });
     this.splitter = new StreamingSplitter(o.surface.sourceCap);
     this.status = new LiveStatus(o.surface.commands.stop);
     this.startedAt = o.now();
-    this.lastProgressAt = this.startedAt;
     this.queue = new SerialQueue((error) => {
       this.deliveryFailed = true;
       o.logger.error(`${o.channel}: render step failed`, { error: String(error) });
@@ -105,12 +86,11 @@ export class LiveRenderer<W> extends Renderer {
   }
 
   override async onTurnStart(): Promise<void> {
-    this.keepTyping();
-    this.armStallTimers();
+    this.pacing.start();
   }
 
   async onTextChunk(text: string): Promise<void> {
-    this.progress();
+    this.pacing.progress();
     this.status.writing();
     const sealed = this.splitter.append(this.paragraphs.next(this.splitter.tail, text));
     this.pendingSeals += sealed.length;
@@ -124,22 +104,16 @@ export class LiveRenderer<W> extends Renderer {
   }
 
   async onThinking(): Promise<void> {
-    this.progress();
-    this.status.thinking();
-    this.scheduleEdit();
+    this.moved(() => this.status.thinking());
   }
 
   async onToolCall(toolCallId: string, title: string): Promise<void> {
-    this.progress();
     this.paragraphs.toolCalled();
-    this.status.tool(toolCallId, title);
-    this.scheduleEdit();
+    this.moved(() => this.status.tool(toolCallId, title));
   }
 
   async onToolUpdate(toolCallId: string, change: ToolChange): Promise<void> {
-    this.progress();
-    this.status.toolChanged(toolCallId, change);
-    this.scheduleEdit();
+    this.moved(() => this.status.toolChanged(toolCallId, change));
   }
 
   async onAgentStatus(status: AgentStatus): Promise<void> {
@@ -161,21 +135,14 @@ export class LiveRenderer<W> extends Renderer {
     requestId: string,
     context: { toolTitle: string; toolPurpose: string; nonce: string },
   ): Promise<void> {
-    this.progress();
+    this.pacing.progress();
     // Waiting on a human is not a stall: no mark while the prompt is open.
-    this.waitingOnHuman = true;
-    this.clearStallTimers();
-    this.cancelEdit();
+    this.pacing.waitOnHuman();
+    this.pacing.cancelFrame();
     await this.enqueue(async () => {
       // The answer so far stays above the prompt; what the decision releases continues below it.
       await this.sealSegment();
-      const safe = (text: string, max: number) => displaySafeFor(oneLine(text, max), this.capabilities);
-      const head = this.surface.promptHead(
-        safe(context.toolTitle || "a tool", MAX_TITLE_CHARS),
-        context.toolPurpose ? safe(context.toolPurpose, MAX_PURPOSE_CHARS) : "",
-      );
-      const { widgets, shown } = this.surface.approval(requestId, context.nonce, options);
-      const body = this.surface.promptBody(head, typedReplyHint(shown, widgets !== undefined));
+      const { head, body, widgets } = promptMessage(this.surface, options, requestId, context);
       // A live message with only its footer becomes the prompt; the continuation opens below it.
       const id = (await this.takeFooterOnlyLive(body, widgets)) ?? (await this.post({ body, widgets }));
       if (id !== null) this.prompts.set(requestId, { id, head });
@@ -206,7 +173,7 @@ export class LiveRenderer<W> extends Renderer {
   }
 
   async onCompaction(contextUsagePct: number | undefined, receipt: string): Promise<void> {
-    this.progress();
+    this.pacing.progress();
     if (contextUsagePct !== undefined) this.contextUsagePct = contextUsagePct;
     if (receipt)
       await this.enqueue(
@@ -215,8 +182,8 @@ export class LiveRenderer<W> extends Renderer {
   }
 
   override async onSteerConsumed(summary: string): Promise<void> {
-    this.progress();
-    this.cancelEdit();
+    this.pacing.progress();
+    this.pacing.cancelFrame();
     await this.enqueue(() => this.sealSegment());
     this.chip = steerChip(this.noted.shift() ?? summary);
     // The chip rides the first chunk of the continuation: the splitter keeps room for it.
@@ -227,13 +194,13 @@ export class LiveRenderer<W> extends Renderer {
     const { error } = ending;
     if (ending.contextUsagePct !== undefined) this.contextUsagePct = ending.contextUsagePct;
     this.finished = true;
-    this.stopTimers();
+    this.pacing.stop();
     await this.enqueue(() => this.sealSegment({ stopReason, ...(error ? { error } : {}) }));
   }
 
   override async close(reason?: unknown): Promise<void> {
     this.finished = true;
-    this.stopTimers();
+    this.pacing.stop();
     // A prompt still showing widgets when the turn ends was never decided: say so on it.
     for (const requestId of [...this.prompts.keys()])
       void this.markApproval(requestId, approvalOutcomeLabel("abandoned"));
@@ -247,75 +214,31 @@ export class LiveRenderer<W> extends Renderer {
     });
   }
 
-  // ── the queue and the timers ─────────────────────────────────────────────────────────────────
+  // ── the queue and the pace ───────────────────────────────────────────────────────────────────
 
   private enqueue(op: () => Promise<void>): Promise<void> {
     return this.queue.run(op);
   }
 
-  private stopTimers(): void {
-    this.stopTyping();
-    this.clearStallTimers();
-    this.cancelEdit();
-  }
-
-  private progress(): void {
-    this.lastProgressAt = this.o.now();
-    this.waitingOnHuman = false;
-    this.armStallTimers();
+  /** The agent moved: the status line follows it in the next live frame. */
+  private moved(update: () => void): void {
+    this.pacing.progress();
+    update();
+    this.scheduleEdit();
   }
 
   private scheduleEdit(): void {
-    if (this.editTimer !== null || this.finished) return;
-    const wait = Math.max(0, this.lastEditAt + this.o.throttleMs - this.o.now());
-    this.editTimer = this.o.timers.setTimeout(() => {
-      this.editTimer = null;
-      // One frame waiting in the queue is enough: it renders the buffer as it is when it runs.
-      if (this.frameQueued) return;
-      this.frameQueued = true;
-      void this.enqueue(async () => {
-        this.frameQueued = false;
-        await this.flushLive();
-      });
-    }, wait);
+    if (!this.finished) this.pacing.schedule();
   }
 
-  private cancelEdit(): void {
-    if (this.editTimer !== null) this.o.timers.clearTimeout(this.editTimer);
-    this.editTimer = null;
-  }
-
-  private stallMark(): string {
-    if (this.waitingOnHuman || this.finished) return "";
-    const quiet = this.o.now() - this.lastProgressAt;
-    return quiet >= this.stallHardMs ? STALL_HARD : quiet >= this.stallSoftMs ? STALL_SOFT : "";
-  }
-
-  /** Re-render the footer when a stall threshold passes; the mark itself is read from the clock. */
-  private armStallTimers(): void {
-    this.clearStallTimers();
-    if (this.finished || this.waitingOnHuman) return;
-    for (const ms of [this.stallSoftMs, this.stallHardMs])
-      this.stallTimers.push(this.o.timers.setTimeout(() => this.scheduleEdit(), ms + 1));
-  }
-
-  private clearStallTimers(): void {
-    for (const t of this.stallTimers) this.o.timers.clearTimeout(t);
-    this.stallTimers = [];
-  }
-
-  private keepTyping(): void {
-    const typing = this.surface.typing;
-    if (this.finished || !typing) return;
-    typing.send().catch((error: unknown) => {
-      this.o.logger.debug(`${this.o.channel}: typing indicator failed`, { error: String(error) });
+  /** One frame waiting in the queue is enough: it renders the buffer as it is when it runs. */
+  private queueFrame(): void {
+    if (this.frameQueued) return;
+    this.frameQueued = true;
+    void this.enqueue(async () => {
+      this.frameQueued = false;
+      await this.flushLive();
     });
-    this.typingTimer = this.o.timers.setTimeout(() => this.keepTyping(), typing.everyMs);
-  }
-
-  private stopTyping(): void {
-    if (this.typingTimer !== null) this.o.timers.clearTimeout(this.typingTimer);
-    this.typingTimer = null;
   }
 
   // ── live frames ──────────────────────────────────────────────────────────────────────────────
@@ -330,7 +253,7 @@ export class LiveRenderer<W> extends Renderer {
 
   private async flushLive(): Promise<void> {
     if (this.finished || this.pendingSeals > 0) return;
-    const footerText = [this.status.line, this.stallMark()].filter(Boolean).join(" ");
+    const footerText = [this.status.line, this.pacing.stallMark()].filter(Boolean).join(" ");
     const footer = footerText ? this.surface.quiet(footerText) : "";
     const source = this.liveSource();
     // A live frame may be longer than the wire once converted; it is a preview, so the first part
@@ -338,7 +261,7 @@ export class LiveRenderer<W> extends Renderer {
     const body = source ? (this.surface.fit(source, footer)[0] ?? "") : "";
     const shown = this.surface.join(body, footer);
     if (!shown) return;
-    this.lastEditAt = this.o.now();
+    this.pacing.framed();
     if (!this.live) {
       const id = await this.post({ body: shown });
       if (id !== null) this.live = { id, shown, body: Boolean(body) };

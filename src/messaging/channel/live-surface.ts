@@ -5,8 +5,15 @@
  * outbound files. The turn itself (segments, seals, throttle, stall marks, prompts, the footer)
  * is the kit's. Layer: messaging.
  */
+import { oneLine } from "../text/clip.js";
+import { displaySafeFor } from "../text/options.js";
 import type { PromptOption } from "../turn/renderer.js";
 import type { TransportCapabilities } from "./capabilities.js";
+import { typedReplyHint } from "./render-kit.js";
+
+/** Longest tool title (and purpose) a prompt repeats, in code points. */
+const MAX_TITLE_CHARS = 200;
+const MAX_PURPOSE_CHARS = 400;
 
 /** One message as the platform carries it: its body (footer joined in) and its widgets. */
 export interface LiveMessage<W> {
@@ -79,4 +86,20 @@ export interface LiveSurface<W> {
   typing?: { everyMs: number; send(): Promise<void> };
   /** Local images named by the answer, uploaded after the text. */
   files?: LiveFiles | undefined;
+}
+
+/** An approval prompt as the surface shows it: its head (kept for the outcome), body and widgets. */
+export function promptMessage<W>(
+  surface: LiveSurface<W>,
+  options: readonly PromptOption[],
+  requestId: string,
+  context: { toolTitle: string; toolPurpose: string; nonce: string },
+): { head: string; body: string; widgets: W | undefined } {
+  const safe = (text: string, max: number) => displaySafeFor(oneLine(text, max), surface.capabilities);
+  const head = surface.promptHead(
+    safe(context.toolTitle || "a tool", MAX_TITLE_CHARS),
+    context.toolPurpose ? safe(context.toolPurpose, MAX_PURPOSE_CHARS) : "",
+  );
+  const { widgets, shown } = surface.approval(requestId, context.nonce, options);
+  return { head, body: surface.promptBody(head, typedReplyHint(shown, widgets !== undefined)), widgets };
 }

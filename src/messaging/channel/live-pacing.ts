@@ -1,0 +1,119 @@
+/**
+ * The timers a live turn runs, in one place so that `close` can stop them all: the edit throttle
+ * (one frame waiting at a time), the stall marks (🥱 after a quiet spell, 😨 after a longer one;
+ * read from the clock, re-rendered when a threshold passes; a prompt waiting on a human is no
+ * stall), and "typing…" re-sent while the agent works. Layer: messaging.
+ */
+import type { Timers } from "../base/clock.js";
+import type { Logger } from "../base/logger.js";
+import { DEFAULT_LADDER_TIMINGS } from "./phase-ladder.js";
+
+const STALL_SOFT = "🥱";
+const STALL_HARD = "😨";
+
+export interface LivePacingOptions {
+  timers: Timers;
+  now: () => number;
+  logger: Logger;
+  channel: string;
+  /** Minimum gap between two live frames. */
+  throttleMs: number;
+  stallSoftMs?: number;
+  stallHardMs?: number;
+  /** Runs one live frame (queued by the caller behind its other platform calls). */
+  frame: () => void;
+  typing?: { everyMs: number; send(): Promise<void> } | undefined;
+}
+
+export class LivePacing {
+  private readonly stallSoftMs: number;
+  private readonly stallHardMs: number;
+  private lastProgressAt: number;
+  private waitingOnHuman = false;
+  private stopped = false;
+  private editTimer: unknown = null;
+  private lastFrameAt = 0;
+  private typingTimer: unknown = null;
+  private stallTimers: unknown[] = [];
+
+  constructor(private readonly o: LivePacingOptions) {
+    this.stallSoftMs = o.stallSoftMs ?? DEFAULT_LADDER_TIMINGS.stallSoftMs;
+    this.stallHardMs = o.stallHardMs ?? DEFAULT_LADDER_TIMINGS.stallHardMs;
+    this.lastProgressAt = o.now();
+  }
+
+  start(): void {
+    this.keepTyping();
+    this.armStallTimers();
+  }
+
+  /** The agent did something: the stall marks start counting again. */
+  progress(): void {
+    this.lastProgressAt = this.o.now();
+    this.waitingOnHuman = false;
+    this.armStallTimers();
+  }
+
+  /** A prompt waits on a human: no stall mark until the agent moves again. */
+  waitOnHuman(): void {
+    this.waitingOnHuman = true;
+    this.clearStallTimers();
+  }
+
+  /** A frame at the throttle's next slot (one pending at a time). */
+  schedule(): void {
+    if (this.editTimer !== null || this.stopped) return;
+    const wait = Math.max(0, this.lastFrameAt + this.o.throttleMs - this.o.now());
+    this.editTimer = this.o.timers.setTimeout(() => {
+      this.editTimer = null;
+      this.o.frame();
+    }, wait);
+  }
+
+  /** A frame went out now: the throttle counts from here. */
+  framed(): void {
+    this.lastFrameAt = this.o.now();
+  }
+
+  cancelFrame(): void {
+    if (this.editTimer !== null) this.o.timers.clearTimeout(this.editTimer);
+    this.editTimer = null;
+  }
+
+  /** 🥱 / 😨 / "" as of now. */
+  stallMark(): string {
+    if (this.waitingOnHuman || this.stopped) return "";
+    const quiet = this.o.now() - this.lastProgressAt;
+    return quiet >= this.stallHardMs ? STALL_HARD : quiet >= this.stallSoftMs ? STALL_SOFT : "";
+  }
+
+  /** The turn is over: no timer outlives it. */
+  stop(): void {
+    this.stopped = true;
+    if (this.typingTimer !== null) this.o.timers.clearTimeout(this.typingTimer);
+    this.typingTimer = null;
+    this.clearStallTimers();
+    this.cancelFrame();
+  }
+
+  private armStallTimers(): void {
+    this.clearStallTimers();
+    if (this.stopped || this.waitingOnHuman) return;
+    for (const ms of [this.stallSoftMs, this.stallHardMs])
+      this.stallTimers.push(this.o.timers.setTimeout(() => this.schedule(), ms + 1));
+  }
+
+  private clearStallTimers(): void {
+    for (const t of this.stallTimers) this.o.timers.clearTimeout(t);
+    this.stallTimers = [];
+  }
+
+  private keepTyping(): void {
+    const typing = this.o.typing;
+    if (this.stopped || !typing) return;
+    typing.send().catch((error: unknown) => {
+      this.o.logger.debug(`${this.o.channel}: typing indicator failed`, { error: String(error) });
+    });
+    this.typingTimer = this.o.timers.setTimeout(() => this.keepTyping(), typing.everyMs);
+  }
+}
