@@ -184,7 +184,9 @@ export class TelegramRenderer extends Renderer {
     options: PromptOption[],
     requestId: string,
     context: { toolTitle: string; toolPurpose: string; nonce: string },
-  ): Promise<void> {
+  ): Promise<boolean> {
+    // Shown only once the message landed: a step that failed or never ran leaves it false.
+    let landed = false;
     this.progress();
     // Waiting on a human is not a stall: no mark while the prompt is open.
     this.waitingOnHuman = true;
@@ -209,9 +211,11 @@ export class TelegramRenderer extends Renderer {
         (await this.takeFooterOnlyLive(html, keyboard ?? undefined)) ??
         (await this.post(html, keyboard ?? undefined));
       if (id !== null) this.prompts.set(requestId, { id, head });
+      landed = id !== null;
       // The end's status line belongs below the prompt, never on the answer above it.
       this.lastSealed = null;
     });
+    return landed;
   }
 
   /** Write the outcome onto the prompt and drop its buttons, so a decided prompt never looks live. */
