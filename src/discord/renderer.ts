@@ -193,9 +193,11 @@ export class DiscordRenderer extends Renderer {
     options: PromptOption[],
     requestId: string,
     context: { toolTitle: string; toolPurpose: string; nonce: string },
-  ): Promise<void> {
+  ): Promise<boolean> {
     // A turn parked on a human must not earn a stall mark.
     this.ladder?.pause();
+    // Shown only once the message landed: a step that failed or never ran leaves it false.
+    let landed = false;
     await this.run(async () => {
       // What the agent said before asking is a complete thought: seal it above the prompt.
       await this.sealSegment(false);
@@ -213,7 +215,9 @@ export class DiscordRenderer extends Renderer {
       const id = (await this.takeStatusOnlyLive(body)) ?? (await this.create(body));
       if (id) this.approvals.set(requestId, { id, content: text ?? "" });
       else this.deliveryFailed = true;
+      landed = Boolean(id);
     });
+    return landed;
   }
 
   /** Resolve the prompt on screen: the buttons go and the outcome is written in. */

@@ -18,6 +18,7 @@ import type { SinkMessage } from "../messaging/channel/turn-sink.js";
 import type { AuditSink } from "../messaging/security/audit.js";
 import { sameLocation } from "../messaging/session/keys.js";
 import { oneLine } from "../messaging/text/clip.js";
+import { PROMPT_NOT_SHOWN, PromptNotShownError } from "../messaging/turn/unshown.js";
 import type { HostSink, KnownConversation } from "./host-sink.js";
 
 export const PERMISSION_REQUEST_METHOD = "notifications/claude/channel/permission_request";
@@ -90,10 +91,13 @@ export class PermissionRelay {
       400,
     );
     let verdict: ApprovalVerdict;
+    let reason: string | undefined;
     try {
       verdict = await this.ask(id, title, purpose, where, abort);
     } catch (error) {
-      this.o.logger.error("channel server: asking for a permission failed", { error: String(error) });
+      // The driver's rule for a prompt nobody saw: denied at once, and the audit row says why.
+      if (error instanceof PromptNotShownError) reason = PROMPT_NOT_SHOWN;
+      else this.o.logger.error("channel server: asking for a permission failed", { error: String(error) });
       verdict = "deny";
     } finally {
       this.o.clock.clearTimeout(timer);
@@ -103,7 +107,11 @@ export class PermissionRelay {
     this.o.audit.log("tool_permission", behavior === "allow" ? "approved" : "denied", {
       source: "channel_server",
       request: id,
-      ...(abort.signal.aborted ? { reason: String(abort.signal.reason) } : {}),
+      ...(reason !== undefined
+        ? { reason }
+        : abort.signal.aborted
+          ? { reason: String(abort.signal.reason) }
+          : {}),
     });
     await this.o.answer(id, behavior);
   }
@@ -180,7 +188,8 @@ export class PermissionRelay {
       destination: { kind: "link", link: where.link, sessionKey: "" },
       text: `🔐 **Permission needed:** ${title}${purpose ? `\n${purpose}` : ""}\n\n${hint}`,
     });
-    if (sent.status !== "sent") return "deny";
+    // Not posted: nobody can answer it, so the same rule as a renderer's unshown prompt.
+    if (sent.status !== "sent") throw new PromptNotShownError(id);
     return Promise.race([typed, aborted]);
   }
 }

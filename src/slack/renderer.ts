@@ -206,9 +206,11 @@ export class SlackRenderer extends Renderer {
     options: PromptOption[],
     requestId: string,
     context: { toolTitle: string; toolPurpose: string; nonce: string },
-  ): Promise<void> {
+  ): Promise<boolean> {
     // A turn parked on a human must not earn a stall mark.
     this.ladder?.pause();
+    // Shown only once the message landed: a step that failed or never ran leaves it false.
+    let shown = false;
     await this.queue.run(async () => {
       // What the agent said before asking is a complete thought: seal it above the prompt.
       await this.sealSegment(false);
@@ -223,9 +225,11 @@ export class SlackRenderer extends Renderer {
       if (ts) {
         this.approvals.set(requestId, { ts, text });
         this.landed = true;
+        shown = true;
       } else this.deliveryFailed = true;
       await this.showStatus("");
     });
+    return shown;
   }
 
   /** Resolve the prompt on screen: the buttons go and the outcome is written in. */

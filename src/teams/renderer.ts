@@ -70,8 +70,6 @@ export interface TeamsRendererOptions {
   uploads?: OutboundFilePolicy;
   /** The turn's outbound parts: every message this renderer creates goes through them. */
   parts?: TurnParts;
-  /** Deny a prompt whose card never reached the user. */
-  denyPrompt?: (requestId: string, nonce: string) => void;
   /** Read at turn end, so the status line reports the window as the user leaves it. */
   contextUsage?: () => number | undefined | Promise<number | undefined>;
 }
@@ -83,6 +81,8 @@ interface Prompt {
 }
 
 export class TeamsRenderer extends Renderer {
+  /** Teams' prompt is a card: the notice names it so. */
+  override readonly promptNotShownNotice = CARD_NOT_SHOWN;
   private readonly clock: Clock;
   private readonly parts: TurnParts;
   private readonly startedAt: number;
@@ -182,7 +182,9 @@ export class TeamsRenderer extends Renderer {
     _options: PromptOption[],
     requestId: string,
     context: { toolTitle: string; toolPurpose: string; nonce: string },
-  ): Promise<void> {
+  ): Promise<boolean> {
+    // Shown only once the card landed: a step that failed or never ran leaves it false.
+    let shown = false;
     await this.run(async () => {
       // What the agent said before asking is a complete thought: sealed above the card.
       await this.sealSegment(false);
@@ -197,6 +199,7 @@ export class TeamsRenderer extends Renderer {
       const activity = attachmentsActivity([card]);
       const id = (await this.takeStatusOnlyLive(activity)) ?? (await this.create(activity));
       if (id) {
+        shown = true;
         this.prompts.set(requestId, { id, title: context.toolTitle, purpose: context.toolPurpose });
         const early = this.decidedEarly.get(requestId);
         if (early !== undefined) {
@@ -205,11 +208,10 @@ export class TeamsRenderer extends Renderer {
         }
         return;
       }
-      // The nonce was armed before the post: with no card, nothing could ever answer it.
+      // No card: the driver denies it at once and says so (promptNotShownNotice).
       this.deliveryFailed = true;
-      this.o.denyPrompt?.(requestId, context.nonce);
-      await this.create(textActivity(CARD_NOT_SHOWN));
     });
+    return shown;
   }
 
   /** The card becomes its outcome: a decided prompt never shows live buttons. */

@@ -131,7 +131,6 @@ export class TeamsSurface implements ChannelSurface<TeamsAddress> {
       clock: this.ctx.clock,
       uploads: turn.files,
       parts: turn.parts,
-      ...(turn.denyPrompt ? { denyPrompt: turn.denyPrompt } : {}),
       ...(this.o.throttleMs !== undefined ? { throttleMs: this.o.throttleMs } : {}),
       ...(this.o.typingEveryMs !== undefined ? { typingEveryMs: this.o.typingEveryMs } : {}),
       contextUsage: async () => (await this.ctx.sessions.existingProvider(turn.sessionKey))?.contextUsagePct,

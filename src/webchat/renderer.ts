@@ -130,7 +130,7 @@ export class WebChatRenderer extends Renderer {
     options: PromptOption[],
     requestId: string,
     context: { toolTitle: string; toolPurpose: string; nonce: string },
-  ): Promise<void> {
+  ): Promise<boolean> {
     // The answer so far stays above the prompt; what the decision releases continues below it.
     this.sealSegment();
     const buttons: BubbleButton[] = options.slice(0, Math.max(0, this.capabilities.maxButtons)).map((o) => ({
@@ -150,6 +150,8 @@ export class WebChatRenderer extends Renderer {
     };
     const id = this.takeEmptyLive(bubble) ?? this.create(bubble);
     this.approvalBubbles.set(requestId, id);
+    // Always shown: the bubble goes into the conversation's own log, which the page reads back.
+    return true;
   }
 
   /** Resolve the prompt on screen: the buttons go away and the outcome is written in. */

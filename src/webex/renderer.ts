@@ -60,11 +60,6 @@ export interface WebexRendererOptions {
   uploads?: OutboundFilePolicy;
   audit?: AuditSink;
   upload?: WebexUpload;
-  /**
-   * A permission prompt Webex refused to show (neither its text nor its card landed): resolved as a
-   * deny at once, so the tool request is not left open for the whole approval window.
-   */
-  onPromptUnshown?: (requestId: string, nonce: string) => Promise<void>;
 }
 
 /** Posting one file as its own message (WebexClient.uploadMessage). */
@@ -165,8 +160,9 @@ export class WebexRenderer extends Renderer {
     options: PromptOption[],
     requestId: string,
     context: { toolTitle: string; toolPurpose: string; nonce: string },
-  ): Promise<void> {
-    let shown = true;
+  ): Promise<boolean> {
+    // Shown once its text or its card landed: a step that failed or never ran leaves it false.
+    let shown = false;
     await this.run(async () => {
       // What the agent said before asking is a complete thought: sealed above the prompt.
       await this.deliverAnswer(false);
@@ -189,12 +185,13 @@ export class WebexRenderer extends Renderer {
       );
       shown = Boolean(id || card);
     });
-    if (shown) return;
-    // Nobody can answer a prompt nobody saw: it is denied now, audited, and the reader told why.
+    if (shown) return true;
+    // The driver denies it at once and says so; what is Webex's own is the record that Webex refused
+    // it, and the refusal's tracking id an administrator can look up.
     this.o.audit?.log("webex.approval", "denied", { request: requestId, reason: "prompt_not_shown" });
     const notice = this.refusals.notice("prompt");
     if (notice) await this.run(async () => void (await this.create(webexSafe(notice))));
-    await this.o.onPromptUnshown?.(requestId, context.nonce);
+    return false;
   }
 
   /** The outcome is written into the prompt's text message; the card beside it cannot change. */

@@ -83,10 +83,6 @@ export async function start(
       agentName: ctx.defaults.agentName,
       offers,
       files,
-      // Through the hub's own press, so the deny is settled and audited like a Deny button's.
-      denyPrompt: async (address, requestId, nonce) => {
-        await hub.press(address, { requestId, nonce, verdict: "deny" });
-      },
       ...(overrides.statusStartMs !== undefined ? { statusStartMs: overrides.statusStartMs } : {}),
     },
     ctx,

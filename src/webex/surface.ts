@@ -53,8 +53,6 @@ export interface WebexSurfaceOptions {
   offers: OfferBook;
   files: FileGate;
   statusStartMs?: number;
-  /** Deny an open prompt the platform refused to show (the hub's press, with the prompt's nonce). */
-  denyPrompt?: (a: WebexAddress, requestId: string, nonce: string) => Promise<void>;
 }
 
 export class WebexSurface implements ChannelSurface<WebexAddress> {
@@ -138,9 +136,6 @@ export class WebexSurface implements ChannelSurface<WebexAddress> {
         ? {}
         : { uploads: turn.files, upload: (room, file, md) => this.o.rest.uploadMessage(room, file, md) }),
       audit: this.ctx.audit,
-      ...(this.o.denyPrompt
-        ? { onPromptUnshown: (id, nonce) => this.o.denyPrompt?.(a, id, nonce) ?? Promise.resolve() }
-        : {}),
       ...(this.o.statusStartMs !== undefined ? { statusStartMs: this.o.statusStartMs } : {}),
       contextUsage: async () => (await this.ctx.sessions.existingProvider(turn.sessionKey))?.contextUsagePct,
     });

@@ -239,7 +239,9 @@ export class WeComRenderer extends Renderer {
     options: PromptOption[],
     requestId: string,
     context: { toolTitle: string; toolPurpose: string; nonce: string },
-  ): Promise<void> {
+  ): Promise<boolean> {
+    // Shown once one route delivered it: a step that failed or never ran leaves it false.
+    let landed = false;
     this.throttle.cancel();
     await this.queue.run(async () => {
       // The answer so far stays above the prompt; what the decision releases continues below it.
@@ -250,10 +252,13 @@ export class WeComRenderer extends Renderer {
       const shown = options.filter((o) => o.verdict !== "approve_always");
       const text = `🔐 **Permission needed:** ${title}${purpose}\n\n_${typedReplyHint(shown, false)}_`;
       const prompt = this.present(text);
-      if (!(await this.o.outbox.push(prompt)) && !(await this.o.outbox.sealedBubble(prompt)))
-        await this.o.outbox.lastResort(prompt);
+      landed =
+        (await this.o.outbox.push(prompt)) ||
+        (await this.o.outbox.sealedBubble(prompt)) ||
+        (await this.o.outbox.lastResort(prompt));
       this.prompts.set(requestId, title);
     });
+    return landed;
   }
 
   override async markApproval(requestId: string, outcome: string): Promise<void> {

@@ -192,7 +192,9 @@ export class WhatsAppRenderer extends Renderer {
     options: PromptOption[],
     requestId: string,
     context: { toolTitle: string; toolPurpose: string; nonce: string },
-  ): Promise<void> {
+  ): Promise<boolean> {
+    // Shown only once the bubble landed: a step that failed or never ran leaves it false.
+    let shown = false;
     // The agent now waits on a person: "typing" would say the opposite for up to five minutes.
     this.waitingOnHuman = true;
     this.stopTyping();
@@ -214,7 +216,9 @@ export class WhatsAppRenderer extends Renderer {
       } else bubble = await this.create(text);
       if (bubble) this.prompts.set(requestId, { bubble, head });
       else this.deliveryFailed = true;
+      shown = bubble !== null;
     });
+    return shown;
   }
 
   /** The outcome onto the prompt itself (a timeout too), so a decided prompt never looks open. */

@@ -12,6 +12,7 @@ export type ParleyErrorCode =
   | "STORE_CORRUPT"
   | "STORE_TOO_NEW"
   | "DELIVERY_FAILED"
+  | "PROMPT_NOT_SHOWN"
   | "REFUSED";
 
 export class ParleyError extends Error {

@@ -106,17 +106,21 @@ export class BufferedRenderer extends Renderer {
     _options: PromptOption[],
     requestId: string,
     context: { toolTitle: string; toolPurpose: string; nonce: string },
-  ): Promise<void> {
+  ): Promise<boolean> {
     // What the agent said before asking is a complete thought: it goes out above the prompt.
     this.sealAnswer();
     const title = oneLine(context.toolTitle, TITLE_CHARS) || "a tool";
     const purpose = context.toolPurpose ? `\n\n${context.toolPurpose}` : "";
     const text = `🔐 **${PROMPT_MARKER}:** ${title}${purpose}\n\n${typedReplyHint(TYPED_CHOICES, false)}`;
+    // Shown once the post returned (it throws on failure; some channels have no ids to return).
+    let shown = false;
     await this.queue.run(async () => {
       const [id] = await this.o.post(text);
       if (id) this.o.prompts?.posted(id);
       this.open.set(requestId, { messageId: id, title });
+      shown = true;
     });
+    return shown;
   }
 
   /** The outcome under the prompt (it cannot be edited): a decided prompt must not read as open. */

@@ -134,7 +134,9 @@ export class LiveRenderer<W> extends Renderer {
     options: PromptOption[],
     requestId: string,
     context: { toolTitle: string; toolPurpose: string; nonce: string },
-  ): Promise<void> {
+  ): Promise<boolean> {
+    // Shown only once the message landed: a step that failed or never ran leaves it false.
+    let landed = false;
     this.pacing.progress();
     // Waiting on a human is not a stall: no mark while the prompt is open.
     this.pacing.waitOnHuman();
@@ -146,9 +148,11 @@ export class LiveRenderer<W> extends Renderer {
       // A live message with only its footer becomes the prompt; the continuation opens below it.
       const id = (await this.takeFooterOnlyLive(body, widgets)) ?? (await this.post({ body, widgets }));
       if (id !== null) this.prompts.set(requestId, { id, head });
+      landed = id !== null;
       // The end's status line belongs below the prompt, never on the answer above it.
       this.lastSealed = null;
     });
+    return landed;
   }
 
   /** Write the outcome onto the prompt and drop its widgets, so a decided prompt never looks live. */

@@ -9,6 +9,7 @@ import type { ApprovalVerdict, ChannelApprovals } from "../approval/approvals.js
 import type { JsonValue } from "../store/port.js";
 import type { Renderer } from "../turn/renderer.js";
 import { DONE, PROMPT_CHOICE, TEXT_CHUNK } from "../turn/renderer.js";
+import { PromptNotShownError, presentPrompt, tellPromptNotShown } from "../turn/unshown.js";
 import type { ChannelContext } from "./contract.js";
 import type { ConversationKeys } from "./conversation-keys.js";
 import { TurnParts } from "./delivery.js";
@@ -143,7 +144,11 @@ export class SinkBridge<A, P> {
     };
   }
 
-  /** A host's approval prompt in a conversation: the same widget, nonce, typed floor and timeout as a turn's. */
+  /**
+   * A host's approval prompt in a conversation: the same widget, nonce, typed floor and timeout as a
+   * turn's, and the same rule for one that could not be shown: closed at once, the person told, and
+   * a PromptNotShownError to the asker (which answers the host deny and audits why).
+   */
   private async ask(
     address: A,
     key: string,
@@ -160,7 +165,18 @@ export class SinkBridge<A, P> {
     const id = `${key}:${request.requestId}`;
     this.prompts.set(id, { renderer, nonce: ticket.nonce });
     try {
-      await renderer.dispatch({ kind: PROMPT_CHOICE, ...request, nonce: ticket.nonce });
+      const event = { kind: PROMPT_CHOICE, ...request, nonce: ticket.nonce } as const;
+      if (!(await presentPrompt(renderer, event, this.o.ctx.logger, key))) {
+        // Settled deny under its own nonce: a late press on whatever did land approves nothing.
+        this.o.approvals.widget.press(key, request.requestId, ticket.nonce, "deny");
+        await tellPromptNotShown(
+          renderer,
+          (text) => this.o.surface.reply(address, text),
+          this.o.ctx.logger,
+          key,
+        );
+        throw new PromptNotShownError(request.requestId);
+      }
       const verdict = await ticket.verdict;
       // Withdrawn by the host (or a shutdown) before anyone answered: the prompt must not look live.
       if (signal.aborted)

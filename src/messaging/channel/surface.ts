@@ -82,11 +82,6 @@ export interface TurnStart<P> {
    * run landed instead of posting it twice.
    */
   parts: TurnParts;
-  /**
-   * Deny an open prompt of this turn at once: its widget never reached the user (the post failed),
-   * so nothing can answer it and waiting out the approval window would only stall the turn.
-   */
-  denyPrompt?(requestId: string, nonce: string): void;
 }
 
 /** Posts a list as tappable choices and settles it; the hub keeps the list (PickerRegistry). */

@@ -274,7 +274,6 @@ export class TurnRunner<A, P> {
       extras: items.map((i) => i.payload?.extra),
       parts,
       ...(last?.messageId !== undefined ? { messageId: last.messageId } : {}),
-      denyPrompt: (requestId, nonce) => void this.o.approvals.widget.press(key, requestId, nonce, "deny"),
     });
     // Every combined message's files, in arrival order; fetched and deleted inside the pipeline.
     const refs = items.flatMap((i) => i.payload?.attachments ?? []);
@@ -329,9 +328,10 @@ export class TurnRunner<A, P> {
           ? {
               attachments,
               ...(this.o.surface.ingestLimits ? { ingestLimits: this.o.surface.ingestLimits } : {}),
-              notify: async (line: string) => void (await this.o.surface.reply(address, line)),
             }
           : {}),
+        // Refused files, an approval prompt denied because it could not be shown: said out of band.
+        notify: async (line: string) => void (await this.o.surface.reply(address, line)),
       });
       this.nameConversation(result, address);
     } finally {

@@ -52,6 +52,8 @@ export interface SinkConversation {
   /**
    * An approval prompt (the channel's buttons with a per-prompt nonce, and the typed 1/2/3 floor),
    * resolved by a press, a typed answer, `answer`, the signal (deny) or the timeout (deny).
+   * Rejects with PromptNotShownError when the prompt could not be shown (it is already closed, the
+   * person told): the asker answers deny at once.
    */
   ask(request: SinkApproval, signal: AbortSignal): Promise<ApprovalVerdict>;
   /** Settle an open prompt of this conversation by its request id (a typed `yes <id>`). */

@@ -32,6 +32,7 @@ import {
   TOOL_CALL,
   TOOL_UPDATE,
 } from "./renderer.js";
+import { PROMPT_NOT_SHOWN, PromptNotShownError, presentPrompt, tellPromptNotShown } from "./unshown.js";
 
 export const APPROVAL_AUTO = "auto";
 export const APPROVAL_TRUST = "trust";
@@ -85,6 +86,11 @@ export interface TurnDriverOptions {
   /** Aborted on /stop: an open approval denies instead of waiting. */
   signal?: AbortSignal;
   observer?: TurnObserver;
+  /**
+   * A short out-of-band line to the conversation (absent, or muted: nothing is said). It tells the
+   * person that a prompt which could not be shown was denied.
+   */
+  notify?: (text: string) => Promise<unknown>;
 }
 
 const DEFAULT_DECIDER_TIMEOUT_MS = 6 * 60_000;
@@ -316,15 +322,10 @@ export class TurnDriver {
     await this.emit({ kind: STEER_CONSUMED, steerId: id, summary: redactAll(summary) });
   }
 
+  /** A renderer failure is recorded as a delivery failure, never raised into the turn. */
   private async emit(event: Parameters<Renderer["dispatch"]>[0]): Promise<void> {
-    await this.tryEmit(event);
-  }
-
-  /** `emit`, saying whether the renderer took it (a failure is recorded, never raised). */
-  private async tryEmit(event: Parameters<Renderer["dispatch"]>[0]): Promise<boolean> {
     try {
       await this.o.renderer.dispatch(event);
-      return true;
     } catch (error) {
       // A renderer failure must not strand the agent mid-turn; it is recorded as a delivery failure.
       this.o.renderer.deliveryFailed = true;
@@ -333,7 +334,6 @@ export class TurnDriver {
         kind: event.kind,
         error: String(error),
       });
-      return false;
     }
   }
 
@@ -389,8 +389,8 @@ export class TurnDriver {
       audit("denied", "no_decider");
       return "deny";
     }
-    const verdict = await this.askDecider(p.decider, event, title, known?.purpose ?? "");
-    audit(verdict === "deny" ? "denied" : "approved", "decider", verdict === "approve_always");
+    const { verdict, reason } = await this.askDecider(p.decider, event, title, known?.purpose ?? "");
+    audit(verdict === "deny" ? "denied" : "approved", reason, verdict === "approve_always");
     return verdict;
   }
 
@@ -408,7 +408,8 @@ export class TurnDriver {
     event: PermissionRequestEvent,
     toolTitle: string,
     toolPurpose: string,
-  ): Promise<ApprovalVerdict> {
+  ): Promise<{ verdict: ApprovalVerdict; reason: string }> {
+    const decided = (verdict: ApprovalVerdict) => ({ verdict, reason: "decider" });
     const options: PromptOption[] = event.options.map((o) => ({
       id: o.optionId,
       label: redactAll(o.name),
@@ -429,22 +430,29 @@ export class TurnDriver {
     let timer: unknown;
     try {
       const ticket = decider.open(request, abort.signal);
-      const shown = await this.tryEmit({
-        kind: PROMPT_CHOICE,
-        requestId: event.requestId,
-        options,
-        toolTitle,
-        toolPurpose,
-        nonce: ticket.nonce,
-      });
+      const shown = await presentPrompt(
+        this.o.renderer,
+        {
+          kind: PROMPT_CHOICE,
+          requestId: event.requestId,
+          options,
+          toolTitle,
+          toolPurpose,
+          nonce: ticket.nonce,
+        },
+        this.log,
+        this.o.sessionKey,
+      );
       // A prompt nobody could see is answered by nobody: deny now instead of waiting out the window.
       if (!shown) {
-        abort.abort(new Error("approval prompt not shown"));
+        // The abort closes the prompt in the decider: a late press on it approves nothing.
+        abort.abort(new PromptNotShownError(event.requestId));
         this.log.warn("approval prompt could not be shown; denied at once", {
           session: this.o.sessionKey,
           request: event.requestId,
         });
-        return "deny";
+        await tellPromptNotShown(this.o.renderer, this.o.notify, this.log, this.o.sessionKey);
+        return { verdict: "deny", reason: PROMPT_NOT_SHOWN };
       }
       const timeout = new Promise<ApprovalVerdict>((resolve) => {
         timer = this.timers.setTimeout(() => {
@@ -453,11 +461,11 @@ export class TurnDriver {
         }, this.policy.deciderTimeoutMs ?? DEFAULT_DECIDER_TIMEOUT_MS);
       });
       const verdict = await Promise.race([ticket.verdict, timeout]);
-      return verdict === "approve" || verdict === "approve_always" ? verdict : "deny";
+      return decided(verdict === "approve" || verdict === "approve_always" ? verdict : "deny");
     } catch (error) {
       // A decider that throws denies: failure never turns into an approval.
       this.log.error("approval decider failed", { session: this.o.sessionKey, error: String(error) });
-      return "deny";
+      return decided("deny");
     } finally {
       this.timers.clearTimeout(timer);
       this.o.signal?.removeEventListener("abort", onOuterAbort);

@@ -139,7 +139,8 @@ export interface TurnRequest {
   ingestLimits?: Partial<IngestLimits>;
   /**
    * A short out-of-band line to this conversation: the refusal lines for files that could not be
-   * read. Without it refusals reach only the agent's prompt (and the log).
+   * read, the notice for an approval prompt denied because it could not be shown. Without it those
+   * reach only the agent's prompt (and the log).
    */
   notify?: (text: string) => Promise<void>;
 }
@@ -197,6 +198,8 @@ export async function runTurnPipeline(deps: TurnPipelineDeps, turn: TurnRequest)
       timers: clock,
       ...(turn.signal ? { signal: turn.signal } : {}),
       ...(record ? { observer: record } : {}),
+      // Muted: nothing is written back, the line about an unshown prompt included.
+      ...(turn.notify && !muted ? { notify: turn.notify } : {}),
     });
     const run = async (prompt: string | PromptContent[]): Promise<void> => {
       stage = "prompted";

@@ -31,6 +31,8 @@ export class RecordingRenderer extends Renderer {
   readonly nonces: string[] = [];
   /** Called after each PROMPT_CHOICE is recorded (tests press buttons from here). */
   onPrompt: ((requestId: string, nonce: string) => void) | undefined;
+  /** What onPromptChoice answers (shown or not): a test of the unshown-prompt rule sets it false. */
+  promptShown = true;
 
   constructor(capabilities?: TransportCapabilities) {
     super(capabilities);
@@ -58,7 +60,7 @@ export class RecordingRenderer extends Renderer {
     options: PromptOption[],
     requestId: string,
     context: { toolTitle: string; toolPurpose: string; nonce: string },
-  ): Promise<void> {
+  ): Promise<boolean> {
     this.nonces.push(context.nonce);
     this.calls.push({
       call: "onPromptChoice",
@@ -68,6 +70,7 @@ export class RecordingRenderer extends Renderer {
       toolPurpose: context.toolPurpose,
     });
     this.onPrompt?.(requestId, context.nonce);
+    return this.promptShown;
   }
   async onCompaction(contextUsagePct: number | undefined, receipt: string): Promise<void> {
     this.calls.push({ call: "onCompaction", contextUsagePct: contextUsagePct ?? null, receipt });

@@ -65,6 +65,9 @@ export interface PromptOption {
   verdict: "approve" | "approve_always" | "deny";
 }
 
+/** Said in the chat when an approval prompt could not be shown and was denied at once. */
+export const PROMPT_NOT_SHOWN_NOTICE = "⚠️ The approval prompt could not be shown, so the tool was denied.";
+
 export type OutputEvent =
   | { kind: typeof TEXT_CHUNK; text: string }
   | { kind: typeof THINKING; text: string }
@@ -87,6 +90,9 @@ export type OutputEvent =
 
 export type OutputKind = OutputEvent["kind"];
 
+/** The approval prompt event, as `Renderer.showPrompt` takes it. */
+export type PromptEvent = Extract<OutputEvent, { kind: typeof PROMPT_CHOICE }>;
+
 /** JSON form with snake_case keys (golden fixtures, transcripts). */
 export function outputEventToJson(event: OutputEvent): Record<string, unknown> {
   const out: Record<string, unknown> = {};
@@ -107,6 +113,11 @@ export abstract class Renderer {
    * only more talkatively.
    */
   quiet = false;
+  /**
+   * What the person is told when this renderer could not show an approval prompt and it was denied
+   * at once (the driver says it, out of band). A channel may name its prompt its own way.
+   */
+  readonly promptNotShownNotice: string = PROMPT_NOT_SHOWN_NOTICE;
 
   constructor(capabilities: TransportCapabilities = DEFAULT_CAPABILITIES) {
     this.capabilities = capabilities;
@@ -128,11 +139,8 @@ export abstract class Renderer {
       case AGENT_STATUS:
         return this.onAgentStatus(event.status);
       case PROMPT_CHOICE:
-        return this.onPromptChoice(event.options, event.requestId, {
-          toolTitle: event.toolTitle,
-          toolPurpose: event.toolPurpose,
-          nonce: event.nonce,
-        });
+        // The shown-or-not answer is for whoever asks (showPrompt); dispatch only routes.
+        return void (await this.showPrompt(event));
       case COMPACTION:
         return this.onCompaction(event.contextUsagePct, event.receipt);
       case DONE: {
@@ -151,6 +159,20 @@ export abstract class Renderer {
     }
   }
 
+  /**
+   * Show an approval prompt. Resolves true once the person can answer it (its widget or its typed
+   * reply prompt landed), false when nothing of it landed. A throw means "not shown" too: whoever
+   * asked (the driver, the channel-server bridge) then denies it at once, since nobody can answer a
+   * prompt nobody saw.
+   */
+  showPrompt(event: PromptEvent): Promise<boolean> {
+    return this.onPromptChoice(event.options, event.requestId, {
+      toolTitle: event.toolTitle,
+      toolPurpose: event.toolPurpose,
+      nonce: event.nonce,
+    });
+  }
+
   /** Called once before the stream begins. */
   async onTurnStart(): Promise<void> {}
   abstract onTextChunk(text: string): Promise<void>;
@@ -166,11 +188,12 @@ export abstract class Renderer {
   abstract onToolUpdate(toolCallId: string, change: ToolChange): Promise<void>;
   /** A notice about the agent (waiting for one, silence, a fresh session): see AgentStatus. */
   abstract onAgentStatus(status: AgentStatus): Promise<void>;
+  /** True when the prompt was shown, false when nothing of it landed (see showPrompt). */
   abstract onPromptChoice(
     options: PromptOption[],
     requestId: string,
     context: { toolTitle: string; toolPurpose: string; nonce: string },
-  ): Promise<void>;
+  ): Promise<boolean>;
   abstract onCompaction(contextUsagePct: number | undefined, receipt: string): Promise<void>;
   /** The turn ended; a failed one (stopReason "error") says why in `ending.error` when it is known. */
   abstract onDone(stopReason: string, ending?: TurnEnding): Promise<void>;
@@ -196,7 +219,10 @@ export class SilentRenderer extends Renderer {
   async onToolCall(): Promise<void> {}
   async onToolUpdate(): Promise<void> {}
   async onAgentStatus(): Promise<void> {}
-  async onPromptChoice(): Promise<void> {}
+  /** Muted: only the writes are dropped, never the ladder; the prompt counts as asked (typed replies still answer). */
+  async onPromptChoice(): Promise<boolean> {
+    return true;
+  }
   async onCompaction(): Promise<void> {}
   async onDone(): Promise<void> {}
   override async close(..._args: unknown[]): Promise<void> {}

@@ -430,7 +430,8 @@ describe("TurnDriver: approval ladder", () => {
     // No timer ever fires here (a never-answered prompt would wait the default window, minutes).
     await new TurnDriver({ provider, renderer, audit, sessionKey: "k", policy: { decider } }).run("go");
     expect(provider.answers).toEqual([{ requestId: "r1", verdict: "deny" }]);
-    expect(audit.records[0]).toMatchObject({ outcome: "denied", fields: { reason: "decider" } });
+    // The row says why: nobody was asked (unshown.test.ts covers the rest of the rule).
+    expect(audit.records[0]).toMatchObject({ outcome: "denied", fields: { reason: "prompt_not_shown" } });
     // The prompt is closed: a late press approves nothing.
     expect(reg.isOpen("k", "r1")).toBe(false);
   });
