@@ -139,8 +139,8 @@ describe("every channel has the kit's shape", () => {
       ["index.ts", new RegExp(`export const ${channel}Channel = defineChannel<`)],
       ["client.ts", /export /],
       ["transport.ts", new RegExp(`export class ${P}Transport extends MessagingTransport<`)],
-      // A renderer is the kit's Renderer, or its buffered one for a platform that neither streams nor edits.
-      ["renderer.ts", new RegExp(`export class ${P}Renderer extends (?:Buffered)?Renderer\\b`)],
+      // The kit's Renderer, its live one (a platform that edits) or its buffered one (one that does not).
+      ["renderer.ts", new RegExp(`export class ${P}Renderer extends (?:Buffered|Live)?Renderer\\b`)],
       ["surface.ts", new RegExp(`export class ${P}Surface implements ChannelSurface<`)],
       ["intake.ts", /ConversationHub</],
       ["commands.ts", new RegExp(`export const ${channel.toUpperCase()}_COMMANDS = commandTable\\(`)],

@@ -20,6 +20,8 @@ export interface LivePacingOptions {
   throttleMs: number;
   stallSoftMs?: number;
   stallHardMs?: number;
+  /** A frame that opens a live message goes out at once, not at the throttle's slot (first-token latency). */
+  openAtOnce?: boolean | undefined;
   /** Runs one live frame (queued by the caller behind its other platform calls). */
   frame: () => void;
   typing?: { everyMs: number; send(): Promise<void> } | undefined;
@@ -68,6 +70,14 @@ export class LivePacing {
       this.editTimer = null;
       this.o.frame();
     }, wait);
+  }
+
+  /** A frame that opens a live message: run at once when `openAtOnce` (true), else left to schedule(). */
+  open(): boolean {
+    if (!this.o.openAtOnce || this.stopped) return false;
+    this.cancelFrame();
+    this.o.frame();
+    return true;
   }
 
   /** A frame went out now: the throttle counts from here. */

@@ -15,7 +15,7 @@ import { StreamingSplitter } from "../text/streaming-splitter.js";
 import { renderTables } from "../text/tables/index.js";
 import type { AgentStatus, PromptOption, ToolChange, TurnEnding } from "../turn/renderer.js";
 import { Renderer } from "../turn/renderer.js";
-import { LivePacing } from "./live-pacing.js";
+import { LivePacing, type LivePacingOptions } from "./live-pacing.js";
 import { LiveStatus, ToolParagraphs } from "./live-status.js";
 import type { LiveMessage, LiveSurface } from "./live-surface.js";
 import { promptMessage } from "./live-surface.js";
@@ -40,6 +40,7 @@ export interface LiveRendererOptions<W> {
   /** Quiet this long: the footer shows 🥱, then 😨 (a prompt waiting on a human is no stall). */
   stallSoftMs?: number;
   stallHardMs?: number;
+  openAtOnce?: LivePacingOptions["openAtOnce"];
 }
 
 export class LiveRenderer<W> extends Renderer {
@@ -87,6 +88,7 @@ export class LiveRenderer<W> extends Renderer {
 
   override async onTurnStart(): Promise<void> {
     this.pacing.start();
+    if (!this.quiet) this.pacing.open();
   }
 
   async onTextChunk(text: string): Promise<void> {
@@ -100,7 +102,8 @@ export class LiveRenderer<W> extends Renderer {
         await this.sealChunk(chunk);
       });
     }
-    this.scheduleEdit();
+    // Text opening a message (none shown yet, or a seal just closed it) may go out at once.
+    if ((this.live?.body && !sealed.length) || !this.pacing.open()) this.scheduleEdit();
   }
 
   async onThinking(): Promise<void> {
@@ -121,7 +124,7 @@ export class LiveRenderer<W> extends Renderer {
       const body = this.surface.plain(freshSessionNotice(status.cause, status.reason, status.replayed));
       // Above the answer it concerns: a live message showing only its footer becomes the notice.
       await this.enqueue(async () => {
-        if (!(await this.takeFooterOnlyLive(body))) await this.post({ body, quiet: true });
+        if (!(await this.takeFooterOnlyLive({ body, quiet: true }))) await this.post({ body, quiet: true });
       });
       return;
     }
@@ -146,7 +149,7 @@ export class LiveRenderer<W> extends Renderer {
       await this.sealSegment();
       const { head, body, widgets } = promptMessage(this.surface, options, requestId, context);
       // A live message with only its footer becomes the prompt; the continuation opens below it.
-      const id = (await this.takeFooterOnlyLive(body, widgets)) ?? (await this.post({ body, widgets }));
+      const id = (await this.takeFooterOnlyLive({ body, widgets })) ?? (await this.post({ body, widgets }));
       if (id !== null) this.prompts.set(requestId, { id, head });
       landed = id !== null;
       // The end's status line belongs below the prompt, never on the answer above it.
@@ -267,14 +270,14 @@ export class LiveRenderer<W> extends Renderer {
     if (!shown) return;
     this.pacing.framed();
     if (!this.live) {
-      const id = await this.post({ body: shown });
+      const id = await this.post({ body: shown, live: true });
       if (id !== null) this.live = { id, shown, body: Boolean(body) };
       if (id !== null && body) this.answered = true;
       return;
     }
     if (shown === this.live.shown) return;
     try {
-      await this.surface.edit(this.live.id, { body: shown });
+      await this.surface.edit(this.live.id, { body: shown, live: true });
       this.live.shown = shown;
       if (body) {
         this.answered = true;
@@ -431,15 +434,15 @@ export class LiveRenderer<W> extends Renderer {
   }
 
   /**
-   * The live message when it shows only its footer (no answer text yet), rewritten as `body` so
+   * The live message when it shows only its footer (no answer text yet), rewritten as `message` so
    * that what follows opens below it; its id, or null when there is none to take (or the edit failed).
    */
-  private async takeFooterOnlyLive(body: string, widgets?: W): Promise<string | null> {
+  private async takeFooterOnlyLive(message: LiveMessage<W>): Promise<string | null> {
     const live = this.live;
     if (!live || live.body || this.pendingSeals > 0 || this.splitter.tail.trim()) return null;
     this.live = null;
     try {
-      await this.surface.edit(live.id, { body, widgets });
+      await this.surface.edit(live.id, message);
       return live.id;
     } catch (error) {
       this.o.logger.debug(`${this.o.channel}: could not reuse the live message`, { error: String(error) });

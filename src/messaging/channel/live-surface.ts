@@ -20,8 +20,10 @@ export interface LiveMessage<W> {
   body: string;
   /** The widgets on it. On a post: none when absent. On an edit: absent leaves none (cleared). */
   widgets?: W | undefined;
-  /** A notice (fresh session, compaction receipt): sent without a notification where possible. */
+  /** A notice (fresh session, compaction receipt): no notification where possible, shown as a notice. */
   quiet?: boolean;
+  /** A live frame (still streaming): a platform that marks a message finished leaves this one open. */
+  live?: boolean;
 }
 
 /** The files a sealed segment names, as one platform sends them. */
