@@ -1,17 +1,16 @@
 /**
- * The bubbles of one segment of an answer (the text between two seals: the start, an approval
- * prompt, a steer, the end). The segment's markdown is rendered whole and split at the cap; chunk i
- * is shown in bubble i, by an edit while its bubble can still be edited, else by a new bubble.
- *
- * Two facts govern it. An edit can be refused, and WhatsApp keeps an edit window (15 minutes): past
- * it recipients ignore the edit, and baileys never says so (it sends whatever it is given), so a
- * bubble that old is treated as closed BEFORE the window ends,
- * and its chunk goes to a new bubble that repeats whatever prefix the closed one still shows (a
- * repeated sentence is visible and recoverable; a silently missing one is neither). And a chunk
- * counts as shown only once its send or edit RETURNED: `sealed` (the chunks shown for good, every
- * chunk but the live tail) advances in exactly one place, after a landed call, so a refused edit or
- * a failed send is looked at again by the next frame instead of being skipped for the rest of the turn.
+ * The bubbles a turn creates, each one of its parts (a resumed turn edits what its first run posted),
+ * and WhatsApp's edit window on each. Two facts govern it. An edit can be refused, and WhatsApp
+ * keeps an edit window (15 minutes): past it recipients ignore the edit, and baileys never says so
+ * (it sends whatever it is given), so a bubble that old is treated as closed BEFORE the window ends,
+ * and its edit is refused here, before it is sent. The kit then takes the text to a new bubble that
+ * repeats whatever the closed one still shows (a repeated sentence is visible and recoverable; a
+ * silently missing one is neither).
  */
+import { ParleyError } from "../messaging/base/errors.js";
+import type { TurnParts } from "../messaging/channel/delivery.js";
+import { renderChunks, WHATSAPP_MAX_CHARS } from "./format.js";
+import type { WhatsAppTransport } from "./transport.js";
 import type { WAMessageKey } from "./wire.js";
 
 /**
@@ -23,85 +22,57 @@ export const EDIT_WINDOW_MS = 15 * 60_000;
 /** A bubble is closed this long before the window ends, so an edit in flight still lands. */
 export const EDIT_WINDOW_MARGIN_MS = 60_000;
 
-export interface Bubble {
-  key: WAMessageKey;
-  /** What it shows now (the dialect, as sent). */
-  text: string;
-  /** When it was created (a resumed turn's bubble counts as old as a resumable message can be). */
-  at: number;
-  /** An edit was refused, or its window closed: it shows what it shows, for good. */
-  closed: boolean;
+export interface BubblesOptions {
+  chat: string;
+  now: () => number;
+  parts: TurnParts;
+  editWindowMs: number;
+  /** How old a bubble an earlier run of this turn posted may be: its window counts from then. */
+  resumedAgeMs: number;
 }
 
-export interface BubbleIo {
-  now(): number;
-  /** Create a bubble (through the turn's parts: a resumed turn reuses what its first run posted). */
-  create(text: string): Promise<Bubble | null>;
-  /** Edit a bubble; throws when refused. */
-  edit(bubble: Bubble, text: string): Promise<void>;
-  windowMs: number;
-}
+export class Bubbles {
+  /** id -> when it was created. */
+  private readonly createdAt = new Map<string, number>();
+  /** An edit failed on these: each keeps what it shows, for good. */
+  private readonly closed = new Set<string>();
 
-export class Segment {
-  readonly bubbles: Bubble[] = [];
-  /** Chunks shown for good (never the live tail). */
-  sealed = 0;
+  constructor(
+    private readonly t: WhatsAppTransport,
+    private readonly o: BubblesOptions,
+  ) {}
 
-  constructor(private readonly io: BubbleIo) {}
-
-  /** Whether a bubble can still take an edit. */
-  editable(b: Bubble): boolean {
-    return !b.closed && this.io.now() - b.at < this.io.windowMs - EDIT_WINDOW_MARGIN_MS;
+  /** A new bubble (at most the cap), as the turn's next part; its id, or null when it did not land. */
+  async post(text: string): Promise<string | null> {
+    const body = Array.from(text).length > WHATSAPP_MAX_CHARS ? (renderChunks(text)[0] ?? "") : text;
+    let resumed = false;
+    const id = await this.o.parts.post(body, {
+      create: async (partKey) => (await this.t.sendText(this.o.chat, body, partKey)).id ?? null,
+      replace: async (earlier) => {
+        resumed = true;
+        await this.t.editText(this.o.chat, this.key(earlier), body);
+        return true;
+      },
+    });
+    // A bubble an earlier run posted is as old as a resumable message can be, at most.
+    if (id !== null) this.createdAt.set(id, resumed ? this.o.now() - this.o.resumedAgeMs : this.o.now());
+    return id;
   }
 
-  /**
-   * Show `chunks`; with `final` every chunk is sealed, otherwise the last one is the live tail.
-   * Resolves false when a call failed (the rest waits for the next frame).
-   */
-  async show(chunks: readonly string[], final: boolean): Promise<boolean> {
-    // Earlier chunks, already sealed, are corrected in place only where they can still be edited.
-    for (let i = 0; i < Math.min(this.sealed, chunks.length); i += 1) {
-      const b = this.bubbles[i];
-      const text = chunks[i] ?? "";
-      if (b && b.text !== text && this.editable(b)) await this.tryEdit(b, text);
-    }
-    for (let i = this.sealed; i < chunks.length; i += 1) {
-      if (!(await this.place(i, chunks[i] ?? ""))) return false;
-      const isTail = !final && i === chunks.length - 1;
-      if (!isTail) this.sealed = i + 1;
-    }
-    return true;
-  }
-
-  /** The live bubble shows only a status line: it may be taken over (by a prompt, a notice). */
-  takeStatusOnly(statusOnly: boolean): Bubble | null {
-    if (!statusOnly || this.sealed > 0 || this.bubbles.length !== 1) return null;
-    const b = this.bubbles[0] ?? null;
-    if (!b || !this.editable(b)) return null;
-    this.bubbles.length = 0;
-    return b;
-  }
-
-  /** Chunk i into bubble i: nothing when it already shows it, an edit while possible, else a new one. */
-  private async place(i: number, text: string): Promise<boolean> {
-    const b = this.bubbles[i];
-    if (b && b.text === text) return true;
-    if (b && this.editable(b) && (await this.tryEdit(b, text))) return true;
-    const fresh = await this.io.create(text);
-    if (!fresh) return false;
-    this.bubbles[i] = fresh;
-    return true;
-  }
-
-  private async tryEdit(b: Bubble, text: string): Promise<boolean> {
+  /** Edit a bubble; throws when it is past its window (unsent) or the edit failed (it is closed). */
+  async edit(id: string, text: string): Promise<void> {
+    const age = this.o.now() - (this.createdAt.get(id) ?? this.o.now());
+    if (this.closed.has(id) || age >= this.o.editWindowMs - EDIT_WINDOW_MARGIN_MS)
+      throw new ParleyError("REFUSED", `whatsapp: bubble ${id} is past its edit window`);
     try {
-      await this.io.edit(b, text);
-      b.text = text;
-      return true;
-    } catch {
-      // Refused (too old, deleted): this bubble keeps what it shows; its chunk goes to a new one.
-      b.closed = true;
-      return false;
+      await this.t.editText(this.o.chat, this.key(id), text);
+    } catch (error) {
+      this.closed.add(id);
+      throw error;
     }
+  }
+
+  private key(id: string): WAMessageKey {
+    return { remoteJid: this.o.chat, fromMe: true, id };
   }
 }

@@ -10,6 +10,7 @@
  * every group turn is told so (the audience note); the self-chat is where private work belongs.
  */
 import type { Clock } from "../messaging/base/clock.js";
+import type { Logger } from "../messaging/base/logger.js";
 import type { WhatsAppGroupSettings } from "./index.js";
 
 /** The whole answer of an unprompted turn that chose not to speak. */
@@ -18,6 +19,31 @@ export const SILENCE = "NO_REPLY";
 export function isSilence(text: string): boolean {
   const t = text.trim();
   return t === "" || t === SILENCE || t === `\`${SILENCE}\``;
+}
+
+/**
+ * The end of an UNPROMPTED group turn (nobody addressed the agent): its answer is held (a streamed
+ * prefix cannot be unsent) and goes out only when it is not silence and the group has not gone
+ * quiet meanwhile (another unprompted answer landed while this one ran: its cooldown holds).
+ */
+export class UnpromptedAnswer {
+  /** The answer was let out (the renderer tells the group's cooldown once it landed). */
+  released = false;
+
+  constructor(
+    private readonly maySpeak: (() => boolean) | undefined,
+    private readonly logger: Logger,
+  ) {}
+
+  release(text: string, files: number): boolean {
+    if (isSilence(text) && files === 0) return false;
+    if (this.maySpeak && !this.maySpeak()) {
+      this.logger.debug("whatsapp: an unprompted answer fell inside the group's cooldown; not sent");
+      return false;
+    }
+    this.released = true;
+    return true;
+  }
 }
 
 /** Told to the agent ahead of a message from a group (never shown, never recorded). */

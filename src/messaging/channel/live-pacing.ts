@@ -15,16 +15,28 @@ export interface LivePacingOptions {
   timers: Timers;
   now: () => number;
   logger: Logger;
+  /** Names the channel in log lines. */
   channel: string;
-  /** Minimum gap between two live frames. */
+  /** Minimum gap between two live frames (a client's own pacing still applies underneath). */
   throttleMs: number;
+  /** The first frame of a message waits this long: a quick answer arrives whole, not as a preview first. */
+  firstFrameMs?: number | undefined;
+  /** Quiet this long: the footer shows 🥱, then 😨 (a prompt waiting on a human is no stall). */
   stallSoftMs?: number;
   stallHardMs?: number;
   /** A frame that opens a live message goes out at once, not at the throttle's slot (first-token latency). */
   openAtOnce?: boolean | undefined;
   /** Runs one live frame (queued by the caller behind its other platform calls). */
   frame: () => void;
-  typing?: { everyMs: number; send(): Promise<void> } | undefined;
+  typing?: LiveTyping | undefined;
+}
+
+/** "Typing…", re-sent while the agent works; `stop` for an indicator that stays on until turned off. */
+export interface LiveTyping {
+  everyMs: number;
+  send(): Promise<void>;
+  /** Turns it off: at the end, and while a prompt waits on a human (it would say the agent types). */
+  stop?(): Promise<void>;
 }
 
 export class LivePacing {
@@ -36,6 +48,10 @@ export class LivePacing {
   private editTimer: unknown = null;
   private lastFrameAt = 0;
   private typingTimer: unknown = null;
+  /** Turned off while a human decides; the agent's next move turns it on again. */
+  private typingPaused = false;
+  /** No frame of the current message yet: the next one waits `firstFrameMs`. */
+  private fresh = true;
   private stallTimers: unknown[] = [];
 
   constructor(private readonly o: LivePacingOptions) {
@@ -54,18 +70,28 @@ export class LivePacing {
     this.lastProgressAt = this.o.now();
     this.waitingOnHuman = false;
     this.armStallTimers();
+    if (this.typingPaused) {
+      this.typingPaused = false;
+      this.keepTyping();
+    }
   }
 
   /** A prompt waits on a human: no stall mark until the agent moves again. */
   waitOnHuman(): void {
     this.waitingOnHuman = true;
     this.clearStallTimers();
+    if (this.o.typing?.stop && this.typingTimer !== null) {
+      this.typingPaused = true;
+      this.stopTyping();
+    }
   }
 
   /** A frame at the throttle's next slot (one pending at a time). */
   schedule(): void {
     if (this.editTimer !== null || this.stopped) return;
-    const wait = Math.max(0, this.lastFrameAt + this.o.throttleMs - this.o.now());
+    const first = this.fresh ? (this.o.firstFrameMs ?? 0) : 0;
+    this.fresh = false;
+    const wait = Math.max(first, this.lastFrameAt + this.o.throttleMs - this.o.now());
     this.editTimer = this.o.timers.setTimeout(() => {
       this.editTimer = null;
       this.o.frame();
@@ -88,6 +114,7 @@ export class LivePacing {
   cancelFrame(): void {
     if (this.editTimer !== null) this.o.timers.clearTimeout(this.editTimer);
     this.editTimer = null;
+    this.fresh = true;
   }
 
   /** 🥱 / 😨 / "" as of now. */
@@ -100,8 +127,7 @@ export class LivePacing {
   /** The turn is over: no timer outlives it. */
   stop(): void {
     this.stopped = true;
-    if (this.typingTimer !== null) this.o.timers.clearTimeout(this.typingTimer);
-    this.typingTimer = null;
+    this.stopTyping();
     this.clearStallTimers();
     this.cancelFrame();
   }
@@ -116,6 +142,15 @@ export class LivePacing {
   private clearStallTimers(): void {
     for (const t of this.stallTimers) this.o.timers.clearTimeout(t);
     this.stallTimers = [];
+  }
+
+  private stopTyping(): void {
+    if (this.typingTimer === null) return;
+    this.o.timers.clearTimeout(this.typingTimer);
+    this.typingTimer = null;
+    this.o.typing?.stop?.().catch((error: unknown) => {
+      this.o.logger.debug(`${this.o.channel}: typing indicator failed`, { error: String(error) });
+    });
   }
 
   private keepTyping(): void {

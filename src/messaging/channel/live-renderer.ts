@@ -8,8 +8,6 @@
  * footer is the kit's LiveStatus plus stall marks, never sealed; the end carries the turn-status
  * line, or the kit's notice when nothing was answered. `close` leaves no timer running.
  */
-import type { Timers } from "../base/clock.js";
-import type { Logger } from "../base/logger.js";
 import { applyOptionsCap, splitOptionsTrailer } from "../text/options.js";
 import { StreamingSplitter } from "../text/streaming-splitter.js";
 import { renderTables } from "../text/tables/index.js";
@@ -28,19 +26,16 @@ import {
   turnStatusLine,
 } from "./render-kit.js";
 
-export interface LiveRendererOptions<W> {
+/** The pacing's knobs (channel, clock, throttle, first frame, stall marks), the surface, and: */
+export interface LiveRendererOptions<W> extends Omit<LivePacingOptions, "frame" | "typing"> {
   surface: LiveSurface<W>;
-  /** Names the channel in log lines. */
-  channel: string;
-  timers: Timers;
-  now: () => number;
-  logger: Logger;
-  /** Minimum gap between two live edits (a client's own pacing still applies underneath). */
-  throttleMs: number;
-  /** Quiet this long: the footer shows 🥱, then 😨 (a prompt waiting on a human is no stall). */
-  stallSoftMs?: number;
-  stallHardMs?: number;
-  openAtOnce?: LivePacingOptions["openAtOnce"];
+  /** A refused edit (a live frame, a prompt's outcome) goes to a new message: nothing shown is lost. */
+  postOnRefusal?: boolean;
+  /**
+   * A held answer: nothing streams (a streamed prefix cannot be unsent), and at the end this says
+   * whether it goes out at all (false: an answer meaning "say nothing", a conversation gone quiet).
+   */
+  heldAnswer?: (text: string, files: number) => boolean;
 }
 
 export class LiveRenderer<W> extends Renderer {
@@ -56,7 +51,7 @@ export class LiveRenderer<W> extends Renderer {
   private readonly startedAt: number;
   private contextUsagePct: number | undefined;
   /** Real answer text reached the chat (a footer-only frame does not count). */
-  private answered = false;
+  protected answered = false;
   /** Sealed chunks queued but not yet sent: a live frame then would show the wrong tail. */
   private pendingSeals = 0;
   private finished = false;
@@ -165,11 +160,13 @@ export class LiveRenderer<W> extends Renderer {
       const prompt = this.prompts.get(requestId);
       if (!prompt) return;
       this.prompts.delete(requestId);
+      const body = this.surface.decided(prompt.head, outcome);
       try {
-        const body = this.surface.decided(prompt.head, outcome);
         await this.surface.edit(prompt.id, { body, widgets: this.surface.noWidgets });
       } catch (error) {
         this.o.logger.warn(`${this.o.channel}: could not mark the approval prompt`, { error: String(error) });
+        // The outcome must be readable somewhere: below, when the prompt itself refused it.
+        if (this.o.postOnRefusal && this.surface.refused(error)) await this.post({ body });
       }
     });
     // The turn goes on below the prompt: its next frame opens a new message there.
@@ -259,34 +256,37 @@ export class LiveRenderer<W> extends Renderer {
   }
 
   private async flushLive(): Promise<void> {
-    if (this.finished || this.pendingSeals > 0) return;
+    if (this.finished || this.pendingSeals > 0 || this.o.heldAnswer) return;
     const footerText = [this.status.line, this.pacing.stallMark()].filter(Boolean).join(" ");
     const footer = footerText ? this.surface.quiet(footerText) : "";
     const source = this.liveSource();
     // A live frame may be longer than the wire once converted; it is a preview, so the first part
     // is shown (the seal delivers all of it).
-    const body = source ? (this.surface.fit(source, footer)[0] ?? "") : "";
+    const body = source ? (this.surface.fit(source, footer, true)[0] ?? "") : "";
     const shown = this.surface.join(body, footer);
     if (!shown) return;
     this.pacing.framed();
-    if (!this.live) {
-      const id = await this.post({ body: shown, live: true });
-      if (id !== null) this.live = { id, shown, body: Boolean(body) };
-      if (id !== null && body) this.answered = true;
-      return;
-    }
-    if (shown === this.live.shown) return;
-    try {
-      await this.surface.edit(this.live.id, { body: shown, live: true });
-      this.live.shown = shown;
-      if (body) {
-        this.answered = true;
-        this.live.body = true;
+    if (shown === this.live?.shown) return;
+    if (this.live) {
+      try {
+        await this.surface.edit(this.live.id, { body: shown, live: true });
+        this.live.shown = shown;
+        if (body) {
+          this.answered = true;
+          this.live.body = true;
+        }
+        return;
+      } catch (error) {
+        // A lost frame is harmless (the seal rewrites the message); a lost seal is not.
+        this.o.logger.debug(`${this.o.channel}: live edit failed`, { error: String(error) });
+        if (!this.o.postOnRefusal || !this.surface.refused(error)) return;
+        // The refused message keeps what it shows; the frame continues in a new one.
+        this.live = null;
       }
-    } catch (error) {
-      // A lost frame is harmless (the seal rewrites the message); a lost seal is not.
-      this.o.logger.debug(`${this.o.channel}: live edit failed`, { error: String(error) });
     }
+    const id = await this.post({ body: shown, live: true });
+    if (id !== null) this.live = { id, shown, body: Boolean(body) };
+    if (id !== null && body) this.answered = true;
   }
 
   // ── seals ────────────────────────────────────────────────────────────────────────────────────
@@ -320,9 +320,10 @@ export class LiveRenderer<W> extends Renderer {
     const capped = applyOptionsCap(body, choices, this.capabilities);
     // Only a semantic seal extracts, once; length-sealed chunks keep their references as text.
     const files = this.surface.files;
-    const { text, files: found } = files
-      ? await files.extract(capped.body)
-      : { text: capped.body, files: [] };
+    const extracted = files ? await files.extract(capped.body) : { text: capped.body, files: [] };
+    // A held answer the end withholds sends nothing at all (no notice, no status line).
+    if (final && this.o.heldAnswer?.(extracted.text, extracted.files.length) === false) return;
+    const { text, files: found } = extracted;
     const silent =
       final !== undefined && !this.answered && !text.trim() && !capped.choices.length && !found.length;
     const status =

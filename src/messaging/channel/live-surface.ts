@@ -9,6 +9,7 @@ import { oneLine } from "../text/clip.js";
 import { displaySafeFor } from "../text/options.js";
 import type { PromptOption } from "../turn/renderer.js";
 import type { TransportCapabilities } from "./capabilities.js";
+import type { LiveTyping } from "./live-pacing.js";
 import { typedReplyHint } from "./render-kit.js";
 
 /** Longest tool title (and purpose) a prompt repeats, in code points. */
@@ -58,8 +59,9 @@ export interface LiveSurface<W> {
   /**
    * Canonical markdown (tables already presented) as bodies that each fit the wire; with a `footer`
    * (even an empty one: the separator), the last leaves room for it joined under. [] for nothing.
+   * `live`: a frame of an answer still arriving (an unfinished construct may be hidden).
    */
-  fit(source: string, footer?: string): string[];
+  fit(source: string, footer?: string, live?: boolean): string[];
   /** A body and its footer as one message (either may be empty). */
   join(body: string, footer: string): string;
   /** Whether one whole body fits the wire (in the platform's own unit). */
@@ -85,7 +87,7 @@ export interface LiveSurface<W> {
   /** The widgets of a decided prompt (an empty set, so nothing on it looks pressable). */
   readonly noWidgets: W;
   /** "Typing…", re-sent this often while the agent works (it expires on the platform). */
-  typing?: { everyMs: number; send(): Promise<void> };
+  typing?: LiveTyping | undefined;
   /** Local images named by the answer, uploaded after the text. */
   files?: LiveFiles | undefined;
 }
