@@ -475,3 +475,17 @@ describe("redactForDisplay: what a CommonMark renderer decodes (issue 14, findin
       expect(redactForDisplay(text)).toEqual({ text, changed: false });
   });
 });
+
+describe("printf slots are placeholders, passwords that start with %s are not", () => {
+  // Found by the append-gate property: `DB_PASSWORD=%sqC#…` passed as a `%s` format slot.
+  it.each([
+    ["Use DB_PASSWORD=%sqC#OSrdP95pGD8Tv", "%sqC#OSrdP95pGD8Tv"],
+    ["Use DB_PASSWORD=%sqC#OSrdP95pGD8`T`v", "OSrdP95pGD8"],
+  ])("redacts %s", (text, needle) => {
+    expect(redactForDisplay(text).text).not.toContain(needle);
+  });
+
+  it.each(["password=%s", "password='%s'", "password=%(db_password)s;"])("leaves the slot in %s", (text) => {
+    expect(redactForDisplay(text).changed).toBe(false);
+  });
+});

@@ -51,13 +51,18 @@ function mayBeYours(s: string, a: number, b: number): boolean {
 /** An environment-variable name used as a value (`REPLACE_ME`, `API_TOKEN`): capitals and `_` only. */
 const ENV_NAME = /^[A-Z][A-Z_]*_[A-Z_]*$/;
 
+/** A whole printf-style format slot, optionally followed by the quote or separator that ends it. */
+const PRINTF_SLOT = /^%(?:\([\w.-]*\))?[sdr](?:$|["'`,;)\s])/;
+
 /** Template placeholders and empty markers are not secrets (`${PASS}`, `<token>`, `****`, `null`, `YOUR_KEY`). */
 export function isPlaceholderValue(v: string): boolean {
   if (v.length === 0) return true;
   const c0 = v.charCodeAt(0);
   if (c0 === 60 || c0 === 123) return true; // <token>, {token}
   if (c0 === 36 && v.length > 1) return true; // $VAR, ${VAR}, $(cmd)
-  if (v.startsWith("%s") || v.startsWith("%(")) return true;
+  // A printf-style slot (`%s`, `%(password)s`), not a value that merely starts with `%s` (a real
+  // password may: `%sqC#…` is one, and it must not pass as a format string).
+  if (PRINTF_SLOT.test(v)) return true;
   if (/^(?:\*+|x{3,}|X{3,}|\.{3,}|…)$/.test(v)) return true;
   // An elided example (`sk_test_...`, `sk-...your-key...`) shows where a value goes, not the value.
   if (v.includes("...") || v.includes("…")) return true;
