@@ -8,22 +8,26 @@
  * footer is the kit's LiveStatus plus stall marks, never sealed; the end carries the turn-status
  * line, or the kit's notice when nothing was answered. `close` leaves no timer running.
  */
+
 import { applyOptionsCap, splitOptionsTrailer } from "../text/options.js";
 import { StreamingSplitter } from "../text/streaming-splitter.js";
 import { renderTables } from "../text/tables/index.js";
 import type { AgentStatus, PromptOption, ToolChange, TurnEnding } from "../turn/renderer.js";
 import { Renderer } from "../turn/renderer.js";
+import { LiveCalls } from "./live-calls.js";
+import { LiveDecor } from "./live-decor.js";
 import { LivePacing, type LivePacingOptions } from "./live-pacing.js";
-import { LiveStatus, ToolParagraphs } from "./live-status.js";
+import { liveFrame, sealPlan } from "./live-seal.js";
+import { LiveStatus, ReasoningPreview, ToolParagraphs } from "./live-status.js";
 import type { LiveMessage, LiveSurface } from "./live-surface.js";
 import { promptMessage } from "./live-surface.js";
 import {
   approvalOutcomeLabel,
+  contextUsageAtEnd,
   freshSessionNotice,
   noAnswerNotice,
   SerialQueue,
   steerChip,
-  turnStatusLine,
 } from "./render-kit.js";
 
 /** The pacing's knobs (channel, clock, throttle, first frame, stall marks), the surface, and: */
@@ -36,6 +40,10 @@ export interface LiveRendererOptions<W> extends Omit<LivePacingOptions, "frame" 
    * whether it goes out at all (false: an answer meaning "say nothing", a conversation gone quiet).
    */
   heldAnswer?: (text: string, files: number) => boolean;
+  /** Show the agent's reasoning, once, ahead of the answer (the surface's `thinking` shape). */
+  showThinking?: boolean;
+  /** The session's context figure, read once as the turn ends (else the last compaction's). */
+  contextUsage?: (() => number | undefined | Promise<number | undefined>) | undefined;
 }
 
 export class LiveRenderer<W> extends Renderer {
@@ -55,10 +63,16 @@ export class LiveRenderer<W> extends Renderer {
   /** Sealed chunks queued but not yet sent: a live frame then would show the wrong tail. */
   private pendingSeals = 0;
   private finished = false;
+  /** The turn reached its end (onDone), as opposed to being closed before it. */
+  private ended = false;
   private readonly noted: string[] = [];
   /** The last message a seal delivered (where the end's status line goes when nothing follows). */
   private lastSealed: { id: string; body: string; widgets: W | undefined } | null = null;
   private readonly queue: SerialQueue;
+  private readonly calls: LiveCalls<W>;
+  private readonly decor: LiveDecor;
+  /** The reasoning (only when shown), posted once ahead of the first message. */
+  private readonly reasoning: ReasoningPreview;
   private frameQueued = false;
   /** requestId -> the prompt's message, so the outcome can be written onto the prompt itself. */
   private readonly prompts = new Map<string, { id: string; head: string }>();
@@ -70,6 +84,16 @@ export class LiveRenderer<W> extends Renderer {
     this.splitter = new StreamingSplitter(o.surface.sourceCap);
     this.status = new LiveStatus(o.surface.commands.stop);
     this.startedAt = o.now();
+    this.calls = new LiveCalls(o.surface, o.channel, o.logger, () => {
+      this.deliveryFailed = true;
+    });
+    const clock = {
+      setTimeout: (fn: () => void, ms: number) => o.timers.setTimeout(fn, ms),
+      clearTimeout: (handle: unknown) => o.timers.clearTimeout(handle),
+      now: o.now,
+    };
+    this.reasoning = new ReasoningPreview(Boolean(o.showThinking && o.surface.thinking));
+    this.decor = new LiveDecor(o.surface.reactions, clock, o.logger);
     this.queue = new SerialQueue((error) => {
       this.deliveryFailed = true;
       o.logger.error(`${o.channel}: render step failed`, { error: String(error) });
@@ -82,12 +106,14 @@ export class LiveRenderer<W> extends Renderer {
   }
 
   override async onTurnStart(): Promise<void> {
+    this.decor.started();
     this.pacing.start();
     if (!this.quiet) this.pacing.open();
   }
 
   async onTextChunk(text: string): Promise<void> {
     this.pacing.progress();
+    this.decor.thinking();
     this.status.writing();
     const sealed = this.splitter.append(this.paragraphs.next(this.splitter.tail, text));
     this.pendingSeals += sealed.length;
@@ -101,16 +127,20 @@ export class LiveRenderer<W> extends Renderer {
     if ((this.live?.body && !sealed.length) || !this.pacing.open()) this.scheduleEdit();
   }
 
-  async onThinking(): Promise<void> {
+  async onThinking(text: string): Promise<void> {
+    this.reasoning.add(text);
+    this.decor.thinking();
     this.moved(() => this.status.thinking());
   }
 
-  async onToolCall(toolCallId: string, title: string): Promise<void> {
+  async onToolCall(toolCallId: string, title: string, toolKind?: string): Promise<void> {
+    this.decor.toolCalled(title, toolKind);
     this.paragraphs.toolCalled();
     this.moved(() => this.status.tool(toolCallId, title));
   }
 
   async onToolUpdate(toolCallId: string, change: ToolChange): Promise<void> {
+    this.decor.toolChanged(change);
     this.moved(() => this.status.toolChanged(toolCallId, change));
   }
 
@@ -138,6 +168,7 @@ export class LiveRenderer<W> extends Renderer {
     this.pacing.progress();
     // Waiting on a human is not a stall: no mark while the prompt is open.
     this.pacing.waitOnHuman();
+    this.decor.pause();
     this.pacing.cancelFrame();
     await this.enqueue(async () => {
       // The answer so far stays above the prompt; what the decision releases continues below it.
@@ -155,6 +186,7 @@ export class LiveRenderer<W> extends Renderer {
 
   /** Write the outcome onto the prompt and drop its widgets, so a decided prompt never looks live. */
   override async markApproval(requestId: string, outcome: string): Promise<void> {
+    this.decor.resume();
     // Looked up on the queue: a press can arrive before the prompt's own send has returned.
     await this.enqueue(async () => {
       const prompt = this.prompts.get(requestId);
@@ -198,8 +230,10 @@ export class LiveRenderer<W> extends Renderer {
     const { error } = ending;
     if (ending.contextUsagePct !== undefined) this.contextUsagePct = ending.contextUsagePct;
     this.finished = true;
+    this.ended = true;
     this.pacing.stop();
     await this.enqueue(() => this.sealSegment({ stopReason, ...(error ? { error } : {}) }));
+    this.decor.finish(stopReason === "error");
   }
 
   override async close(reason?: unknown): Promise<void> {
@@ -212,10 +246,13 @@ export class LiveRenderer<W> extends Renderer {
       if (this.answered || this.quiet) return;
       // A turn that produced nothing must still say so, never leave the user guessing.
       const body = this.surface.plain(noAnswerNotice(Boolean(reason), this.surface.commands.new));
-      if (this.live) await this.editOrPost(this.live.id, { body });
+      if (this.live) await this.calls.editOrPost(this.live.id, { body });
       else await this.post({ body });
       this.live = null;
     });
+    // A turn cut before its end marks the user's message as failed.
+    if (reason && !this.ended) this.decor.finish(true);
+    await this.decor.close();
   }
 
   // ── the queue and the pace ───────────────────────────────────────────────────────────────────
@@ -247,23 +284,10 @@ export class LiveRenderer<W> extends Renderer {
 
   // ── live frames ──────────────────────────────────────────────────────────────────────────────
 
-  /** The live buffer as shown: a partial [OPTIONS trailer hidden, tables left raw until sealed. */
-  private liveSource(): string {
-    const shown = splitOptionsTrailer(this.splitter.tail, { hidePartial: true }).body;
-    // With uploads on, no path flashes on screen only to vanish into a photo at the seal.
-    const body = this.surface.files ? this.surface.files.hide(shown) : shown;
-    return body.trim() ? this.chip + body : "";
-  }
-
   private async flushLive(): Promise<void> {
     if (this.finished || this.pendingSeals > 0 || this.o.heldAnswer) return;
-    const footerText = [this.status.line, this.pacing.stallMark()].filter(Boolean).join(" ");
-    const footer = footerText ? this.surface.quiet(footerText) : "";
-    const source = this.liveSource();
-    // A live frame may be longer than the wire once converted; it is a preview, so the first part
-    // is shown (the seal delivers all of it).
-    const body = source ? (this.surface.fit(source, footer, true)[0] ?? "") : "";
-    const shown = this.surface.join(body, footer);
+    const footer = [this.status.line, this.pacing.stallMark()].filter(Boolean).join(" ");
+    const { body, shown } = liveFrame(this.surface, this.splitter.tail, this.chip, footer);
     if (!shown) return;
     this.pacing.framed();
     if (shown === this.live?.shown) return;
@@ -324,38 +348,22 @@ export class LiveRenderer<W> extends Renderer {
     // A held answer the end withholds sends nothing at all (no notice, no status line).
     if (final && this.o.heldAnswer?.(extracted.text, extracted.files.length) === false) return;
     const { text, files: found } = extracted;
-    const silent =
-      final !== undefined && !this.answered && !text.trim() && !capped.choices.length && !found.length;
-    const status =
+    // One context-usage read per turn, at its end.
+    const usage =
       final && !this.quiet
-        ? turnStatusLine(final.stopReason, {
-            elapsedMs: this.o.now() - this.startedAt,
-            ...(this.contextUsagePct === undefined ? {} : { contextUsagePct: this.contextUsagePct }),
-            ...(final.error ? { error: final.error } : {}),
-            reasonShown: silent,
-          })
-        : "";
-    const footer = status ? this.surface.quiet(status) : "";
-    const notice = final
-      ? noAnswerNotice(final.stopReason === "error", this.surface.commands.new, final.error)
-      : "";
-    const pieces = silent
-      ? this.quiet
-        ? []
-        : this.surface.fit(this.surface.plain(notice))
-      : this.surface.fit(this.present(text), footer);
-    const widgets = capped.choices.length ? this.surface.options(capped.choices) : undefined;
-    if (pieces.length === 0) {
-      // No text: the end's status line lands on the live message, or on its own after a prompt.
-      // Mid-turn the live message is kept for the continuation.
-      if (widgets) pieces.push(this.surface.plain("Choose one:"));
-      else if (footer && this.live) pieces.push("");
-      else {
-        if (footer) await this.placeStatus(footer);
-        return this.sendFiles(found);
-      }
-    }
-    await this.deliver(pieces, footer, widgets);
+        ? await contextUsageAtEnd(this.o.contextUsage, this.contextUsagePct, this.o.logger)
+        : undefined;
+    const plan = sealPlan(this.surface, {
+      presented: this.present(text),
+      choices: capped.choices,
+      files: found.length,
+      answered: this.answered,
+      quiet: this.quiet,
+      liveOpen: this.live !== null,
+      end: final && { ...final, elapsedMs: this.o.now() - this.startedAt, contextUsagePct: usage },
+    });
+    if (plan.kind === "deliver") await this.deliver(plan.pieces, plan.footer, plan.widgets);
+    else if (plan.footer) await this.placeStatus(plan.footer);
     await this.sendFiles(found);
   }
 
@@ -375,7 +383,7 @@ export class LiveRenderer<W> extends Renderer {
         widgets: isLast ? widgets : undefined,
       };
       const id =
-        i === 0 && this.live ? await this.editOrPost(this.live.id, message) : await this.post(message);
+        i === 0 && this.live ? await this.calls.editOrPost(this.live.id, message) : await this.post(message);
       if (piece) this.answered = true;
       if (id !== null) this.lastSealed = { id, body: message.body, widgets: message.widgets };
     }
@@ -389,48 +397,32 @@ export class LiveRenderer<W> extends Renderer {
   private async placeStatus(footer: string): Promise<void> {
     const last = this.lastSealed;
     const body = last ? this.surface.join(last.body, footer) : "";
-    if (last && this.surface.fits(body)) {
-      try {
-        await this.surface.edit(last.id, { body, widgets: last.widgets });
-        last.body = body;
-        return;
-      } catch (error) {
-        this.o.logger.debug(`${this.o.channel}: could not add the status line`, { error: String(error) });
-      }
+    const message = { body, widgets: last?.widgets };
+    if (
+      last &&
+      this.surface.fits(body) &&
+      (await this.calls.tryEdit(last.id, message, "could not add the status line"))
+    ) {
+      last.body = body;
+      return;
     }
     await this.post({ body: footer, quiet: true });
   }
 
-  // ── platform calls ───────────────────────────────────────────────────────────────────────────
-
-  /** Post one message; null (and deliveryFailed) when it did not land. */
+  /** Post one message, the reasoning (when shown) once ahead of the turn's first. */
   private async post(message: LiveMessage<W>): Promise<string | null> {
-    try {
-      const id = await this.surface.post(message);
-      if (id === null) this.deliveryFailed = true;
-      return id;
-    } catch (error) {
-      this.deliveryFailed = true;
-      this.o.logger.error(`${this.o.channel}: send failed`, { error: String(error) });
-      return null;
-    }
+    await this.postThinking();
+    return this.calls.post(message);
   }
 
-  /** Finalize a message by editing it; if the platform refused the edit, post it anew. */
-  private async editOrPost(id: string, message: LiveMessage<W>): Promise<string | null> {
+  private async postThinking(): Promise<void> {
+    const preview = this.reasoning.take();
+    if (preview === null || !this.surface.thinking) return;
     try {
-      await this.surface.edit(id, message);
-      return id;
+      if ((await this.surface.post({ body: this.surface.thinking(preview), quiet: true })) === null)
+        this.o.logger.debug(`${this.o.channel}: the reasoning message did not land`);
     } catch (error) {
-      if (!this.surface.refused(error)) {
-        this.deliveryFailed = true;
-        this.o.logger.error(`${this.o.channel}: final edit failed`, { error: String(error) });
-        return null;
-      }
-      this.o.logger.warn(`${this.o.channel}: final edit refused; sending as a new message`, {
-        error: String(error),
-      });
-      return this.post(message);
+      this.o.logger.debug(`${this.o.channel}: the reasoning message failed`, { error: String(error) });
     }
   }
 
@@ -442,12 +434,6 @@ export class LiveRenderer<W> extends Renderer {
     const live = this.live;
     if (!live || live.body || this.pendingSeals > 0 || this.splitter.tail.trim()) return null;
     this.live = null;
-    try {
-      await this.surface.edit(live.id, message);
-      return live.id;
-    } catch (error) {
-      this.o.logger.debug(`${this.o.channel}: could not reuse the live message`, { error: String(error) });
-      return null;
-    }
+    return (await this.calls.tryEdit(live.id, message, "could not reuse the live message")) ? live.id : null;
   }
 }

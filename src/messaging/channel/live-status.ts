@@ -4,7 +4,8 @@
  * call. Each channel decides WHERE the line goes (a bubble's status, a footer, a subtext line);
  * what it says is decided here. Pure: no I/O, no clock.
  */
-import { oneLine } from "../text/clip.js";
+import { redactForDisplay } from "../security/display-safety.js";
+import { clip, oneLine } from "../text/clip.js";
 import type { AgentStatus, ToolChange, ToolStatus } from "../turn/renderer.js";
 import { formatElapsed } from "./phase-ladder.js";
 
@@ -105,5 +106,28 @@ export class ToolParagraphs {
     if (!before.trim() || before.endsWith("\n\n")) return text;
     // The new paragraph's own leading blank lines go (the break is the separator); indentation stays.
     return (before.endsWith("\n") ? "\n" : "\n\n") + text.replace(/^[ \t]*(?:\r?\n)+|^[ \t]+/, "");
+  }
+}
+
+/** Longest reasoning preview, in code points. */
+const REASONING_PREVIEW_CHARS = 300;
+
+/** The agent's reasoning, gathered while shown, offered once as a preview ahead of the answer. */
+export class ReasoningPreview {
+  private text = "";
+  private taken = false;
+
+  constructor(private readonly shown: boolean) {}
+
+  add(text: string): void {
+    // Off, reasoning is never even accumulated.
+    if (this.shown && !this.taken) this.text += text;
+  }
+
+  /** The preview, once (null after, or when there is none). Redacted on the joined text: the driver redacts each chunk alone, and a key can span two. */
+  take(): string | null {
+    if (this.taken || !this.text.trim()) return null;
+    this.taken = true;
+    return clip(redactForDisplay(this.text).text, REASONING_PREVIEW_CHARS);
   }
 }

@@ -9,6 +9,7 @@ import { oneLine } from "../text/clip.js";
 import { displaySafeFor } from "../text/options.js";
 import type { PromptOption } from "../turn/renderer.js";
 import type { TransportCapabilities } from "./capabilities.js";
+import type { LiveReactions } from "./live-decor.js";
 import type { LiveTyping } from "./live-pacing.js";
 import { typedReplyHint } from "./render-kit.js";
 
@@ -90,6 +91,10 @@ export interface LiveSurface<W> {
   typing?: LiveTyping | undefined;
   /** Local images named by the answer, uploaded after the text. */
   files?: LiveFiles | undefined;
+  /** The phase-reaction ladder on the message the turn answers (absent: none). */
+  reactions?: LiveReactions | undefined;
+  /** The reasoning preview (redacted, clipped plain text) as this platform's body. */
+  thinking?(preview: string): string;
 }
 
 /** An approval prompt as the surface shows it: its head (kept for the outcome), body and widgets. */

@@ -1,0 +1,60 @@
+/**
+ * The LiveRenderer's platform calls, each with its failure rule in one place: a post that did not
+ * land marks the turn's delivery failed; a final edit the platform refused is posted anew (a
+ * network failure may have landed, so it is not repeated: the answer would show twice); a frame or
+ * decoration that failed is only logged (the seal rewrites it). Layer: messaging.
+ */
+import type { Logger } from "../base/logger.js";
+import type { LiveMessage, LiveSurface } from "./live-surface.js";
+
+export class LiveCalls<W> {
+  constructor(
+    private readonly surface: LiveSurface<W>,
+    private readonly channel: string,
+    private readonly logger: Logger,
+    /** A message the user should have seen did not land. */
+    private readonly failed: () => void,
+  ) {}
+
+  /** Post one message; null (and a failed delivery) when it did not land. */
+  async post(message: LiveMessage<W>): Promise<string | null> {
+    try {
+      const id = await this.surface.post(message);
+      if (id === null) this.failed();
+      return id;
+    } catch (error) {
+      this.failed();
+      this.logger.error(`${this.channel}: send failed`, { error: String(error) });
+      return null;
+    }
+  }
+
+  /** Finalize a message by editing it; if the platform refused the edit, post it anew. */
+  async editOrPost(id: string, message: LiveMessage<W>): Promise<string | null> {
+    try {
+      await this.surface.edit(id, message);
+      return id;
+    } catch (error) {
+      if (!this.surface.refused(error)) {
+        this.failed();
+        this.logger.error(`${this.channel}: final edit failed`, { error: String(error) });
+        return null;
+      }
+      this.logger.warn(`${this.channel}: final edit refused; sending as a new message`, {
+        error: String(error),
+      });
+      return this.post(message);
+    }
+  }
+
+  /** An edit whose loss is harmless (a later one rewrites it): whether it landed, the failure logged. */
+  async tryEdit(id: string, message: LiveMessage<W>, what: string): Promise<boolean> {
+    try {
+      await this.surface.edit(id, message);
+      return true;
+    } catch (error) {
+      this.logger.debug(`${this.channel}: ${what}`, { error: String(error) });
+      return false;
+    }
+  }
+}
