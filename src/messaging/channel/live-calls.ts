@@ -13,8 +13,19 @@ export class LiveCalls<W> {
     private readonly channel: string,
     private readonly logger: Logger,
     /** A message the user should have seen did not land. */
-    private readonly failed: () => void,
+    readonly failed: () => void,
   ) {}
+
+  /** The reasoning preview (when there is one), posted ahead of a message; its loss is only logged. */
+  async reasoning(preview: string | null): Promise<void> {
+    if (preview === null || !this.surface.thinking) return;
+    try {
+      if ((await this.surface.post({ body: this.surface.thinking(preview), quiet: true })) === null)
+        this.logger.debug(`${this.channel}: the reasoning message did not land`);
+    } catch (error) {
+      this.logger.debug(`${this.channel}: the reasoning message failed`, { error: String(error) });
+    }
+  }
 
   /** Post one message; null (and a failed delivery) when it did not land. */
   async post(message: LiveMessage<W>): Promise<string | null> {

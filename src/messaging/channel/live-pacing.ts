@@ -26,8 +26,12 @@ export interface LivePacingOptions {
   stallHardMs?: number;
   /** A frame that opens a live message goes out at once, not at the throttle's slot (first-token latency). */
   openAtOnce?: boolean | undefined;
-  /** Runs one live frame (queued by the caller behind its other platform calls). */
-  frame: () => void;
+  /** Every frame runs at once and the event that asked for it waits for it (throttle 0: tests, goldens). */
+  inlineFrames?: boolean | undefined;
+  /** The first frame goes out as the turn starts (its status is seen at once), not at the first event. */
+  frameAtStart?: boolean | undefined;
+  /** Runs one live frame (queued by the caller behind its other platform calls); resolves once it ran. */
+  frame: () => Promise<void>;
   typing?: LiveTyping | undefined;
 }
 
@@ -86,23 +90,29 @@ export class LivePacing {
     }
   }
 
-  /** A frame at the throttle's next slot (one pending at a time). */
-  schedule(): void {
+  /** A frame at the throttle's next slot (one pending at a time); inline, the frame itself. */
+  schedule(): Promise<void> | undefined {
     if (this.editTimer !== null || this.stopped) return;
+    if (this.o.inlineFrames) return this.o.frame();
     const first = this.fresh ? (this.o.firstFrameMs ?? 0) : 0;
     this.fresh = false;
     const wait = Math.max(first, this.lastFrameAt + this.o.throttleMs - this.o.now());
     this.editTimer = this.o.timers.setTimeout(() => {
       this.editTimer = null;
-      this.o.frame();
+      void this.o.frame();
     }, wait);
+  }
+
+  /** The turn's first frame, when it goes out as the turn starts (`frameAtStart`). */
+  first(): Promise<void> | undefined {
+    return this.o.frameAtStart ? this.schedule() : undefined;
   }
 
   /** A frame that opens a live message: run at once when `openAtOnce` (true), else left to schedule(). */
   open(): boolean {
     if (!this.o.openAtOnce || this.stopped) return false;
     this.cancelFrame();
-    this.o.frame();
+    void this.o.frame();
     return true;
   }
 

@@ -19,6 +19,7 @@ import { LiveDecor } from "./live-decor.js";
 import { LivePacing, type LivePacingOptions } from "./live-pacing.js";
 import { liveFrame, sealPlan } from "./live-seal.js";
 import { LiveStatus, ReasoningPreview, ToolParagraphs } from "./live-status.js";
+import { LiveStreamPath } from "./live-stream.js";
 import type { LiveMessage, LiveSurface } from "./live-surface.js";
 import { promptMessage } from "./live-surface.js";
 import {
@@ -73,9 +74,10 @@ export class LiveRenderer<W> extends Renderer {
   private readonly decor: LiveDecor;
   /** The reasoning (only when shown), posted once ahead of the first message. */
   private readonly reasoning: ReasoningPreview;
-  private frameQueued = false;
+  private frameQueued: Promise<void> | null = null;
   /** requestId -> the prompt's message, so the outcome can be written onto the prompt itself. */
   private readonly prompts = new Map<string, { id: string; head: string }>();
+  private readonly stream: LiveStreamPath<W>;
 
   constructor(private readonly o: LiveRendererOptions<W>) {
     super(o.surface.capabilities);
@@ -94,6 +96,7 @@ export class LiveRenderer<W> extends Renderer {
     };
     this.reasoning = new ReasoningPreview(Boolean(o.showThinking && o.surface.thinking));
     this.decor = new LiveDecor(o.surface.reactions, clock, o.logger);
+    this.stream = new LiveStreamPath(o.surface, this.calls, this.reasoning);
     this.queue = new SerialQueue((error) => {
       this.deliveryFailed = true;
       o.logger.error(`${o.channel}: render step failed`, { error: String(error) });
@@ -108,7 +111,7 @@ export class LiveRenderer<W> extends Renderer {
   override async onTurnStart(): Promise<void> {
     this.decor.started();
     this.pacing.start();
-    if (!this.quiet) this.pacing.open();
+    if (!this.quiet && !this.pacing.open()) await this.pacing.first();
   }
 
   async onTextChunk(text: string): Promise<void> {
@@ -124,24 +127,26 @@ export class LiveRenderer<W> extends Renderer {
       });
     }
     // Text opening a message (none shown yet, or a seal just closed it) may go out at once.
-    if ((this.live?.body && !sealed.length) || !this.pacing.open()) this.scheduleEdit();
+    if ((this.live?.body && !sealed.length) || !this.pacing.open()) await this.scheduleEdit();
   }
 
   async onThinking(text: string): Promise<void> {
     this.reasoning.add(text);
     this.decor.thinking();
-    this.moved(() => this.status.thinking());
+    await this.moved(() => this.status.thinking());
   }
 
-  async onToolCall(toolCallId: string, title: string, toolKind?: string): Promise<void> {
+  async onToolCall(toolCallId: string, title: string, toolKind?: string, _purpose?: string): Promise<void> {
     this.decor.toolCalled(title, toolKind);
     this.paragraphs.toolCalled();
-    this.moved(() => this.status.tool(toolCallId, title));
+    this.stream.toolCalled(toolCallId, title);
+    await this.moved(() => this.status.tool(toolCallId, title));
   }
 
   async onToolUpdate(toolCallId: string, change: ToolChange): Promise<void> {
     this.decor.toolChanged(change);
-    this.moved(() => this.status.toolChanged(toolCallId, change));
+    this.stream.toolChanged(toolCallId, change);
+    await this.moved(() => this.status.toolChanged(toolCallId, change));
   }
 
   async onAgentStatus(status: AgentStatus): Promise<void> {
@@ -155,7 +160,7 @@ export class LiveRenderer<W> extends Renderer {
     }
     // Waiting in line or a silent agent is not progress: the stall marks keep counting.
     this.status.agent(status);
-    this.scheduleEdit();
+    await this.scheduleEdit();
   }
 
   async onPromptChoice(
@@ -180,6 +185,7 @@ export class LiveRenderer<W> extends Renderer {
       landed = id !== null;
       // The end's status line belongs below the prompt, never on the answer above it.
       this.lastSealed = null;
+      await this.stream.status("");
     });
     return landed;
   }
@@ -204,7 +210,7 @@ export class LiveRenderer<W> extends Renderer {
     // The turn goes on below the prompt: its next frame opens a new message there.
     if (!this.finished && !this.quiet) {
       this.status.thinking();
-      this.scheduleEdit();
+      await this.scheduleEdit();
     }
   }
 
@@ -250,6 +256,7 @@ export class LiveRenderer<W> extends Renderer {
       else await this.post({ body });
       this.live = null;
     });
+    await this.enqueue(() => this.stream.status(""));
     // A turn cut before its end marks the user's message as failed.
     if (reason && !this.ended) this.decor.finish(true);
     await this.decor.close();
@@ -262,24 +269,23 @@ export class LiveRenderer<W> extends Renderer {
   }
 
   /** The agent moved: the status line follows it in the next live frame. */
-  private moved(update: () => void): void {
+  private moved(update: () => void): Promise<void> | undefined {
     this.pacing.progress();
     update();
-    this.scheduleEdit();
+    return this.scheduleEdit();
   }
 
-  private scheduleEdit(): void {
-    if (!this.finished) this.pacing.schedule();
+  private scheduleEdit(): Promise<void> | undefined {
+    return this.finished ? undefined : this.pacing.schedule();
   }
 
   /** One frame waiting in the queue is enough: it renders the buffer as it is when it runs. */
-  private queueFrame(): void {
-    if (this.frameQueued) return;
-    this.frameQueued = true;
-    void this.enqueue(async () => {
-      this.frameQueued = false;
+  private queueFrame(): Promise<void> {
+    this.frameQueued ??= this.enqueue(async () => {
+      this.frameQueued = null;
       await this.flushLive();
     });
+    return this.frameQueued;
   }
 
   // ── live frames ──────────────────────────────────────────────────────────────────────────────
@@ -287,6 +293,14 @@ export class LiveRenderer<W> extends Renderer {
   private async flushLive(): Promise<void> {
     if (this.finished || this.pendingSeals > 0 || this.o.heldAnswer) return;
     const footer = [this.status.line, this.pacing.stallMark()].filter(Boolean).join(" ");
+    const streamed = await this.stream.frame(this.splitter.tail, this.splitter.committed, this.chip);
+    if (streamed === null) await this.editFrame(footer);
+    else this.pacing.framed();
+    if (streamed) this.answered = true;
+    await this.stream.status(footer);
+  }
+
+  private async editFrame(footer: string): Promise<void> {
     const { body, shown } = liveFrame(this.surface, this.splitter.tail, this.chip, footer);
     if (!shown) return;
     this.pacing.framed();
@@ -327,7 +341,7 @@ export class LiveRenderer<W> extends Renderer {
 
   /** A length-sealed chunk: it finalizes the live message; the tail moves to a new one. */
   private async sealChunk(source: string): Promise<void> {
-    await this.deliver(this.surface.fit(this.present(source)), "", undefined);
+    await this.deliver(this.stream.form.fit(this.present(source)), "", undefined);
   }
 
   /**
@@ -353,18 +367,20 @@ export class LiveRenderer<W> extends Renderer {
       final && !this.quiet
         ? await contextUsageAtEnd(this.o.contextUsage, this.contextUsagePct, this.o.logger)
         : undefined;
-    const plan = sealPlan(this.surface, {
+    const plan = sealPlan(this.stream.form, {
       presented: this.present(text),
       choices: capped.choices,
       files: found.length,
       answered: this.answered,
       quiet: this.quiet,
-      liveOpen: this.live !== null,
+      liveOpen: this.live !== null || this.stream.open,
       end: final && { ...final, elapsedMs: this.o.now() - this.startedAt, contextUsagePct: usage },
     });
     if (plan.kind === "deliver") await this.deliver(plan.pieces, plan.footer, plan.widgets);
     else if (plan.footer) await this.placeStatus(plan.footer);
+    await this.stream.end();
     await this.sendFiles(found);
+    if (final) await this.stream.status("");
   }
 
   private async sendFiles(found: readonly unknown[]): Promise<void> {
@@ -379,13 +395,17 @@ export class LiveRenderer<W> extends Renderer {
     for (const [i, piece] of pieces.entries()) {
       const isLast = i === pieces.length - 1;
       const message = {
-        body: isLast && footer ? this.surface.join(piece, footer) : piece,
+        body: isLast && footer ? this.stream.form.join(piece, footer) : piece,
         widgets: isLast ? widgets : undefined,
       };
-      const id =
-        i === 0 && this.live ? await this.calls.editOrPost(this.live.id, message) : await this.post(message);
+      const live = i === 0 ? this.live : null;
+      const id = await this.stream.send(message, () =>
+        live ? this.calls.editOrPost(live.id, message) : this.post(message),
+      );
       if (piece) this.answered = true;
-      if (id !== null) this.lastSealed = { id, body: message.body, widgets: message.widgets };
+      // A streamed seal is no message to edit the status line onto later.
+      if (id !== null && !this.stream.on)
+        this.lastSealed = { id, body: message.body, widgets: message.widgets };
     }
     this.live = null;
   }
@@ -395,6 +415,7 @@ export class LiveRenderer<W> extends Renderer {
    * ends in one place), or comes on its own when there is none or it would not fit.
    */
   private async placeStatus(footer: string): Promise<void> {
+    if (await this.stream.sealAlone(footer)) return;
     const last = this.lastSealed;
     const body = last ? this.surface.join(last.body, footer) : "";
     const message = { body, widgets: last?.widgets };
@@ -411,19 +432,8 @@ export class LiveRenderer<W> extends Renderer {
 
   /** Post one message, the reasoning (when shown) once ahead of the turn's first. */
   private async post(message: LiveMessage<W>): Promise<string | null> {
-    await this.postThinking();
+    await this.calls.reasoning(this.reasoning.take());
     return this.calls.post(message);
-  }
-
-  private async postThinking(): Promise<void> {
-    const preview = this.reasoning.take();
-    if (preview === null || !this.surface.thinking) return;
-    try {
-      if ((await this.surface.post({ body: this.surface.thinking(preview), quiet: true })) === null)
-        this.o.logger.debug(`${this.o.channel}: the reasoning message did not land`);
-    } catch (error) {
-      this.o.logger.debug(`${this.o.channel}: the reasoning message failed`, { error: String(error) });
-    }
   }
 
   /**

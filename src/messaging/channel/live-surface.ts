@@ -11,6 +11,7 @@ import type { PromptOption } from "../turn/renderer.js";
 import type { TransportCapabilities } from "./capabilities.js";
 import type { LiveReactions } from "./live-decor.js";
 import type { LiveTyping } from "./live-pacing.js";
+import type { LiveStream } from "./live-stream.js";
 import { typedReplyHint } from "./render-kit.js";
 
 /** Longest tool title (and purpose) a prompt repeats, in code points. */
@@ -95,6 +96,10 @@ export interface LiveSurface<W> {
   reactions?: LiveReactions | undefined;
   /** The reasoning preview (redacted, clipped plain text) as this platform's body. */
   thinking?(preview: string): string;
+  /** A native stream for the live message (absent: the live message is edited; never on a resumed turn). */
+  stream?: LiveStream<W> | undefined;
+  /** The platform's own status line (a thread's "is thinking…"): each frame's footer, "" to clear it. */
+  status?(line: string): Promise<void>;
 }
 
 /** An approval prompt as the surface shows it: its head (kept for the outcome), body and widgets. */
