@@ -193,6 +193,8 @@ export class LiveRenderer<W> extends Renderer {
   /** Write the outcome onto the prompt and drop its widgets, so a decided prompt never looks live. */
   override async markApproval(requestId: string, outcome: string): Promise<void> {
     this.decor.resume();
+    // The turn goes on below the prompt (set now: whatever the agent does meanwhile overrides it).
+    this.status.thinking();
     // Looked up on the queue: a press can arrive before the prompt's own send has returned.
     await this.enqueue(async () => {
       const prompt = this.prompts.get(requestId);
@@ -207,11 +209,8 @@ export class LiveRenderer<W> extends Renderer {
         if (this.o.postOnRefusal && this.surface.refused(error)) await this.post({ body });
       }
     });
-    // The turn goes on below the prompt: its next frame opens a new message there.
-    if (!this.finished && !this.quiet) {
-      this.status.thinking();
-      await this.scheduleEdit();
-    }
+    // Its next frame opens a new message there.
+    if (!this.finished && !this.quiet) await this.scheduleEdit();
   }
 
   async onCompaction(contextUsagePct: number | undefined, receipt: string): Promise<void> {
