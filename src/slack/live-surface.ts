@@ -1,27 +1,52 @@
 /**
- * Slack as a LiveSurface: thread replies in mrkdwn (Markdown converted, escaped and redacted in the
- * form Slack renders: format.ts), bound to 3,900 code points from a 3,500 source cap; the live
- * message a native stream (live.ts) unless streaming is off, was refused, or the turn is resumed
- * (an earlier stream cannot be continued), else one message edited by chat.update; the live status
- * as the thread's assistant status (and, when editing, in italics under the text); Block Kit
- * buttons for choices and prompts (blocks.ts); images uploaded after the text (uploads.ts); the
- * phase ladder as reactions on the user's message.
+ * Slack as a LiveSurface: thread replies in mrkdwn (Markdown presented for Slack, converted,
+ * escaped and redacted in the form Slack renders: format.ts), 3,900 code points from a 3,500
+ * source cap. The live message is a native stream (live.ts) unless streaming is off, was refused,
+ * or the turn is resumed (an earlier stream cannot be continued), else one message edited by
+ * chat.update. The live status is the thread's assistant status (and, when editing, italics under
+ * the text); Block Kit buttons carry choices and prompts (blocks.ts); images are uploaded after
+ * the text (uploads.ts); the phase ladder is reactions on the user's message (reactions.ts).
  */
-
-import type { LiveReactions } from "../messaging/channel/live-decor.js";
-import type { LiveFiles, LiveMessage, LiveSurface } from "../messaging/channel/live-surface.js";
+import type { Clock } from "../messaging/base/clock.js";
+import type { LiveMessage, LiveSurface } from "../messaging/channel/live-surface.js";
+import type { LadderTimings } from "../messaging/channel/phase-ladder.js";
 import type { OutboundFilePolicy } from "../messaging/channel/surface.js";
-import { hideLocalRefs } from "../messaging/files/outbound-files.js";
 import { oneLine } from "../messaging/text/clip.js";
 import type { PromptOption } from "../messaging/turn/renderer.js";
 import { approvalButtons, decidedBlocks, optionButtons, promptBlocks } from "./blocks.js";
 import { codePointLength, fitCap, mrkdwnSafe, plainSafe, SEGMENT_LIMIT, SLACK_MAX_TEXT } from "./format.js";
 import type { LiveTarget, SlackWidgets } from "./live.js";
-import { postMarkdown, postReply, slackStream } from "./live.js";
+import { postReply, slackStream } from "./live.js";
+import { slackReactions } from "./reactions.js";
 import { present } from "./segment.js";
 import { SLACK_CAPABILITIES } from "./transport.js";
-import type { SealFile } from "./uploads.js";
-import { extractForSeal } from "./uploads.js";
+import { slackFiles } from "./uploads.js";
+
+export interface SlackToggles {
+  reactionsEnabled: boolean;
+  showThinking: boolean;
+  /** Native streaming; false (or a refusal by Slack) edits one message instead. */
+  streaming: boolean;
+}
+
+export interface SlackRendererOptions extends LiveTarget {
+  /** The user's message the phase ladder decorates (absent: no ladder). */
+  userMessageTs?: string;
+  /** Read when the turn starts (the settings can change between turns). */
+  toggles: SlackToggles;
+  clock?: Clock;
+  /** 0: every event is rendered before the next one (tests, goldens); else a frame per interval. */
+  throttleMs?: number;
+  /** Absent: uploads are off for this turn (a shared channel thread), images stay as text. */
+  uploads?: OutboundFilePolicy;
+  /** "Approve + auto-approve" beside Approve and Deny (the owner, in a DM). */
+  grantButton?: boolean;
+  /** Read at turn END, so the footer reports the window as the user leaves it. */
+  contextUsage?: () => number | undefined | Promise<number | undefined>;
+  ladderTimings?: Partial<LadderTimings>;
+  /** Slack refused streaming: later renderers edit instead. */
+  onStreamingUnavailable?: () => void;
+}
 
 /** Slack's approval buttons: Approve and Deny (and the grant for the owner), whatever the agent offers. */
 const APPROVAL_BUTTON_VERDICTS: readonly Pick<PromptOption, "verdict">[] = [
@@ -33,25 +58,14 @@ const THINKING_PREVIEW = 300;
 /** Links are never unfurled: a model-written URL must not fetch a preview into the thread. */
 const NO_UNFURL = { unfurl_links: false, unfurl_media: false };
 
-export interface SlackSurfaceOptions {
-  /** Native streaming for this turn (off, refused before, or a resumed turn: edited). */
-  streaming: boolean;
-  /** Slack refused streaming: later turns edit instead. */
-  onStreamingUnavailable?: (() => void) | undefined;
-  /** Absent: uploads are off for this turn (a shared channel thread), images stay as text. */
-  uploads?: OutboundFilePolicy | undefined;
-  /** "Approve + auto-approve" beside Approve and Deny (the owner, in a DM). */
-  grantButton: boolean;
-  reactions?: LiveReactions | undefined;
-}
-
 /** A body that carries a last line of its own (a prompt's hint, a decided prompt's outcome). */
 function lastLine(body: string): [string, string] {
   const at = body.lastIndexOf("\n");
   return [body.slice(0, at), body.slice(at + 1)];
 }
 
-export function slackLiveSurface(t: LiveTarget, o: SlackSurfaceOptions): LiveSurface<SlackWidgets> {
+/** `t`: where the turn's messages go (its parts, so a resumed turn edits what its first run posted). */
+export function slackLiveSurface(t: LiveTarget, o: SlackRendererOptions): LiveSurface<SlackWidgets> {
   const { api, channel } = t;
   let statusShown = "";
   /** Buttons under an edited message: mrkdwn text and blocks cannot share one (a press rewrites the blocks). */
@@ -76,13 +90,10 @@ export function slackLiveSurface(t: LiveTarget, o: SlackSurfaceOptions): LiveSur
     promptBody: (head, hint) => `${head}\n${hint}`,
     decided: (head, outcome) => `${head}\n${outcome}`,
     // Presented for Slack (tables flattened, link targets shown); the last part leaves room for the footer.
-    fit: (source, footer) =>
-      source.trim()
-        ? fitCap(
-            mrkdwnSafe(present(source)),
-            SLACK_MAX_TEXT - (footer === undefined ? 0 : codePointLength(footer) + 1),
-          )
-        : [],
+    fit: (source, footer) => {
+      const room = SLACK_MAX_TEXT - (footer === undefined ? 0 : codePointLength(footer) + 1);
+      return source.trim() ? fitCap(mrkdwnSafe(present(source)), room) : [];
+    },
     join: (body, footer) => (body && footer ? `${body}\n${footer}` : body || footer),
     fits: (body) => codePointLength(body) <= SLACK_MAX_TEXT,
     post: async ({ body, widgets }: LiveMessage<SlackWidgets>) => {
@@ -104,60 +115,22 @@ export function slackLiveSurface(t: LiveTarget, o: SlackSurfaceOptions): LiveSur
     refused: () => false,
     options: (labels) => ({ kind: "options", buttons: optionButtons(labels) }),
     approval: (requestId, nonce, options) => {
-      const buttons = approvalButtons(requestId, nonce, o.grantButton);
+      const buttons = approvalButtons(requestId, nonce, o.grantButton === true);
       return buttons
         ? { widgets: { kind: "prompt", buttons }, shown: APPROVAL_BUTTON_VERDICTS }
         : { widgets: undefined, shown: options };
     },
     noWidgets: { kind: "decided" },
     files: slackFiles(t, o.uploads),
-    reactions: o.reactions,
+    reactions: o.toggles.reactionsEnabled ? slackReactions(t, o.userMessageTs, o.ladderTimings) : undefined,
     thinking: (preview) => mrkdwnSafe(`> 💭 ${oneLine(preview, THINKING_PREVIEW)}`),
-    stream: o.streaming && !t.parts.resumed ? slackStream(t, () => o.onStreamingUnavailable?.()) : undefined,
+    stream: o.toggles.streaming && !t.parts.resumed ? slackStream(t, o.onStreamingUnavailable) : undefined,
     status: async (line) => {
+      // Set only when it changes: each call is a Web API request.
       if (line === statusShown) return;
       statusShown = line;
       const res = await api.setStatus(channel, t.threadTs, line ? plainSafe(line) : "");
       if (!res.ok) t.logger.debug("slack status failed", { error: res.error });
-    },
-  };
-}
-
-/**
- * Local images uploaded after the text. A reference Slack may not have (a shared channel thread,
- * a refused file) keeps its markup, with a note under the text saying why.
- */
-function slackFiles(t: LiveTarget, uploads: OutboundFilePolicy | undefined): LiveFiles {
-  return {
-    hide: hideLocalRefs,
-    extract: async (source) => {
-      const ups = await extractForSeal("", source, uploads, t.audit);
-      const notes = ups.notes.join("\n");
-      return {
-        text: notes ? `${ups.remainder.replace(/\s+$/u, "")}\n\n${notes}` : ups.remainder,
-        files: ups.files,
-      };
-    },
-    send: async (found) => {
-      let landed = false;
-      let lost = false;
-      for (const f of found as readonly SealFile[]) {
-        const res = await t.api.uploadFile({
-          channel: t.channel,
-          threadTs: t.threadTs,
-          filename: f.filename,
-          title: f.title,
-          bytes: f.bytes,
-        });
-        if (res.ok) {
-          landed = true;
-          continue;
-        }
-        // The text still says what the image was: its markup (display-safe) and why it is missing.
-        lost = true;
-        if (await postMarkdown(t, `${f.markup}\n⚠️ the image upload failed`)) landed = true;
-      }
-      return { landed, lost };
     },
   };
 }

@@ -61,7 +61,7 @@ export async function createPart(
  * flattened, link targets shown), its status line plain under a blank line; the splitter already
  * capped each chunk. `onRefused`: Slack would not stream at all (later turns edit instead).
  */
-export function slackStream(t: LiveTarget, onRefused: () => void): LiveStream<SlackWidgets> {
+export function slackStream(t: LiveTarget, onRefused?: () => void): LiveStream<SlackWidgets> {
   return {
     form: {
       fit: (source) => {
@@ -88,7 +88,7 @@ export class StreamMessage implements LiveStreamMessage<SlackWidgets> {
 
   constructor(
     private readonly t: LiveTarget,
-    private readonly onRefused: () => void,
+    private readonly onRefused?: () => void,
   ) {}
 
   /** Append what may be shown of `text` (this message's settled source so far) and task updates. */
@@ -146,7 +146,8 @@ export class StreamMessage implements LiveStreamMessage<SlackWidgets> {
       if (!res.ok) {
         // Refused outright (an app without streaming, an old workspace): the kit edits instead.
         this.refused = true;
-        this.onRefused();
+        this.t.logger.warn("slack: streaming refused; editing messages instead", { error: res.error });
+        this.onRefused?.();
         return "";
       }
       return res.data.ts;
@@ -198,8 +199,6 @@ export class StreamMessage implements LiveStreamMessage<SlackWidgets> {
 export class EditMessage {
   ts: string | null = null;
   private shown = "";
-  /** The message shows answer text (not only the status line). */
-  hasText = false;
 
   constructor(private readonly t: LiveTarget) {}
 

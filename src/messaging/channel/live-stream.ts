@@ -37,19 +37,22 @@ export interface LiveStream<W> {
 }
 
 /**
- * What of the message being filled may be appended now: the splitter's `committed` text, cut to
- * whole lines before anything the seal may still change: an [OPTIONS: trailer (complete or
- * arriving: it becomes widgets), a local file reference and all after it (it may be uploaded
- * instead), and a trailing run of table rows (a table is presented whole).
+ * Where the settled text of `text` ends: at a line start before anything the seal may still change:
+ * an [OPTIONS: trailer (complete or arriving: it becomes widgets), a local file reference and all
+ * after it (it may be uploaded instead), and a trailing run of table rows (a table is presented whole).
  */
-export function settledText(tail: string, committed: string): string {
-  let cut = tail.lastIndexOf("\n") + 1;
-  cut = Math.min(cut, splitOptionsTrailer(tail, { hidePartial: true }).body.length);
-  for (const [start] of protectedRefSpans(tail)) cut = Math.min(cut, start);
-  cut = Math.min(cut, pipeRunStart(tail.slice(0, cut)));
+export function settledCut(text: string): number {
+  let cut = text.lastIndexOf("\n") + 1;
+  cut = Math.min(cut, splitOptionsTrailer(text, { hidePartial: true }).body.length);
+  for (const [start] of protectedRefSpans(text)) cut = Math.min(cut, start);
+  cut = Math.min(cut, pipeRunStart(text.slice(0, cut)));
   // Back to a line start: only whole lines are settled.
-  cut = tail.lastIndexOf("\n", cut - 1) + 1;
-  return committed.slice(0, Math.min(cut, committed.length)).replace(/\s+$/u, "");
+  return text.lastIndexOf("\n", cut - 1) + 1;
+}
+
+/** What of the message being filled may be appended now: the splitter's `committed`, settled. */
+export function settledText(tail: string, committed: string): string {
+  return committed.slice(0, Math.min(settledCut(tail), committed.length)).replace(/\s+$/u, "");
 }
 
 /** Where a trailing run of pipe-bearing lines starts in `text` (which ends at a line break). */
