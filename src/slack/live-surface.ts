@@ -12,6 +12,7 @@ import type { LiveMessage, LiveSurface } from "../messaging/channel/live-surface
 import type { LadderTimings } from "../messaging/channel/phase-ladder.js";
 import type { OutboundFilePolicy } from "../messaging/channel/surface.js";
 import { oneLine } from "../messaging/text/clip.js";
+import { splitMarkdownSafe } from "../messaging/text/split.js";
 import type { PromptOption } from "../messaging/turn/renderer.js";
 import { approvalButtons, decidedBlocks, optionButtons, promptBlocks } from "./blocks.js";
 import { codePointLength, fitCap, mrkdwnSafe, plainSafe, SEGMENT_LIMIT, SLACK_MAX_TEXT } from "./format.js";
@@ -92,7 +93,10 @@ export function slackLiveSurface(t: LiveTarget, o: SlackRendererOptions): LiveSu
     // Presented for Slack (tables flattened, link targets shown); the last part leaves room for the footer.
     fit: (source, footer) => {
       const room = SLACK_MAX_TEXT - (footer === undefined ? 0 : codePointLength(footer) + 1);
-      return source.trim() ? fitCap(mrkdwnSafe(present(source)), room) : [];
+      if (!source.trim()) return [];
+      return splitMarkdownSafe(present(source), SEGMENT_LIMIT).flatMap((part) =>
+        fitCap(mrkdwnSafe(part), room),
+      );
     },
     join: (body, footer) => (body && footer ? `${body}\n${footer}` : body || footer),
     fits: (body) => codePointLength(body) <= SLACK_MAX_TEXT,

@@ -14,8 +14,10 @@ import type { LiveStream, LiveStreamMessage, LiveTask } from "../messaging/chann
 import { FinalAppendGate } from "../messaging/security/append-gate.js";
 import type { AuditSink } from "../messaging/security/audit.js";
 import { oneLine } from "../messaging/text/clip.js";
+import { splitMarkdownSafe } from "../messaging/text/split.js";
+import { StreamingSplitter } from "../messaging/text/streaming-splitter.js";
 import type { Block } from "./blocks.js";
-import { defangSlack, fitCap, mrkdwnSafe, plainSafe } from "./format.js";
+import { defangSlack, fitCap, mrkdwnSafe, plainSafe, SEGMENT_LIMIT } from "./format.js";
 import { present } from "./segment.js";
 import type { SlackApi } from "./transport.js";
 
@@ -64,10 +66,8 @@ export async function createPart(
 export function slackStream(t: LiveTarget, onRefused?: () => void): LiveStream<SlackWidgets> {
   return {
     form: {
-      fit: (source) => {
-        const text = present(source).replace(/\s+$/u, "");
-        return text ? [text] : [];
-      },
+      // Split as presented: a flattened table can outgrow the chunk the kit cut from the source.
+      fit: (source) => splitMarkdownSafe(present(source), SEGMENT_LIMIT).map(trimEnd).filter(Boolean),
       join: (body, footer) => (body && footer ? `${body}\n\n${footer}` : body || footer),
       quiet: (text) => text,
       plain: (text) => text,
@@ -76,8 +76,15 @@ export function slackStream(t: LiveTarget, onRefused?: () => void): LiveStream<S
   };
 }
 
+const trimEnd = (text: string) => text.replace(/\s+$/u, "");
+
 export class StreamMessage implements LiveStreamMessage<SlackWidgets> {
   ts: string | null = null;
+  /** The presented lines, split as the seal splits them: only what the first message keeps streams. */
+  private readonly splitter = new StreamingSplitter(SEGMENT_LIMIT);
+  private fed = "";
+  /** The first message, once the presented text outgrew it. */
+  private first: string | undefined;
   private readonly gate = new FinalAppendGate();
   /** The presented text the gate has judged (a prefix of everything this message will show). */
   private judged = "";
@@ -95,7 +102,12 @@ export class StreamMessage implements LiveStreamMessage<SlackWidgets> {
   async append(text: string, tasks: readonly LiveTask[]): Promise<boolean> {
     const source = present(text);
     // Presentation only grows over settled lines; a text it would rewrite waits for the seal.
-    const delta = source.startsWith(this.judged) ? source.slice(this.judged.length) : "";
+    if (this.first === undefined && source.startsWith(this.fed)) {
+      this.first = this.splitter.append(source.slice(this.fed.length))[0];
+      this.fed = source;
+    }
+    const settled = this.first ?? this.splitter.committed;
+    const delta = settled.startsWith(this.judged) ? settled.slice(this.judged.length) : "";
     const step = this.gate.next(delta, { lineComplete: true });
     this.judged += delta.slice(0, step.consumed);
     const shown = this.defangDelta(step.append);

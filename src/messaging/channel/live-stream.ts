@@ -22,7 +22,7 @@ export interface LiveTask {
 
 /** One streamed message. Nothing is sent until it has something to show. */
 export interface LiveStreamMessage<W> {
-  /** Show `text` (this message's settled source so far, chip included: it only grows) and `tasks`. */
+  /** Show `text` (this message's settled lines so far, chip included: it only grows) and `tasks`. */
   append(text: string, tasks: readonly LiveTask[]): Promise<boolean>;
   /** Close it as `body` (the stream form's, footer joined) with `widgets`: its id, or null. */
   seal(body: string, widgets: W | undefined, tasks: readonly LiveTask[]): Promise<string | null>;
@@ -50,9 +50,16 @@ export function settledCut(text: string): number {
   return text.lastIndexOf("\n", cut - 1) + 1;
 }
 
-/** What of the message being filled may be appended now: the splitter's `committed`, settled. */
+/**
+ * What of the message being filled may be appended now, as whole lines (each with its line break):
+ * the settled lines of what the splitter has `committed` to this message, with the blank lines
+ * after it (they say its last line is finished: a table row followed by one has no row to come).
+ */
 export function settledText(tail: string, committed: string): string {
-  return committed.slice(0, Math.min(settledCut(tail), committed.length)).replace(/\s+$/u, "");
+  if (!committed.trim()) return "";
+  let end = committed.length;
+  while (end < tail.length && tail.charAt(end).trim() === "") end++;
+  return tail.slice(0, Math.min(settledCut(tail), tail.lastIndexOf("\n", end - 1) + 1));
 }
 
 /** Where a trailing run of pipe-bearing lines starts in `text` (which ends at a line break). */
