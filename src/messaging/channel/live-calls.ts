@@ -5,6 +5,7 @@
  * decoration that failed is only logged (the seal rewrites it). Layer: messaging.
  */
 import type { Logger } from "../base/logger.js";
+import type { ReasoningPreview } from "./live-status.js";
 import type { LiveMessage, LiveSurface } from "./live-surface.js";
 
 export class LiveCalls<W> {
@@ -38,6 +39,24 @@ export class LiveCalls<W> {
       this.logger.error(`${this.channel}: send failed`, { error: String(error) });
       return null;
     }
+  }
+
+  /**
+   * A live message that shows only its footer, rewritten as the reasoning preview when one is still
+   * to be shown (it was opened before the agent reasoned): whether it now is the reasoning.
+   */
+  async reasoningOver(
+    live: { id: string; body: boolean } | null,
+    reasoning: ReasoningPreview,
+  ): Promise<boolean> {
+    if (!live || live.body || !this.surface.thinking) return false;
+    const preview = reasoning.take();
+    if (preview === null) return false;
+    return this.tryEdit(
+      live.id,
+      { body: this.surface.thinking(preview), quiet: true },
+      "could not show the reasoning",
+    );
   }
 
   /** Finalize a message by editing it; if the platform refused the edit, post it anew. */

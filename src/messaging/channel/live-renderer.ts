@@ -304,6 +304,8 @@ export class LiveRenderer<W> extends Renderer {
     if (!shown) return;
     this.pacing.framed();
     if (shown === this.live?.shown) return;
+    // A live message showing only its footer becomes the reasoning (once): the answer opens below it.
+    if (body && (await this.calls.reasoningOver(this.live, this.reasoning))) this.live = null;
     if (this.live) {
       try {
         await this.surface.edit(this.live.id, { body: shown, live: true });
