@@ -400,8 +400,8 @@ export class LiveRenderer<W> extends Renderer {
         widgets: isLast ? widgets : undefined,
       };
       const live = i === 0 ? this.live : null;
-      const id = await this.stream.send(message, () =>
-        live ? this.calls.editOrPost(live.id, message) : this.post(message),
+      const id = await this.stream.send(message, (m) =>
+        live ? this.calls.editOrPost(live.id, m) : this.post(m),
       );
       if (piece) this.answered = true;
       // A streamed seal is no message to edit the status line onto later.

@@ -140,27 +140,35 @@ export class LiveStreamPath<W> {
   }
 
   /**
-   * A sealed message: on the stream while the turn streams, else (or once the platform refused the
-   * stream: nothing of it was shown) by `edited`, the edit path. Its id, or null.
+   * A sealed message: on the stream while the turn streams, else by `edited` (the edit path). Its
+   * id, or null. A stream the platform refused showed nothing: what it was to hold goes by the edit
+   * path, re-fitted in the surface's own form (its markup and its display floor, never the stream's).
    */
-  async send(message: LiveMessage<W>, edited: () => Promise<string | null>): Promise<string | null> {
-    if (!this.on) return edited();
+  async send(
+    message: LiveMessage<W>,
+    edited: (message: LiveMessage<W>) => Promise<string | null>,
+  ): Promise<string | null> {
+    if (!this.on) return edited(message);
     const live = await this.opened();
     this.message = null;
     const id = await live.seal(message.body, message.widgets, this.pending.splice(0));
-    if (live.refused) return this.refuse() ?? edited();
+    if (live.refused) {
+      this.refuse();
+      const bodies = this.surface.fit(message.body);
+      let last: string | null = null;
+      for (const [i, body] of bodies.entries())
+        last = await edited({ body, widgets: i === bodies.length - 1 ? message.widgets : undefined });
+      return last;
+    }
     if (id === null && message.body) this.calls.failed();
     return id;
   }
 
-  /** The end's status line with nothing left to seal: alone in a streamed message; false when not streaming. */
+  /** The end's status line with nothing left to seal, alone in a message of the stream; false when not streaming. */
   async sealAlone(footer: string): Promise<boolean> {
-    let streamed = true;
-    await this.send({ body: footer }, async () => {
-      streamed = false;
-      return null;
-    });
-    return streamed;
+    if (!this.on) return false;
+    await this.send({ body: footer }, (message) => this.calls.post(message));
+    return true;
   }
 
   /** A semantic seal left the stream open (it showed only task rows): it closes here. */
