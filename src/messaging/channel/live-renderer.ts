@@ -25,7 +25,6 @@ import {
   approvalOutcomeLabel,
   contextUsageAtEnd,
   freshSessionNotice,
-  noAnswerNotice,
   SerialQueue,
   steerChip,
 } from "./render-kit.js";
@@ -242,14 +241,11 @@ export class LiveRenderer<W> extends Renderer {
     // A prompt still showing widgets when the turn ends was never decided: say so on it.
     for (const requestId of [...this.prompts.keys()])
       void this.markApproval(requestId, approvalOutcomeLabel("abandoned"));
-    await this.enqueue(async () => {
-      if (this.answered || this.quiet) return;
-      // A turn that produced nothing must still say so, never leave the user guessing.
-      const body = this.surface.plain(noAnswerNotice(Boolean(reason), this.surface.commands.new));
-      if (this.live) await this.calls.editOrPost(this.live.id, { body });
-      else await this.post({ body });
-      this.live = null;
-    });
+    // A turn cut before its end is sealed as it stands: what it said stays, its live footer goes,
+    // and the end says it stopped (or failed); one that produced nothing says so. A held answer
+    // was never promised, so a cut one sends nothing.
+    if (!this.ended && !this.o.heldAnswer)
+      await this.enqueue(() => this.sealSegment({ stopReason: reason ? "error" : "cancelled" }));
     // A turn cut before its end marks the user's message as failed.
     if (reason && !this.ended) this.decor.finish(true);
     await this.decor.close();
