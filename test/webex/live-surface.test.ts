@@ -60,8 +60,8 @@ describe("webex cards on the kit's renderer", () => {
     await r.onTurnStart();
     const shown = await r.onPromptChoice(
       [
-        { optionId: "a", label: "Allow", verdict: "approve" },
-        { optionId: "d", label: "Deny", verdict: "deny" },
+        { id: "a", label: "Allow", verdict: "approve" },
+        { id: "d", label: "Deny", verdict: "deny" },
       ],
       "r1",
       { toolTitle: "deploy", toolPurpose: "", nonce: "n1" },

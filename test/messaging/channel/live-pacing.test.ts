@@ -139,7 +139,7 @@ describe("LiveSurface knobs", () => {
     });
     await r.onTurnStart();
     await r.onTextChunk("| name | total |\n|---|---|\n| alpha | 1234567 |\n\nEnd.");
-    await r.onPromptChoice([{ optionId: "a", label: "Approve", verdict: "approve" }], "r1", {
+    await r.onPromptChoice([{ id: "a", label: "Approve", verdict: "approve" }], "r1", {
       toolTitle: "rm\n-rf build",
       toolPurpose: "",
       nonce: "n",
