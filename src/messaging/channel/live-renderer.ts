@@ -318,6 +318,7 @@ export class LiveRenderer<W> extends Renderer {
     return renderTables(withChip, {
       policy: this.capabilities.tableMode,
       nativeTables: this.capabilities.nativeTables,
+      fits: this.surface.tableFits,
     });
   }
 

@@ -7,6 +7,7 @@
  */
 import { oneLine } from "../text/clip.js";
 import { displaySafeFor } from "../text/options.js";
+import type { GridFits } from "../text/tables/index.js";
 import type { PromptOption } from "../turn/renderer.js";
 import type { TransportCapabilities } from "./capabilities.js";
 import type { LiveReactions } from "./live-decor.js";
@@ -67,6 +68,11 @@ export interface LiveSurface<W> {
   join(body: string, footer: string): string;
   /** Whether one whole body fits the wire (in the platform's own unit). */
   fits(body: string): boolean;
+  /**
+   * Whether a table's grid fits one message: one that does not is shown as cards, or left raw when
+   * no card can show it. Absent: grids are kept whatever their size.
+   */
+  tableFits?: GridFits | undefined;
   /** Create a message; its id, or null when it did not land. Throws on a failure worth a log line. */
   post(message: LiveMessage<W>): Promise<string | null>;
   /** Edit a message this turn holds. Throws when the platform did not take it. */
@@ -79,11 +85,15 @@ export interface LiveSurface<W> {
   refused(error: unknown): boolean;
   /** [OPTIONS:] choices as this platform's widgets. */
   options(choices: readonly string[]): W;
-  /** An approval prompt's widgets (none when it cannot carry them) and the choices they show. */
+  /**
+   * An approval prompt's widgets (none when it cannot carry them) and the choices they show;
+   * `title` is the tool's, as the head shows it (a card that names the tool itself).
+   */
   approval(
     requestId: string,
     nonce: string,
     options: readonly PromptOption[],
+    title: string,
   ): { widgets: W | undefined; shown: readonly Pick<PromptOption, "verdict">[] };
   /** The widgets of a decided prompt (an empty set, so nothing on it looks pressable). */
   readonly noWidgets: W;
@@ -105,10 +115,11 @@ export function promptMessage<W>(
   context: { toolTitle: string; toolPurpose: string; nonce: string },
 ): { head: string; body: string; widgets: W | undefined } {
   const safe = (text: string, max: number) => displaySafeFor(oneLine(text, max), surface.capabilities);
+  const title = safe(context.toolTitle || "a tool", MAX_TITLE_CHARS);
   const head = surface.promptHead(
-    safe(context.toolTitle || "a tool", MAX_TITLE_CHARS),
+    title,
     context.toolPurpose ? safe(context.toolPurpose, MAX_PURPOSE_CHARS) : "",
   );
-  const { widgets, shown } = surface.approval(requestId, context.nonce, options);
+  const { widgets, shown } = surface.approval(requestId, context.nonce, options, title);
   return { head, body: surface.promptBody(head, typedReplyHint(shown, widgets !== undefined)), widgets };
 }
