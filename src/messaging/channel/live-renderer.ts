@@ -14,13 +14,13 @@ import { StreamingSplitter } from "../text/streaming-splitter.js";
 import { renderTables } from "../text/tables/index.js";
 import type { AgentStatus, PromptOption, ToolChange, TurnEnding } from "../turn/renderer.js";
 import { Renderer } from "../turn/renderer.js";
-import { LiveCalls } from "./live-calls.js";
+import { LiveCalls, postOptionsApart } from "./live-calls.js";
 import { LiveDecor } from "./live-decor.js";
 import { LivePacing, type LivePacingOptions } from "./live-pacing.js";
 import { liveFrame, sealPlan } from "./live-seal.js";
 import { LiveStatus, ReasoningPreview, ToolParagraphs } from "./live-status.js";
-import type { LiveMessage, LiveSurface } from "./live-surface.js";
-import { promptMessage } from "./live-surface.js";
+import type { LiveMessage, LiveSurface, PromptAbout } from "./live-surface.js";
+import { decidedMessages, promptMessage } from "./live-surface.js";
 import {
   approvalOutcomeLabel,
   contextUsageAtEnd,
@@ -74,7 +74,7 @@ export class LiveRenderer<W> extends Renderer {
   private readonly reasoning: ReasoningPreview;
   private frameQueued = false;
   /** requestId -> the prompt's message, so the outcome can be written onto the prompt itself. */
-  private readonly prompts = new Map<string, { id: string; head: string }>();
+  private readonly prompts = new Map<string, { id: string; head: string; about: PromptAbout }>();
 
   constructor(private readonly o: LiveRendererOptions<W>) {
     super(o.surface.capabilities);
@@ -132,7 +132,7 @@ export class LiveRenderer<W> extends Renderer {
     this.moved(() => this.status.thinking());
   }
 
-  async onToolCall(toolCallId: string, title: string, toolKind?: string): Promise<void> {
+  async onToolCall(toolCallId: string, title: string, toolKind?: string, _purpose?: string): Promise<void> {
     this.decor.toolCalled(title, toolKind);
     this.paragraphs.toolCalled();
     this.moved(() => this.status.tool(toolCallId, title));
@@ -172,10 +172,10 @@ export class LiveRenderer<W> extends Renderer {
     await this.enqueue(async () => {
       // The answer so far stays above the prompt; what the decision releases continues below it.
       await this.sealSegment();
-      const { head, body, widgets } = promptMessage(this.surface, options, requestId, context);
+      const { head, about, body, widgets } = promptMessage(this.surface, options, requestId, context);
       // A live message with only its footer becomes the prompt; the continuation opens below it.
       const id = (await this.takeFooterOnlyLive({ body, widgets })) ?? (await this.post({ body, widgets }));
-      if (id !== null) this.prompts.set(requestId, { id, head });
+      if (id !== null) this.prompts.set(requestId, { id, head, about });
       landed = id !== null;
       // The end's status line belongs below the prompt, never on the answer above it.
       this.lastSealed = null;
@@ -191,13 +191,13 @@ export class LiveRenderer<W> extends Renderer {
       const prompt = this.prompts.get(requestId);
       if (!prompt) return;
       this.prompts.delete(requestId);
-      const body = this.surface.decided(prompt.head, outcome);
+      const decided = decidedMessages(this.surface, prompt, outcome);
       try {
-        await this.surface.edit(prompt.id, { body, widgets: this.surface.noWidgets });
+        await this.surface.edit(prompt.id, decided.edit);
       } catch (error) {
         this.o.logger.warn(`${this.o.channel}: could not mark the approval prompt`, { error: String(error) });
         // The outcome must be readable somewhere: below, when the prompt itself refused it.
-        if (this.o.postOnRefusal && this.surface.refused(error)) await this.post({ body });
+        if (this.o.postOnRefusal && this.surface.refused(error)) await this.post(decided.post);
       }
     });
     // The turn goes on below the prompt: its next frame opens a new message there.
@@ -362,6 +362,7 @@ export class LiveRenderer<W> extends Renderer {
     if (plan.kind === "deliver") await this.deliver(plan.pieces, plan.footer, plan.widgets);
     else if (plan.footer) await this.placeStatus(plan.footer);
     await this.sendFiles(found);
+    await postOptionsApart(this.surface, capped.choices, (message) => this.post(message));
   }
 
   private async sendFiles(found: readonly unknown[]): Promise<void> {
