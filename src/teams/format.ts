@@ -3,8 +3,8 @@
  * SUBSET of it (bold, italic, strike, inline and fenced code, blockquotes, links; no headings, no
  * tables, no images) plus some inline HTML. So the display form is built here, once: headings
  * become bold lines, `<` outside code is escaped (no tag the model wrote renders, so no HTML can
- * hide or assemble anything), tables were already turned into grids or cards by the segment
- * buffer. That form is what redactForDisplay grades, at the one seal, and what the caps bound:
+ * hide or assemble anything), tables were already turned into grids or cards at the kit's
+ * seal. That form is what redactForDisplay grades, at the one seal, and what the caps bound:
  * 16,000 code points and a UTF-8 byte bound per message, fence-balanced when cut.
  */
 import { redactForDisplay } from "../messaging/security/display-safety.js";
