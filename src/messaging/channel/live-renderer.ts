@@ -248,6 +248,8 @@ export class LiveRenderer<W> extends Renderer {
       await this.enqueue(() => this.sealSegment({ stopReason: reason ? "error" : "cancelled" }));
     // A turn cut before its end marks the user's message as failed.
     if (reason && !this.ended) this.decor.finish(true);
+    // Nothing queued outlives the close: an abandoned prompt's outcome lands before it returns.
+    await this.queue.idle();
     await this.decor.close();
   }
 

@@ -144,4 +144,17 @@ describe("LiveRenderer: a prompt laid out by the surface", () => {
     expect(edit?.message.widgets?.kind).toBe("decided");
     expect(edit?.message.widgets?.lines).toEqual(["ls", "", expect.stringContaining("ended")]);
   });
+
+  it("the close returns only once an abandoned prompt's outcome has landed, after the turn's end too", async () => {
+    const { surface, calls } = cardSurface();
+    // The platform answers an edit a moment later (a macrotask, not a microtask).
+    surface.edit = (id, message) =>
+      new Promise((resolve) => setImmediate(() => resolve(void calls.push({ op: "edit", id, message }))));
+    const r = renderer(surface);
+    await r.onTurnStart();
+    await r.onPromptChoice([], "r1", { toolTitle: "ls", toolPurpose: "", nonce: "n" });
+    await r.onDone("end_turn");
+    await r.close();
+    expect(calls.filter((c) => c.op === "edit").map((c) => c.message.widgets?.kind)).toEqual(["decided"]);
+  });
 });
