@@ -1,6 +1,6 @@
 /**
  * The kit's LiveRenderer for a surface whose prompt and choices are whole messages (cards): the
- * prompt's about (title, purpose) reaches the surface display-safe, a decided prompt may become a
+ * prompt's title and purpose reach the surface display-safe, a decided prompt may become a
  * whole message of the surface's own, and [OPTIONS:] kept apart come in a message of their own
  * after the text (listed as text when that message did not land). Off by default: a surface
  * without them keeps its widgets on the text.
@@ -32,9 +32,9 @@ function cardSurface(extra: Partial<LiveSurface<Card | null>> = {}) {
     commands: { new: "/new", stop: "/stop" },
     plain: (t) => t,
     quiet: (t) => `_${t}_`,
-    decided: (_head, outcome, about) => ({
+    decided: (_head, outcome, title, purpose) => ({
       body: "",
-      widgets: { kind: "decided", lines: [about.title, about.purpose, outcome] },
+      widgets: { kind: "decided", lines: [title, purpose, outcome] },
     }),
     promptHead: (title) => `Permission: ${title}`,
     promptBody: (head, hint) => `${head}\n${hint}`,
@@ -50,9 +50,9 @@ function cardSurface(extra: Partial<LiveSurface<Card | null>> = {}) {
     refused: () => false,
     options: (choices) => ({ kind: "options", lines: [...choices] }),
     optionsApart: true,
-    approval: (_r, _n, options, about) => {
-      abouts.push(about);
-      return { widgets: { kind: "prompt", lines: [about.title, about.purpose] }, shown: options };
+    approval: (_r, _n, options, title, purpose) => {
+      abouts.push({ title, purpose });
+      return { widgets: { kind: "prompt", lines: [title, purpose] }, shown: options };
     },
     noWidgets: null,
     ...extra,
@@ -114,7 +114,7 @@ describe("LiveRenderer: [OPTIONS:] apart", () => {
 });
 
 describe("LiveRenderer: a prompt laid out by the surface", () => {
-  it("hands the surface what the prompt is about, display-safe, and writes its decided message on it", async () => {
+  it("hands the surface the prompt's title and purpose, display-safe, and writes its decided message on it", async () => {
     const { surface, calls, abouts } = cardSurface();
     const r = renderer(surface);
     await r.onTurnStart();
