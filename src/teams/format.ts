@@ -75,6 +75,11 @@ export function fitsTeams(text: string): boolean {
   return codePointLength(text) <= TEAMS_MAX_CHARS && utf8Length(text) <= TEAMS_MAX_TEXT_BYTES;
 }
 
+/** A table's grid that one message holds whole: a longer one would be cut away from its header. */
+export function gridFitsTeams(grid: string): boolean {
+  return codePointLength(grid) <= TEAMS_SEGMENT_LIMIT && utf8Length(grid) <= TEAMS_MAX_TEXT_BYTES;
+}
+
 /**
  * A safe text split to Teams' caps: fence-balanced by code points, then by UTF-8 bytes (a message
  * of wide characters reaches the byte bound first). Each piece is sent as its own activity. With a

@@ -18,7 +18,7 @@ import type { AdaptiveCardAttachment, ChoiceBook } from "./cards.js";
 import { approvalCard, choicesCard, resolvedApprovalCard } from "./cards.js";
 import type { OutboundActivity } from "./client.js";
 import { teamsSendErrorOf } from "./errors.js";
-import { fitsTeams, fitTeams, quietLine, TEAMS_SEGMENT_LIMIT, teamsSafe } from "./format.js";
+import { fitsTeams, fitTeams, gridFitsTeams, quietLine, TEAMS_SEGMENT_LIMIT, teamsSafe } from "./format.js";
 import type { TeamsOutbox } from "./outbox.js";
 import { attachmentsActivity, textActivity } from "./outbox.js";
 import { TEAMS_CAPABILITIES } from "./transport.js";
@@ -79,6 +79,8 @@ export function teamsLiveSurface(o: TeamsSurfaceOptions): LiveSurface<TeamsCard 
     },
     join: (body, footer) => (body && footer ? `${body}\n\n${footer}` : body || footer),
     fits: fitsTeams,
+    // A grid longer than a message is shown as cards, which read on their own when split.
+    tableFits: gridFitsTeams,
     post: async (message) => {
       const id = await send(activityOf(message));
       // A press on a chips card is resolved against what it offered, never against its payload.

@@ -1,8 +1,8 @@
 /**
  * Teams' LiveSurface on a recording Connector double: which Connector failures count as Teams
  * refusing an edit (only then is the answer posted anew: one that may have landed is not shown
- * twice), and the [OPTIONS:] chips card, posted after the answer, resolved against the labels it
- * offered.
+ * twice), the [OPTIONS:] chips card, posted after the answer, resolved against the labels it
+ * offered, and a table too long for one message's grid shown as cards.
  */
 import { describe, expect, it } from "vitest";
 import { MemoryLogger } from "../../src/messaging/base/logger.js";
@@ -108,5 +108,25 @@ describe("teams live surface", () => {
     expect(sender.sent.map((a) => a.text)).toEqual(["Which one?\n\n_Finished in 0s_", undefined]);
     expect(JSON.stringify(sender.sent[1]?.attachments)).toContain('"parley":"option"');
     expect(choices.take("m2", "a:1", 1)).toBe("Blue");
+  });
+
+  it("a table whose grid one message cannot hold is shown as cards; a small one stays a grid", async () => {
+    // Short source rows, padded in the grid to the one long name: 700 rows make a grid past a message.
+    const table = (rows: number) =>
+      `| name | v |\n|---|---|\n| ${"n".repeat(20)} | 1 |\n${Array.from({ length: rows }, (_, i) => `| r${i} | 1 |`).join("\n")}\n`;
+    for (const [rows, grid] of [
+      [3, true],
+      [700, false],
+    ] as const) {
+      const { sender, renderer } = setup();
+      await renderer.onTurnStart();
+      await renderer.onTextChunk(`Rows:\n\n${table(rows)}\nDone.`);
+      await renderer.onDone("end_turn");
+      await renderer.close();
+      const shown = sender.sent.map((a) => a.text ?? "").join("\n");
+      expect(shown.includes("```")).toBe(grid);
+      expect(shown.includes("- v: 1")).toBe(!grid);
+      expect(shown).toContain("r2");
+    }
   });
 });
