@@ -69,11 +69,12 @@ function lastLine(body: string): [string, string] {
 export function slackLiveSurface(t: LiveTarget, o: SlackRendererOptions): LiveSurface<SlackWidgets> {
   const { api, channel } = t;
   let statusShown = "";
-  /** Buttons under an edited message: mrkdwn text and blocks cannot share one (a press rewrites the blocks). */
+  /** [OPTIONS:] buttons in a message of their own: a press rewrites a message's blocks, never its text. */
   const choices = async (buttons: SlackWidgets) => {
-    if (buttons.kind !== "options") return;
-    if (!(await postReply(t, "Choose an option:", [buttons.buttons])))
-      throw new Error("the choices did not land");
+    if (buttons.kind !== "options") return "";
+    const ts = await postReply(t, "Choose an option:", [buttons.buttons]);
+    if (!ts) throw new Error("the choices did not land");
+    return ts;
   };
   const blocksOf = (body: string, widgets: SlackWidgets | undefined) => {
     const [head, last] = lastLine(body);
@@ -101,6 +102,7 @@ export function slackLiveSurface(t: LiveTarget, o: SlackRendererOptions): LiveSu
     join: (body, footer) => (body && footer ? `${body}\n${footer}` : body || footer),
     fits: (body) => codePointLength(body) <= SLACK_MAX_TEXT,
     post: async ({ body, widgets }: LiveMessage<SlackWidgets>) => {
+      if (!body && widgets) return choices(widgets);
       const blocks = blocksOf(body, widgets);
       const ts = await postReply(t, blocks ? (fitCap(body)[0] ?? body) : body, blocks);
       if (ts && widgets) await choices(widgets);
@@ -118,6 +120,7 @@ export function slackLiveSurface(t: LiveTarget, o: SlackRendererOptions): LiveSu
     // Slack's refusal of an edit is final for that message: nothing is posted again in its place.
     refused: () => false,
     options: (labels) => ({ kind: "options", buttons: optionButtons(labels) }),
+    optionsApart: true,
     approval: (requestId, nonce, options) => {
       const buttons = approvalButtons(requestId, nonce, o.grantButton === true);
       return buttons

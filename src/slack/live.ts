@@ -71,6 +71,8 @@ export function slackStream(t: LiveTarget, onRefused?: () => void): LiveStream<S
       join: (body, footer) => (body && footer ? `${body}\n\n${footer}` : body || footer),
       quiet: (text) => text,
       plain: (text) => text,
+      // A stream carries its buttons under its text.
+      optionsApart: false,
     },
     open: () => new StreamMessage(t, onRefused),
   };

@@ -35,6 +35,12 @@ function card(text: string, actions: CardAttachment["content"]["actions"]): Card
   };
 }
 
+/** The card beside a message: its choices, a prompt's Approve/Deny, or none. */
+export type WebexWidgets =
+  | { kind: "none" }
+  | { kind: "options"; choices: readonly string[] }
+  | { kind: "approval"; requestId: string; card: CardAttachment };
+
 /** The verdicts an approval card offers, by index: what a press's `parley.choice` names. */
 export const APPROVAL_CHOICES = ["approve", "deny"] as const;
 

@@ -10,6 +10,7 @@ import {
   splitMarkdownSafe,
   truncateUtf8,
 } from "../messaging/text/split.js";
+import { renderTablesWithMetadata } from "../messaging/text/tables/index.js";
 
 /** Webex's documented cap on a message's text/markdown, in UTF-8 bytes. */
 export const WEBEX_MAX_BYTES = 7439;
@@ -22,6 +23,8 @@ export const WEBEX_CHUNK_BYTES = WEBEX_MAX_BYTES - WEBEX_FOOTER_BYTES;
  */
 export const WEBEX_MAX_CHARS = Math.floor(WEBEX_MAX_BYTES / 4);
 const FOOTER_CHARS = 100;
+/** Bytes of the answer a status frame shows: enough to see it moving, never a second answer. */
+const TAIL_BYTES = 600;
 export const WEBEX_CHUNK_CHARS = WEBEX_MAX_CHARS - FOOTER_CHARS;
 
 export function utf8Bytes(text: string): number {
@@ -127,4 +130,25 @@ export function answerTail(text: string, bytes: number): string {
   const kept = Array.from(truncateUtf8(reversed, bytes)).reverse().join("");
   const nl = kept.indexOf("\n");
   return `…${nl >= 0 && nl < kept.length / 2 ? kept.slice(nl + 1) : kept}`;
+}
+
+/**
+ * An answer (its tables already presented with `fitsOneChunk`) as Webex messages: chunkAnswer's
+ * pieces. Presenting is idempotent, so reading the tables again finds only the runs left raw, and
+ * those are cut byte-exact. With a footer, a last piece that is a raw table's, cut exactly, stays
+ * exact: the footer then comes on its own (an empty last piece). A live frame is the answer's tail,
+ * cut from the REDACTED answer (a key split by the cut was already replaced whole).
+ */
+export function fitWebex(source: string, o: { policy: string; footer?: string; live?: boolean }): string[] {
+  if (!source.trim()) return [];
+  if (o.live) return [answerTail(webexSafe(source), TAIL_BYTES)];
+  const rendered = renderTablesWithMetadata(source, {
+    policy: o.policy,
+    nativeTables: false,
+    fits: fitsOneChunk,
+  });
+  const chunks = chunkAnswer("", rendered);
+  const pieces = chunks.map((c) => c.text);
+  if (o.footer && chunks.at(-1)?.exact) pieces.push("");
+  return pieces;
 }

@@ -13,9 +13,10 @@ import type { ReceiptSurface } from "../messaging/queue/receipt.js";
 import { buildDmSessionKey } from "../messaging/session/keys.js";
 import { pickerCard } from "./cards.js";
 import type { WebexClient } from "./client.js";
+import { MAX_EDITS } from "./edit-budget.js";
 import type { FileGate } from "./files.js";
 import { lastByteGuard, splitForWebex, WEBEX_CHUNK_BYTES, webexSafe } from "./format.js";
-import { MAX_EDITS, WebexRenderer } from "./renderer.js";
+import { WebexRenderer } from "./renderer.js";
 
 export interface WebexAddress {
   roomId: string;

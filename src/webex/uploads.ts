@@ -8,9 +8,17 @@ import type { OutboundFilePolicy } from "../messaging/channel/surface.js";
 import type { OutboundFile } from "../messaging/files/outbound-files.js";
 import { extractLocalRefs } from "../messaging/files/outbound-files.js";
 import type { AuditSink } from "../messaging/security/audit.js";
+import { lastByteGuard, webexSafe } from "./format.js";
 
 /** Webex's per-file limit is 100 MB; the aggregate bounds what one answer holds in memory. */
 const LIMITS = { maxFiles: 10, maxFileBytes: 100 * 1024 * 1024, maxTotalBytes: 100 * 1024 * 1024 };
+
+/** Posting one file as its own message (WebexClient.uploadMessage). */
+export type WebexUpload = (
+  roomId: string,
+  file: { name: string; mime: string; bytes: Uint8Array },
+  markdown: string,
+) => Promise<{ ok: true; data: { id: string } } | { ok: false; status: number }>;
 
 export interface Extracted {
   text: string;
@@ -36,4 +44,36 @@ export async function extractUploads(
   });
   const notes = [...new Set(result.rejections.map((r) => r.message))].map((m) => `⚠️ image not sent: ${m}`);
   return { text: result.rewrittenText, files: result.files, notes };
+}
+
+/**
+ * Each file as its own message (Webex takes one per message), captioned by its redacted alt text.
+ * A file that did not go is said in the chat (never silently lost) and fails the turn's delivery.
+ */
+export async function sendUploads(
+  files: readonly OutboundFile[],
+  o: {
+    roomId: string;
+    upload: WebexUpload;
+    say: (markdown: string) => Promise<string | null>;
+    lost: () => void;
+  },
+): Promise<{ landed: boolean; lost: boolean }> {
+  let landed = false;
+  let lost = false;
+  for (const file of files) {
+    const caption = lastByteGuard(webexSafe(file.alt))[0] ?? "";
+    const res = await o.upload(
+      o.roomId,
+      { name: file.filename, mime: file.mime, bytes: file.bytes },
+      caption,
+    );
+    if (res.ok) {
+      landed = true;
+      continue;
+    }
+    o.lost();
+    if ((await o.say(webexSafe(`⚠️ an image could not be sent: ${file.filename}`))) === null) lost = true;
+  }
+  return { landed, lost };
 }

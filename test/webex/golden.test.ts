@@ -51,7 +51,8 @@ async function record(scenario: RendererScenario) {
     logger: new MemoryLogger(),
     clock: new ManualClock(),
   });
-  const permissionAnswers = await playRendererScenario(scenario, renderer);
+  // The hub writes a decided prompt's outcome onto it (a press or a typed reply): so does the player.
+  const permissionAnswers = await playRendererScenario(scenario, renderer, { markDecided: true });
   const calls = fake.calls
     .filter((c) => c.method !== "GET")
     .map((c) => ({ call: `${c.method} ${c.path}`, body: c.body }));

@@ -88,3 +88,17 @@ export class LiveCalls<W> {
     }
   }
 }
+
+/**
+ * [OPTIONS:] in a message of their own, for a surface that keeps them apart from the text; when
+ * that message did not land they are listed as text, since their trailer is already cut from the answer.
+ */
+export async function postOptionsApart<W>(
+  surface: LiveSurface<W>,
+  choices: readonly string[],
+  post: (message: LiveMessage<W>) => Promise<string | null>,
+): Promise<void> {
+  if (!surface.optionsApart || !choices.length) return;
+  if ((await post({ body: "", widgets: surface.options(choices) })) !== null) return;
+  await post({ body: surface.plain(choices.map((choice, i) => `${i + 1}. ${choice}`).join("\n")) });
+}

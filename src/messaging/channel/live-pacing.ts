@@ -24,14 +24,23 @@ export interface LivePacingOptions {
   /** Quiet this long: the footer shows 🥱, then 😨 (a prompt waiting on a human is no stall). */
   stallSoftMs?: number;
   stallHardMs?: number;
-  /** A frame that opens a live message goes out at once, not at the throttle's slot (first-token latency). */
-  openAtOnce?: boolean | undefined;
+  /**
+   * A frame that opens a live message goes out at once, not at the throttle's slot (first-token
+   * latency). "turn": only the turn's first (a placeholder); later ones keep the throttle's pace.
+   */
+  openAtOnce?: boolean | "turn" | undefined;
+  /** Each gap is this many times the one before: a platform that counts edits spreads them over the turn. */
+  throttleGrowth?: number | undefined;
+  /** False: no stall marks (each would be an edit a platform counts). Default true. */
+  stallMarks?: boolean | undefined;
+  /** A platform that caps edits: false once no live frame is left, and none is scheduled then. */
+  framesLeft?: (() => boolean) | undefined;
   /** Every frame runs at once and the event that asked for it waits for it (throttle 0: tests, goldens). */
   inlineFrames?: boolean | undefined;
   /** The first frame goes out as the turn starts (its status is seen at once), not at the first event. */
   frameAtStart?: boolean | undefined;
   /** Runs one live frame (queued by the caller behind its other platform calls); resolves once it ran. */
-  frame: () => Promise<void>;
+  frame: () => Promise<void> | void;
   typing?: LiveTyping | undefined;
 }
 
@@ -57,8 +66,13 @@ export class LivePacing {
   /** No frame of the current message yet: the next one waits `firstFrameMs`. */
   private fresh = true;
   private stallTimers: unknown[] = [];
+  /** The throttle's current gap (it grows by `throttleGrowth` with each frame scheduled). */
+  private gapMs: number;
+  /** The turn's first message was opened (by `openAtOnce: "turn"`). */
+  private opened = false;
 
   constructor(private readonly o: LivePacingOptions) {
+    this.gapMs = o.throttleMs;
     this.stallSoftMs = o.stallSoftMs ?? DEFAULT_LADDER_TIMINGS.stallSoftMs;
     this.stallHardMs = o.stallHardMs ?? DEFAULT_LADDER_TIMINGS.stallHardMs;
     this.lastProgressAt = o.now();
@@ -92,11 +106,12 @@ export class LivePacing {
 
   /** A frame at the throttle's next slot (one pending at a time); inline, the frame itself. */
   schedule(): Promise<void> | undefined {
-    if (this.editTimer !== null || this.stopped) return;
-    if (this.o.inlineFrames) return this.o.frame();
+    if (this.editTimer !== null || this.stopped || this.o.framesLeft?.() === false) return;
+    if (this.o.inlineFrames) return Promise.resolve(this.o.frame());
     const first = this.fresh ? (this.o.firstFrameMs ?? 0) : 0;
     this.fresh = false;
-    const wait = Math.max(first, this.lastFrameAt + this.o.throttleMs - this.o.now());
+    const wait = Math.max(first, this.lastFrameAt + this.gapMs - this.o.now());
+    this.gapMs *= this.o.throttleGrowth ?? 1;
     this.editTimer = this.o.timers.setTimeout(() => {
       this.editTimer = null;
       void this.o.frame();
@@ -110,7 +125,8 @@ export class LivePacing {
 
   /** A frame that opens a live message: run at once when `openAtOnce` (true), else left to schedule(). */
   open(): boolean {
-    if (!this.o.openAtOnce || this.stopped) return false;
+    if (!this.o.openAtOnce || this.stopped || this.opened) return false;
+    this.opened = this.o.openAtOnce === "turn";
     this.cancelFrame();
     void this.o.frame();
     return true;
@@ -129,7 +145,7 @@ export class LivePacing {
 
   /** 🥱 / 😨 / "" as of now. */
   stallMark(): string {
-    if (this.waitingOnHuman || this.stopped) return "";
+    if (this.waitingOnHuman || this.stopped || this.o.stallMarks === false) return "";
     const quiet = this.o.now() - this.lastProgressAt;
     return quiet >= this.stallHardMs ? STALL_HARD : quiet >= this.stallSoftMs ? STALL_SOFT : "";
   }
@@ -144,7 +160,7 @@ export class LivePacing {
 
   private armStallTimers(): void {
     this.clearStallTimers();
-    if (this.stopped || this.waitingOnHuman) return;
+    if (this.stopped || this.waitingOnHuman || this.o.stallMarks === false) return;
     for (const ms of [this.stallSoftMs, this.stallHardMs])
       this.stallTimers.push(this.o.timers.setTimeout(() => this.schedule(), ms + 1));
   }

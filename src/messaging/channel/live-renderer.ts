@@ -14,19 +14,18 @@ import { StreamingSplitter } from "../text/streaming-splitter.js";
 import { renderTables } from "../text/tables/index.js";
 import type { AgentStatus, PromptOption, ToolChange, TurnEnding } from "../turn/renderer.js";
 import { Renderer } from "../turn/renderer.js";
-import { LiveCalls } from "./live-calls.js";
+import { LiveCalls, postOptionsApart } from "./live-calls.js";
 import { LiveDecor } from "./live-decor.js";
 import { LivePacing, type LivePacingOptions } from "./live-pacing.js";
 import { liveFrame, sealPlan } from "./live-seal.js";
 import { LiveStatus, ReasoningPreview, ToolParagraphs } from "./live-status.js";
 import { LiveStreamPath } from "./live-stream.js";
-import type { LiveMessage, LiveSurface } from "./live-surface.js";
-import { promptMessage } from "./live-surface.js";
+import type { LiveMessage, LiveSurface, PromptAbout } from "./live-surface.js";
+import { decidedMessages, promptMessage } from "./live-surface.js";
 import {
   approvalOutcomeLabel,
   contextUsageAtEnd,
   freshSessionNotice,
-  noAnswerNotice,
   SerialQueue,
   steerChip,
 } from "./render-kit.js";
@@ -76,7 +75,7 @@ export class LiveRenderer<W> extends Renderer {
   private readonly reasoning: ReasoningPreview;
   private frameQueued: Promise<void> | null = null;
   /** requestId -> the prompt's message, so the outcome can be written onto the prompt itself. */
-  private readonly prompts = new Map<string, { id: string; head: string }>();
+  private readonly prompts = new Map<string, { id: string; head: string; about: PromptAbout }>();
   private readonly stream: LiveStreamPath<W>;
 
   constructor(private readonly o: LiveRendererOptions<W>) {
@@ -178,10 +177,10 @@ export class LiveRenderer<W> extends Renderer {
     await this.enqueue(async () => {
       // The answer so far stays above the prompt; what the decision releases continues below it.
       await this.sealSegment();
-      const { head, body, widgets } = promptMessage(this.surface, options, requestId, context);
+      const { head, about, body, widgets } = promptMessage(this.surface, options, requestId, context);
       // A live message with only its footer becomes the prompt; the continuation opens below it.
       const id = (await this.takeFooterOnlyLive({ body, widgets })) ?? (await this.post({ body, widgets }));
-      if (id !== null) this.prompts.set(requestId, { id, head });
+      if (id !== null) this.prompts.set(requestId, { id, head, about });
       landed = id !== null;
       // The end's status line belongs below the prompt, never on the answer above it.
       this.lastSealed = null;
@@ -200,13 +199,13 @@ export class LiveRenderer<W> extends Renderer {
       const prompt = this.prompts.get(requestId);
       if (!prompt) return;
       this.prompts.delete(requestId);
-      const body = this.surface.decided(prompt.head, outcome);
+      const decided = decidedMessages(this.surface, prompt, outcome);
       try {
-        await this.surface.edit(prompt.id, { body, widgets: this.surface.noWidgets });
+        await this.surface.edit(prompt.id, decided.edit);
       } catch (error) {
         this.o.logger.warn(`${this.o.channel}: could not mark the approval prompt`, { error: String(error) });
         // The outcome must be readable somewhere: below, when the prompt itself refused it.
-        if (this.o.postOnRefusal && this.surface.refused(error)) await this.post({ body });
+        if (this.o.postOnRefusal && this.surface.refused(error)) await this.post(decided.post);
       }
     });
     // Its next frame opens a new message there.
@@ -247,17 +246,15 @@ export class LiveRenderer<W> extends Renderer {
     // A prompt still showing widgets when the turn ends was never decided: say so on it.
     for (const requestId of [...this.prompts.keys()])
       void this.markApproval(requestId, approvalOutcomeLabel("abandoned"));
-    await this.enqueue(async () => {
-      if (this.answered || this.quiet) return;
-      // A turn that produced nothing must still say so, never leave the user guessing.
-      const body = this.surface.plain(noAnswerNotice(Boolean(reason), this.surface.commands.new));
-      if (this.live) await this.calls.editOrPost(this.live.id, { body });
-      else await this.post({ body });
-      this.live = null;
-    });
-    await this.enqueue(() => this.stream.status(""));
+    // A turn cut before its end is sealed as it stands: what it said stays, its live footer goes,
+    // and the end says it stopped (or failed); one that produced nothing says so. A held answer
+    // was never promised, so a cut one sends nothing.
+    if (!this.ended && !this.o.heldAnswer)
+      await this.enqueue(() => this.sealSegment({ stopReason: reason ? "error" : "cancelled" }));
     // A turn cut before its end marks the user's message as failed.
     if (reason && !this.ended) this.decor.finish(true);
+    // Nothing queued outlives the close: an abandoned prompt's outcome lands before it returns.
+    await this.queue.idle();
     await this.decor.close();
   }
 
@@ -337,6 +334,7 @@ export class LiveRenderer<W> extends Renderer {
     return renderTables(withChip, {
       policy: this.capabilities.tableMode,
       nativeTables: this.capabilities.nativeTables,
+      fits: this.surface.tableFits,
     });
   }
 
@@ -381,6 +379,7 @@ export class LiveRenderer<W> extends Renderer {
     else if (plan.footer) await this.placeStatus(plan.footer);
     await this.stream.end();
     await this.sendFiles(found);
+    await postOptionsApart(this.stream.form, capped.choices, (message) => this.post(message));
     if (final) await this.stream.status("");
   }
 

@@ -55,7 +55,8 @@ export function sealPlan<W>(surface: LiveSurface<W>, s: SealInput): SealPlan<W> 
     pieces = surface.fit(
       surface.plain(noAnswerNotice(end.stopReason === "error", surface.commands.new, end.error)),
     );
-  const widgets = s.choices.length ? surface.options(s.choices) : undefined;
+  // Options apart come after the text and its files (postOptionsApart), never on the text.
+  const widgets = s.choices.length && !surface.optionsApart ? surface.options(s.choices) : undefined;
   if (pieces.length === 0) {
     // No text: the end's status line lands on the live message, or on its own after a prompt.
     // Mid-turn the live message is kept for the continuation.

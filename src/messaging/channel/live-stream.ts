@@ -31,8 +31,8 @@ export interface LiveStreamMessage<W> {
 }
 
 export interface LiveStream<W> {
-  /** How a streamed message reads when sealed: its bodies, footer and notices in the stream's markup. */
-  readonly form: Pick<LiveSurface<W>, "fit" | "join" | "quiet" | "plain">;
+  /** How a streamed message reads when sealed: its bodies, footer, notices and options, the stream's way. */
+  readonly form: Pick<LiveSurface<W>, "fit" | "join" | "quiet" | "plain" | "optionsApart">;
   open(): LiveStreamMessage<W>;
 }
 
@@ -155,9 +155,11 @@ export class LiveStreamPath<W> {
     if (live.refused) {
       this.refuse();
       const bodies = this.surface.fit(message.body);
+      // Options the surface keeps apart follow the seal on their own (postOptionsApart).
+      const widgets = this.surface.optionsApart ? undefined : message.widgets;
       let last: string | null = null;
       for (const [i, body] of bodies.entries())
-        last = await edited({ body, widgets: i === bodies.length - 1 ? message.widgets : undefined });
+        last = await edited({ body, widgets: i === bodies.length - 1 ? widgets : undefined });
       return last;
     }
     if (id === null && message.body) this.calls.failed();

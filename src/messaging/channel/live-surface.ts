@@ -7,6 +7,7 @@
  */
 import { oneLine } from "../text/clip.js";
 import { displaySafeFor } from "../text/options.js";
+import type { GridFits } from "../text/tables/index.js";
 import type { PromptOption } from "../turn/renderer.js";
 import type { TransportCapabilities } from "./capabilities.js";
 import type { LiveReactions } from "./live-decor.js";
@@ -27,6 +28,13 @@ export interface LiveMessage<W> {
   quiet?: boolean;
   /** A live frame (still streaming): a platform that marks a message finished leaves this one open. */
   live?: boolean;
+}
+
+/** What a prompt asks about: the tool's title and purpose ("" for none), clipped and display-safe. */
+export interface PromptAbout {
+  title: string;
+  /** "" when the agent gave none. */
+  purpose: string;
 }
 
 /** The files a sealed segment names, as one platform sends them. */
@@ -52,8 +60,11 @@ export interface LiveSurface<W> {
   plain(text: string): string;
   /** The quiet line (live status, turn status) in this platform's markup. */
   quiet(text: string): string;
-  /** A decided prompt: its head with the outcome written under it. */
-  decided(head: string, outcome: string): string;
+  /**
+   * A decided prompt: its head with the outcome written under it (its widgets then cleared); or,
+   * for a surface whose prompt is one whole message (a card, see `approval`), that message decided.
+   */
+  decided(head: string, outcome: string, title: string, purpose: string): string | LiveMessage<W>;
   /** A prompt's head: the tool's title (and purpose, when given), both plain and display-safe. */
   promptHead(title: string, purpose: string): string;
   /** A prompt's whole body: its head and the typed-reply hint. */
@@ -68,6 +79,11 @@ export interface LiveSurface<W> {
   join(body: string, footer: string): string;
   /** Whether one whole body fits the wire (in the platform's own unit). */
   fits(body: string): boolean;
+  /**
+   * Whether a table's grid fits one message: one that does not is shown as cards, or left raw when
+   * no card can show it. Absent: grids are kept whatever their size.
+   */
+  tableFits?: GridFits | undefined;
   /** Create a message; its id, or null when it did not land. Throws on a failure worth a log line. */
   post(message: LiveMessage<W>): Promise<string | null>;
   /** Edit a message this turn holds. Throws when the platform did not take it. */
@@ -80,11 +96,22 @@ export interface LiveSurface<W> {
   refused(error: unknown): boolean;
   /** [OPTIONS:] choices as this platform's widgets. */
   options(choices: readonly string[]): W;
-  /** An approval prompt's widgets (none when it cannot carry them) and the choices they show. */
+  /**
+   * [OPTIONS:] go in a message of their own after the text and its files (its body empty), for a
+   * platform whose message cannot carry text and widgets both. Absent: on the last sealed message.
+   */
+  readonly optionsApart?: boolean;
+  /**
+   * An approval prompt's widgets (none when it cannot carry them) and the choices they show;
+   * `title` is the tool's, as the head shows it (a card that names the tool itself), and `purpose`
+   * (or "") too, for widgets that carry the whole prompt (a card, which is then the message).
+   */
   approval(
     requestId: string,
     nonce: string,
     options: readonly PromptOption[],
+    title: string,
+    purpose: string,
   ): { widgets: W | undefined; shown: readonly Pick<PromptOption, "verdict">[] };
   /** The widgets of a decided prompt (an empty set, so nothing on it looks pressable). */
   readonly noWidgets: W;
@@ -108,12 +135,28 @@ export function promptMessage<W>(
   options: readonly PromptOption[],
   requestId: string,
   context: { toolTitle: string; toolPurpose: string; nonce: string },
-): { head: string; body: string; widgets: W | undefined } {
+): { head: string; about: PromptAbout; body: string; widgets: W | undefined } {
   const safe = (text: string, max: number) => displaySafeFor(oneLine(text, max), surface.capabilities);
-  const head = surface.promptHead(
-    safe(context.toolTitle || "a tool", MAX_TITLE_CHARS),
-    context.toolPurpose ? safe(context.toolPurpose, MAX_PURPOSE_CHARS) : "",
-  );
-  const { widgets, shown } = surface.approval(requestId, context.nonce, options);
-  return { head, body: surface.promptBody(head, typedReplyHint(shown, widgets !== undefined)), widgets };
+  const about = {
+    title: safe(context.toolTitle || "a tool", MAX_TITLE_CHARS),
+    purpose: context.toolPurpose ? safe(context.toolPurpose, MAX_PURPOSE_CHARS) : "",
+  };
+  const head = surface.promptHead(about.title, about.purpose);
+  const { widgets, shown } = surface.approval(requestId, context.nonce, options, about.title, about.purpose);
+  const body = surface.promptBody(head, typedReplyHint(shown, widgets !== undefined));
+  return { head, about, body, widgets };
+}
+
+/**
+ * A decided prompt as the edit that writes its outcome onto it (nothing pressable left), and the
+ * message posted instead should the prompt refuse that edit.
+ */
+export function decidedMessages<W>(
+  surface: LiveSurface<W>,
+  prompt: { head: string; about: PromptAbout },
+  outcome: string,
+): { edit: LiveMessage<W>; post: LiveMessage<W> } {
+  const decided = surface.decided(prompt.head, outcome, prompt.about.title, prompt.about.purpose);
+  if (typeof decided !== "string") return { edit: decided, post: decided };
+  return { edit: { body: decided, widgets: surface.noWidgets }, post: { body: decided } };
 }

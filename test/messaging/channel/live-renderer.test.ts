@@ -179,7 +179,7 @@ describe("LiveRenderer: the reaction ladder on the user's message", () => {
     await r.close(new Error("agent died"));
     expect(sink.calls.at(-1)).toBe("+😱");
     const before = sink.calls.length;
-    await r.onToolCall("t1", "Run ls", "execute", "");
+    await r.onToolCall("t1", "Run ls", "execute");
     await clock.advance(60_000);
     expect(sink.calls.length).toBe(before);
     expect(clock.pending).toBe(0);
@@ -242,5 +242,35 @@ describe("the pure parts", () => {
     );
     expect(liveFrame(surface, "   ", "> chip\n", "thinking")).toEqual({ body: "", shown: "_thinking_" });
     expect(liveFrame(surface, "", "", "")).toEqual({ body: "", shown: "" });
+  });
+});
+
+describe("LiveRenderer: a turn cut before its end", () => {
+  it("is sealed as it stands: the answer so far stays, the live footer goes, the end says it failed", async () => {
+    const clock = new ManualClock();
+    const { surface, calls } = recordingSurface();
+    const r = renderer(surface, clock);
+    await r.onTurnStart();
+    await r.onToolCall("t1", "Run tests", "execute");
+    await r.onTextChunk("Half an answer");
+    await clock.advance(10);
+    expect(calls.at(-1)?.message.live).toBe(true);
+    await r.close("turn_failed");
+    const last = calls.at(-1);
+    expect(last?.op).toBe("edit");
+    expect(last?.message.live).toBeFalsy();
+    expect(last?.message.body.startsWith("Half an answer")).toBe(true);
+    expect(last?.message.body).toContain("⚠️");
+    expect(last?.message.body).not.toContain("/stop");
+    expect(clock.pending).toBe(0);
+  });
+
+  it("one that produced nothing says the agent did not answer", async () => {
+    const clock = new ManualClock();
+    const { surface, calls } = recordingSurface();
+    const r = renderer(surface, clock);
+    await r.onTurnStart();
+    await r.close("turn_failed");
+    expect(calls.map((c) => c.message.body).join("\n")).toContain("The agent did not answer");
   });
 });
