@@ -16,7 +16,7 @@ import { ManualClock } from "../helpers/manual-clock.js";
 import { PageClient } from "../helpers/page-client.js";
 import type { StartedGateway } from "./helpers.js";
 import { get, scrape, startGateway } from "./helpers.js";
-import { type Family, seriesOf, valueOf } from "./prometheus-text.js";
+import { type Family, seriesOf, sampleValue } from "./prometheus-text.js";
 
 const OWNER = 4242;
 const clock = new ManualClock(Date.parse("2025-06-01T09:00:00Z"));
@@ -44,7 +44,7 @@ afterAll(async () => {
 });
 
 const turns = (m: Map<string, Family>, channel: string, outcome = "answered") =>
-  valueOf(m, "parley_turns_total", { channel, outcome });
+  sampleValue(m, "parley_turns_total", { channel, outcome });
 
 /** Labels a parley metric may carry, and the values each may take: channel names and fixed words. */
 const ALLOWED_LABELS: Record<string, RegExp> = {
@@ -71,8 +71,8 @@ describe("health and metrics of a running gateway", () => {
   it("counts exactly the turns, approvals and first tokens that happened, by channel", async () => {
     const before = await scrape(gw.base);
     expect(seriesOf(before, "parley_turns_total")).toEqual([]);
-    expect(valueOf(before, "parley_channel_connected", { channel: "telegram" })).toBe(1);
-    expect(valueOf(before, "parley_channel_connected", { channel: "webchat" })).toBe(1);
+    expect(sampleValue(before, "parley_channel_connected", { channel: "telegram" })).toBe(1);
+    expect(sampleValue(before, "parley_channel_connected", { channel: "webchat" })).toBe(1);
 
     // One turn on the web chat.
     page.say("hello");
@@ -114,23 +114,23 @@ describe("health and metrics of a running gateway", () => {
       ["webchat", 1],
       ["telegram", 2],
     ] as const) {
-      expect(valueOf(m, "parley_turn_duration_seconds_count", { channel })).toBe(n);
-      expect(valueOf(m, "parley_turn_first_token_seconds_count", { channel })).toBe(n);
-      expect(valueOf(m, "parley_turn_first_token_seconds_bucket", { channel, le: "+Inf" })).toBe(n);
+      expect(sampleValue(m, "parley_turn_duration_seconds_count", { channel })).toBe(n);
+      expect(sampleValue(m, "parley_turn_first_token_seconds_count", { channel })).toBe(n);
+      expect(sampleValue(m, "parley_turn_first_token_seconds_bucket", { channel, le: "+Inf" })).toBe(n);
     }
     expect(seriesOf(m, "parley_approvals_total").map((s) => [s.labels.verdict, s.value])).toEqual([
       ["approved", 1],
     ]);
     expect(seriesOf(m, "parley_deliveries_failed_total")).toEqual([]);
     expect(seriesOf(m, "parley_channel_reconnects_total")).toEqual([]);
-    expect(valueOf(m, "parley_intake_backlog_messages")).toBe(0);
-    expect(valueOf(m, "parley_intake_backlog_oldest_age_seconds")).toBe(0);
-    expect(valueOf(m, "parley_queue_depth", { channel: "telegram" })).toBe(0);
-    expect(valueOf(m, "parley_conversations_working")).toBe(0);
-    expect(valueOf(m, "parley_agent_processes")).toBeGreaterThanOrEqual(1);
+    expect(sampleValue(m, "parley_intake_backlog_messages")).toBe(0);
+    expect(sampleValue(m, "parley_intake_backlog_oldest_age_seconds")).toBe(0);
+    expect(sampleValue(m, "parley_queue_depth", { channel: "telegram" })).toBe(0);
+    expect(sampleValue(m, "parley_conversations_working")).toBe(0);
+    expect(sampleValue(m, "parley_agent_processes")).toBeGreaterThanOrEqual(1);
     // Two conversations, one agent session each.
-    expect(valueOf(m, "parley_agent_sessions")).toBe(2);
-    expect(valueOf(m, "parley_store_open")).toBe(1);
+    expect(sampleValue(m, "parley_agent_sessions")).toBe(2);
+    expect(sampleValue(m, "parley_store_open")).toBe(1);
     // prom-client's default process metrics ride along.
     expect(m.get("process_cpu_user_seconds_total")?.type).toBe("counter");
     expect(m.get("nodejs_eventloop_lag_seconds")?.type).toBe("gauge");
@@ -161,7 +161,7 @@ describe("health and metrics of a running gateway", () => {
     expect(body.ready).toBe(false);
     expect(body.notReady).toHaveLength(1);
     expect(body.notReady[0]).toMatch(/^telegram: disconnected/);
-    expect(valueOf(await scrape(gw.base), "parley_channel_connected", { channel: "telegram" })).toBe(0);
+    expect(sampleValue(await scrape(gw.base), "parley_channel_connected", { channel: "telegram" })).toBe(0);
 
     // Four minutes down: nobody is told yet (the default is five).
     await clock.advance(4 * 60_000);
@@ -188,9 +188,9 @@ describe("health and metrics of a running gateway", () => {
     expect(alerts()).toHaveLength(1);
 
     const m = await scrape(gw.base);
-    expect(valueOf(m, "parley_channel_reconnects_total", { channel: "telegram" })).toBe(1);
-    expect(valueOf(m, "parley_owner_alerts_total", { incident: "channel_down", phase: "raised" })).toBe(1);
-    expect(valueOf(m, "parley_owner_alerts_total", { incident: "channel_down", phase: "recovered" })).toBe(1);
+    expect(sampleValue(m, "parley_channel_reconnects_total", { channel: "telegram" })).toBe(1);
+    expect(sampleValue(m, "parley_owner_alerts_total", { incident: "channel_down", phase: "raised" })).toBe(1);
+    expect(sampleValue(m, "parley_owner_alerts_total", { incident: "channel_down", phase: "recovered" })).toBe(1);
     // Audited: the raise and the recovery, each with how many owners heard it.
     await vi.waitFor(() => {
       const rows = readFileSync(join(gw.home, "audit.jsonl"), "utf8")

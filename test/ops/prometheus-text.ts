@@ -189,7 +189,7 @@ function checkHistogram(family: Family): void {
 }
 
 /** The value of one series, or undefined when it is not exposed. Labels must match exactly. */
-export function valueOf(
+export function sampleValue(
   families: Map<string, Family>,
   sampleName: string,
   labels: Record<string, string> = {},
