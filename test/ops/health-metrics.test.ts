@@ -16,7 +16,7 @@ import { ManualClock } from "../helpers/manual-clock.js";
 import { PageClient } from "../helpers/page-client.js";
 import type { StartedGateway } from "./helpers.js";
 import { get, scrape, startGateway } from "./helpers.js";
-import { type Family, seriesOf, sampleValue } from "./prometheus-text.js";
+import { type Family, sampleValue, seriesOf } from "./prometheus-text.js";
 
 const OWNER = 4242;
 const clock = new ManualClock(Date.parse("2025-06-01T09:00:00Z"));
@@ -189,8 +189,12 @@ describe("health and metrics of a running gateway", () => {
 
     const m = await scrape(gw.base);
     expect(sampleValue(m, "parley_channel_reconnects_total", { channel: "telegram" })).toBe(1);
-    expect(sampleValue(m, "parley_owner_alerts_total", { incident: "channel_down", phase: "raised" })).toBe(1);
-    expect(sampleValue(m, "parley_owner_alerts_total", { incident: "channel_down", phase: "recovered" })).toBe(1);
+    expect(sampleValue(m, "parley_owner_alerts_total", { incident: "channel_down", phase: "raised" })).toBe(
+      1,
+    );
+    expect(
+      sampleValue(m, "parley_owner_alerts_total", { incident: "channel_down", phase: "recovered" }),
+    ).toBe(1);
     // Audited: the raise and the recovery, each with how many owners heard it.
     await vi.waitFor(() => {
       const rows = readFileSync(join(gw.home, "audit.jsonl"), "utf8")
