@@ -29,6 +29,8 @@ export interface StateChange {
   to: ConnectionState;
   reason?: string;
   at: number;
+  /** Connected again after being disconnected (through any number of attempts). */
+  reconnected?: true;
 }
 
 interface Entry extends ChannelState {
@@ -36,6 +38,8 @@ interface Entry extends ChannelState {
   reported: boolean;
   /** False until its start returned: a report before then is kept, the table shows it after. */
   running: boolean;
+  /** Disconnected since it was last connected: its next connect is a reconnect. */
+  wasDown: boolean;
   hub?: HubView;
 }
 
@@ -61,6 +65,7 @@ export class ChannelStates {
       reconnects: 0,
       reported: false,
       running: false,
+      wasDown: false,
     };
     this.entries.set(name, entry);
     const live = () => this.entries.get(name) === entry;
@@ -126,12 +131,25 @@ export class ChannelStates {
       return true;
     }
     const from = entry.state;
-    if (to === "connected" && from === "disconnected") entry.reconnects += 1;
+    if (to === "disconnected") entry.wasDown = true;
+    const reconnected = to === "connected" && entry.wasDown;
+    if (reconnected) {
+      entry.reconnects += 1;
+      entry.wasDown = false;
+    }
     entry.state = to;
     entry.since = this.clock.now();
     if (to === "connected") delete entry.reason;
     else if (reason !== undefined) entry.reason = reason;
-    if (entry.running) this.emit({ name: entry.name, from, to, at: entry.since, ...reasonOf(entry) });
+    if (entry.running)
+      this.emit({
+        name: entry.name,
+        from,
+        to,
+        at: entry.since,
+        ...reasonOf(entry),
+        ...(reconnected ? { reconnected } : {}),
+      });
     return true;
   }
 

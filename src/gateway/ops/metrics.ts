@@ -130,8 +130,7 @@ export class GatewayMetrics {
 
   channelChanged(change: StateChange): void {
     this.connected.set({ channel: change.name }, change.to === "connected" ? 1 : 0);
-    if (change.from === "disconnected" && change.to === "connected")
-      this.reconnects.inc({ channel: change.name });
+    if (change.reconnected) this.reconnects.inc({ channel: change.name });
   }
 
   alert(incident: string, phase: "raised" | "recovered"): void {
