@@ -32,7 +32,6 @@ import type { AuditSink } from "../messaging/security/audit.js";
 import { JsonlAuditSink, TeeAuditSink } from "../messaging/security/audit.js";
 import { DenialWindowAuditSink } from "../messaging/security/audit-window.js";
 import { agentTitleGenerator } from "../messaging/session/auto-title.js";
-import { DEFAULT_CONTEXT_THRESHOLDS } from "../messaging/session/context-thresholds.js";
 import { ConversationHistory } from "../messaging/session/history.js";
 import { SessionManager } from "../messaging/session/session-manager.js";
 import { StoreAuditSink } from "../messaging/store/audit-sink.js";
@@ -40,11 +39,11 @@ import type { ParleyStore } from "../messaging/store/port.js";
 import { applyRetention, DEFAULT_RETENTION } from "../messaging/store/retention.js";
 import type { PipelineProvider } from "../messaging/turn/pipeline.js";
 import { AcpProvider } from "../providers/acp.js";
-import { AGENT_POOL_DEFAULTS, AgentPool } from "../providers/agent-pool.js";
-import { demoAgentCommand } from "../providers/demo-command.js";
+import { AgentPool } from "../providers/agent-pool.js";
 import { openStore } from "../store/index.js";
+import { agentBaseEnv, resolveAgent } from "./agent-setup.js";
 import { type ClusterMember, joinCluster, SCHEDULER_LEASE, SINGLE_CONNECTIONS } from "./cluster.js";
-import type { AgentConfig, ParleyConfig } from "./config.js";
+import type { ParleyConfig } from "./config.js";
 import type { HomeLock } from "./home-lock.js";
 import { acquireHomeLock } from "./home-lock.js";
 import { octal, secureHome } from "./home-permissions.js";
@@ -100,56 +99,12 @@ export interface GatewayOptions {
   clock?: Clock;
 }
 
+/** Where they always were: doctor and tests import them from here. */
+export { agentBaseEnv, resolveAgent };
+
 export interface ChannelFailure {
   name: string;
   error: string;
-}
-
-/** The agent to run: the configured one, else the bundled demo agent (with the pool defaults). */
-export function resolveAgent(config: ParleyConfig): AgentConfig & { command: string } {
-  const pool = {
-    ...AGENT_POOL_DEFAULTS,
-    contextSoftPct: DEFAULT_CONTEXT_THRESHOLDS.softPct,
-    contextHardPct: DEFAULT_CONTEXT_THRESHOLDS.hardPct,
-    args: [],
-    env: {},
-    ...config.agent,
-  };
-  if (config.agent?.command) return { ...pool, command: config.agent.command };
-  const demo = demoAgentCommand();
-  return { ...pool, command: demo.command, args: demo.args, env: {} };
-}
-
-/**
- * Prefixes of parley's own settings and channel secrets, scrubbed as well as each entry's declared
- * names: a secret a channel reads but forgot to declare must not reach the agent either.
- */
-const CHANNEL_SECRET_PREFIXES = [
-  "TELEGRAM_",
-  "DISCORD_",
-  "SLACK_",
-  "WEBEX_",
-  "WECOM_",
-  "TEAMS_",
-  "MSTEAMS_",
-  "FEISHU_",
-  "LARK_",
-  "WHATSAPP_",
-  "IMESSAGE_",
-  "PARLEY_",
-];
-
-/** The environment an agent starts from: parley's, minus every channel's declared secrets. */
-export function agentBaseEnv(env: Env, channels: readonly ChannelEntry[] = CHANNELS): Record<string, string> {
-  const declared = new Set(channels.flatMap((c) => c.secretEnv));
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(env)) {
-    const upper = name.toUpperCase();
-    if (value === undefined || declared.has(name) || CHANNEL_SECRET_PREFIXES.some((p) => upper.startsWith(p)))
-      continue;
-    out[name] = value;
-  }
-  return out;
 }
 
 /** What every started channel shares: the context without its own name and settings. */

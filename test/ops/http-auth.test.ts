@@ -78,7 +78,11 @@ describe("access to /readyz and /metrics", () => {
     started.push(g);
     expect((await get(g.base, "/readyz")).status).toBe(200);
     expect((await get(g.base, "/metrics")).status).toBe(200);
-    for (const headers of [{ "x-forwarded-for": "203.0.113.9" }, { forwarded: "for=203.0.113.9" }]) {
+    const forwarded: Record<string, string>[] = [
+      { "x-forwarded-for": "203.0.113.9" },
+      { forwarded: "for=203.0.113.9" },
+    ];
+    for (const headers of forwarded) {
       const res = await get(g.base, "/metrics", headers);
       expect(res.status).toBe(403);
       expect(res.text).toContain("PARLEY_METRICS_TOKEN");
