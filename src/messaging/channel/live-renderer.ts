@@ -250,7 +250,7 @@ export class LiveRenderer<W> extends Renderer {
     // and the end says it stopped (or failed); one that produced nothing says so. A held answer
     // was never promised, so a cut one sends nothing.
     if (!this.ended && !this.o.heldAnswer)
-      await this.enqueue(() => this.sealSegment({ stopReason: reason ? "error" : "cancelled" }));
+      await this.enqueue(() => this.sealSegment({ stopReason: reason ? "error" : "cancelled", cut: true }));
     // A turn cut before its end marks the user's message as failed.
     if (reason && !this.ended) this.decor.finish(true);
     // Nothing queued outlives the close: an abandoned prompt's outcome lands before it returns.
@@ -348,7 +348,7 @@ export class LiveRenderer<W> extends Renderer {
    * options as widgets. The end carries the turn-status line, and a turn that produced no answer
    * ends with the kit's notice (and the failure's reason) instead of nothing.
    */
-  private async sealSegment(final?: { stopReason: string; error?: string }): Promise<void> {
+  private async sealSegment(final?: { stopReason: string; error?: string; cut?: boolean }): Promise<void> {
     const chunks = this.splitter.finish();
     this.splitter = new StreamingSplitter(this.surface.sourceCap);
     const last = chunks.pop() ?? "";

@@ -14,6 +14,8 @@ export interface SealEnd {
   error?: string | undefined;
   elapsedMs: number;
   contextUsagePct?: number | undefined;
+  /** Closed before its end (no DONE): a notice for nothing said carries no status line of its own. */
+  cut?: boolean | undefined;
 }
 
 export interface SealInput {
@@ -39,7 +41,7 @@ export function sealPlan<W>(surface: LiveSurface<W>, s: SealInput): SealPlan<W> 
   const { end } = s;
   const silent = end !== undefined && !s.answered && !s.presented.trim() && !s.choices.length && !s.files;
   const status =
-    end && !s.quiet
+    end && !s.quiet && !(end.cut && silent)
       ? turnStatusLine(end.stopReason, {
           elapsedMs: end.elapsedMs,
           ...(end.contextUsagePct === undefined ? {} : { contextUsagePct: end.contextUsagePct }),
