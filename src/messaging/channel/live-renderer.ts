@@ -192,7 +192,7 @@ export class LiveRenderer<W> extends Renderer {
   /** Write the outcome onto the prompt and drop its widgets, so a decided prompt never looks live. */
   override async markApproval(requestId: string, outcome: string): Promise<void> {
     this.decor.resume();
-    // The turn goes on below the prompt (set now: whatever the agent does meanwhile overrides it).
+    // The turn goes on below the prompt, its next frame there (set now: the agent's next move overrides it).
     this.status.thinking();
     // Looked up on the queue: a press can arrive before the prompt's own send has returned.
     await this.enqueue(async () => {
@@ -208,7 +208,6 @@ export class LiveRenderer<W> extends Renderer {
         if (this.o.postOnRefusal && this.surface.refused(error)) await this.post(decided.post);
       }
     });
-    // Its next frame opens a new message there.
     if (!this.finished && !this.quiet) await this.scheduleEdit();
   }
 
@@ -289,7 +288,8 @@ export class LiveRenderer<W> extends Renderer {
   private async flushLive(): Promise<void> {
     if (this.finished || this.pendingSeals > 0 || this.o.heldAnswer) return;
     const footer = [this.status.line, this.pacing.stallMark()].filter(Boolean).join(" ");
-    const streamed = await this.stream.frame(this.splitter.tail, this.splitter.committed, this.chip);
+    // Not awaited unless streaming: an edit frame's pace is set before anything else is queued.
+    const streamed = this.stream.on ? await this.stream.frame(this.splitter, this.chip) : null;
     if (streamed === null) await this.editFrame(footer);
     else this.pacing.framed();
     if (streamed) this.answered = true;

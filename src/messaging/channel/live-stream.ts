@@ -128,9 +128,9 @@ export class LiveStreamPath<W> {
    * text was shown. Null when the turn does not stream (or the platform just refused it): the edit
    * path renders the frame.
    */
-  async frame(tail: string, committed: string, chip: string): Promise<boolean | null> {
+  async frame(splitter: { tail: string; committed: string }, chip: string): Promise<boolean | null> {
     if (!this.on) return null;
-    const settled = settledText(tail, committed);
+    const settled = settledText(splitter.tail, splitter.committed);
     const text = settled ? chip + settled : "";
     if (!text && !this.pending.length) return false;
     const message = await this.opened();
