@@ -69,13 +69,6 @@ function lastLine(body: string): [string, string] {
 export function slackLiveSurface(t: LiveTarget, o: SlackRendererOptions): LiveSurface<SlackWidgets> {
   const { api, channel } = t;
   let statusShown = "";
-  /** [OPTIONS:] buttons in a message of their own: a press rewrites a message's blocks, never its text. */
-  const choices = async (buttons: SlackWidgets) => {
-    if (buttons.kind !== "options") return "";
-    const ts = await postReply(t, "Choose an option:", [buttons.buttons]);
-    if (!ts) throw new Error("the choices did not land");
-    return ts;
-  };
   const blocksOf = (body: string, widgets: SlackWidgets | undefined) => {
     const [head, last] = lastLine(body);
     if (widgets?.kind === "prompt") return promptBlocks(head, widgets.buttons, last);
@@ -102,11 +95,10 @@ export function slackLiveSurface(t: LiveTarget, o: SlackRendererOptions): LiveSu
     join: (body, footer) => (body && footer ? `${body}\n${footer}` : body || footer),
     fits: (body) => codePointLength(body) <= SLACK_MAX_TEXT,
     post: async ({ body, widgets }: LiveMessage<SlackWidgets>) => {
-      if (!body && widgets) return choices(widgets);
+      if (widgets?.kind === "options")
+        return (await postReply(t, "Choose an option:", [widgets.buttons])) || null;
       const blocks = blocksOf(body, widgets);
-      const ts = await postReply(t, blocks ? (fitCap(body)[0] ?? body) : body, blocks);
-      if (ts && widgets) await choices(widgets);
-      return ts || null;
+      return (await postReply(t, blocks ? (fitCap(body)[0] ?? body) : body, blocks)) || null;
     },
     edit: async (id, { body, widgets }) => {
       const blocks = blocksOf(body, widgets);
@@ -115,11 +107,11 @@ export function slackLiveSurface(t: LiveTarget, o: SlackRendererOptions): LiveSu
       const extra = widgets?.kind === "decided" ? {} : NO_UNFURL;
       const res = await api.update({ channel, ts: id, text, ...(blocks ? { blocks } : {}), ...extra });
       if (!res.ok) throw new Error(`chat.update refused: ${res.error}`);
-      if (widgets) await choices(widgets);
     },
     // Slack's refusal of an edit is final for that message: nothing is posted again in its place.
     refused: () => false,
     options: (labels) => ({ kind: "options", buttons: optionButtons(labels) }),
+    // Buttons in a message of their own: a press rewrites a message's blocks, never its text.
     optionsApart: true,
     approval: (requestId, nonce, options) => {
       const buttons = approvalButtons(requestId, nonce, o.grantButton === true);
