@@ -36,7 +36,7 @@ const TYPING_EVERY_MS = 8000;
 /** A live frame's text, clipped: the rest of the cap is its status line's. */
 const LIVE_MAX = DISCORD_MAX_TEXT - 60;
 
-export interface DiscordLiveSurfaceOptions {
+export interface DiscordLiveOptions {
   channelId: string;
   parts: TurnParts;
   logger: Logger;
@@ -52,7 +52,7 @@ function bodyOf({ body, widgets }: LiveMessage<ActionRow[]>, edit: boolean): Mes
   return { content: body, ...(widgets ? { components: widgets } : edit ? { components: [] } : {}) };
 }
 
-export function discordLiveSurface(rest: DiscordRest, o: DiscordLiveSurfaceOptions): LiveSurface<ActionRow[]> {
+export function discordLiveSurface(rest: DiscordRest, o: DiscordLiveOptions): LiveSurface<ActionRow[]> {
   const { channelId, logger } = o;
   const uploads = o.uploads;
   const ladder = o.ladder;

@@ -10,8 +10,8 @@
  * (complete or still arriving), the earliest local image reference and everything after it (so
  * extraction at the semantic seal sees it whole, in its whole-text fence context, and a length cut
  * can never strand half a link), and a still-growing trailing table (no rotation may strand
- * headerless raw rows, and no live frame shows half a table). Pure: no I/O, no clock. Shared by
- * the channels that stream by editing (Discord, Teams).
+ * headerless raw rows, and no live frame shows half a table). Pure: no I/O, no clock. Behind
+ * the LiveRenderer's `presentFirst` splitter (channel/live-segments.ts; Discord turns it on).
  */
 
 import { hideLocalRefs, protectedRefSpans } from "../files/outbound-files.js";
