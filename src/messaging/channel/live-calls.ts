@@ -77,6 +77,24 @@ export class LiveCalls<W> {
     }
   }
 
+  /**
+   * A live frame's edit. A lost frame is harmless (the seal rewrites the message), so a failure is
+   * only logged; "refused" when the platform refused it and the frame may continue in a new message.
+   */
+  async editLive(
+    id: string,
+    message: LiveMessage<W>,
+    postOnRefusal?: boolean,
+  ): Promise<"edited" | "lost" | "refused"> {
+    try {
+      await this.surface.edit(id, message);
+      return "edited";
+    } catch (error) {
+      this.logger.debug(`${this.channel}: live edit failed`, { error: String(error) });
+      return postOnRefusal && this.surface.refused(error) ? "refused" : "lost";
+    }
+  }
+
   /** An edit whose loss is harmless (a later one rewrites it): whether it landed, the failure logged. */
   async tryEdit(id: string, message: LiveMessage<W>, what: string): Promise<boolean> {
     try {

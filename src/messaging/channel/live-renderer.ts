@@ -10,14 +10,13 @@
  */
 
 import { applyOptionsCap, splitOptionsTrailer } from "../text/options.js";
-import { StreamingSplitter } from "../text/streaming-splitter.js";
-import { renderTables } from "../text/tables/index.js";
 import type { AgentStatus, PromptOption, ToolChange, TurnEnding } from "../turn/renderer.js";
 import { Renderer } from "../turn/renderer.js";
 import { LiveCalls, postOptionsApart } from "./live-calls.js";
 import { LiveDecor } from "./live-decor.js";
 import { LivePacing, type LivePacingOptions } from "./live-pacing.js";
-import { liveFrame, sealPlan } from "./live-seal.js";
+import { liveFrame, presented, sealPlan } from "./live-seal.js";
+import { type LiveSplitter, liveSplitter } from "./live-segments.js";
 import { LiveStatus, ReasoningPreview, ToolParagraphs } from "./live-status.js";
 import { LiveStreamPath } from "./live-stream.js";
 import type { LiveMessage, LiveSurface, PromptAbout } from "./live-surface.js";
@@ -44,12 +43,14 @@ export interface LiveRendererOptions<W> extends Omit<LivePacingOptions, "frame" 
   showThinking?: boolean;
   /** The session's context figure, read once as the turn ends (else the last compaction's). */
   contextUsage?: (() => number | undefined | Promise<number | undefined>) | undefined;
+  /** Tables presented as the text streams, before the splitter cuts it (live-segments.ts). */
+  presentFirst?: boolean | undefined;
 }
 
 export class LiveRenderer<W> extends Renderer {
   private readonly surface: LiveSurface<W>;
   private readonly pacing: LivePacing;
-  private splitter: StreamingSplitter;
+  private splitter: LiveSplitter;
   /** `body`: it shows answer text (not only its footer), so it cannot be taken for a prompt. */
   private live: { id: string; shown: string; body: boolean } | null = null;
   /** The quote chip waiting for the first real text of the post-steer segment. */
@@ -63,7 +64,8 @@ export class LiveRenderer<W> extends Renderer {
   /** Sealed chunks queued but not yet sent: a live frame then would show the wrong tail. */
   private pendingSeals = 0;
   private finished = false;
-  /** The turn reached its end (onDone), as opposed to being closed before it. */
+  /** The turn began (onTurnStart) / reached its end (onDone), as opposed to being closed before it. */
+  private begun = false;
   private ended = false;
   private readonly noted: string[] = [];
   /** The last message a seal delivered (where the end's status line goes when nothing follows). */
@@ -82,7 +84,7 @@ export class LiveRenderer<W> extends Renderer {
     super(o.surface.capabilities);
     this.surface = o.surface;
     this.pacing = new LivePacing({ ...o, typing: o.surface.typing, frame: () => this.queueFrame() });
-    this.splitter = new StreamingSplitter(o.surface.sourceCap);
+    this.splitter = liveSplitter(o.surface.sourceCap, 0, o.presentFirst);
     this.status = new LiveStatus(o.surface.commands.stop);
     this.startedAt = o.now();
     this.calls = new LiveCalls(o.surface, o.channel, o.logger, () => {
@@ -108,6 +110,7 @@ export class LiveRenderer<W> extends Renderer {
   }
 
   override async onTurnStart(): Promise<void> {
+    this.begun = true;
     this.decor.started();
     this.pacing.start();
     if (!this.quiet && !this.pacing.open()) await this.pacing.first();
@@ -220,13 +223,13 @@ export class LiveRenderer<W> extends Renderer {
       );
   }
 
-  override async onSteerConsumed(summary: string): Promise<void> {
+  override async onSteerConsumed(summary: string, _steerId?: string): Promise<void> {
     this.pacing.progress();
     this.pacing.cancelFrame();
     await this.enqueue(() => this.sealSegment());
     this.chip = steerChip(this.noted.shift() ?? summary);
     // The chip rides the first chunk of the continuation: the splitter keeps room for it.
-    this.splitter = new StreamingSplitter(this.surface.sourceCap, { reserve: Array.from(this.chip).length });
+    this.splitter = liveSplitter(this.surface.sourceCap, Array.from(this.chip).length, this.o.presentFirst);
   }
 
   async onDone(stopReason: string, ending: TurnEnding = {}): Promise<void> {
@@ -247,8 +250,9 @@ export class LiveRenderer<W> extends Renderer {
       void this.markApproval(requestId, approvalOutcomeLabel("abandoned"));
     // A turn cut before its end is sealed as it stands: what it said stays, its live footer goes,
     // and the end says it stopped (or failed); one that produced nothing says so. A held answer
-    // was never promised, so a cut one sends nothing.
-    if (!this.ended && !this.o.heldAnswer)
+    // was never promised, so a cut one sends nothing; one that never began (nothing readable to
+    // ask, told elsewhere) has no turn to seal unless it failed.
+    if (!this.ended && !this.o.heldAnswer && (this.begun || reason))
       await this.enqueue(() => this.sealSegment({ stopReason: reason ? "error" : "cancelled", cut: true }));
     // A turn cut before its end marks the user's message as failed.
     if (reason && !this.ended) this.decor.finish(true);
@@ -256,8 +260,6 @@ export class LiveRenderer<W> extends Renderer {
     await this.queue.idle();
     await this.decor.close();
   }
-
-  // ── the queue and the pace ───────────────────────────────────────────────────────────────────
 
   private enqueue(op: () => Promise<void>): Promise<void> {
     return this.queue.run(op);
@@ -283,10 +285,8 @@ export class LiveRenderer<W> extends Renderer {
     return this.frameQueued;
   }
 
-  // ── live frames ──────────────────────────────────────────────────────────────────────────────
-
   private async flushLive(): Promise<void> {
-    if (this.finished || this.pendingSeals > 0 || this.o.heldAnswer) return;
+    if (this.finished || this.pendingSeals > 0 || this.o.heldAnswer || this.splitter.held) return;
     const footer = [this.status.line, this.pacing.stallMark()].filter(Boolean).join(" ");
     // Not awaited unless streaming: an edit frame's pace is set before anything else is queued.
     const streamed = this.stream.on ? await this.stream.frame(this.splitter, this.chip) : null;
@@ -304,38 +304,26 @@ export class LiveRenderer<W> extends Renderer {
     // A live message showing only its footer becomes the reasoning (once): the answer opens below it.
     if (body && (await this.calls.reasoningOver(this.live, this.reasoning))) this.live = null;
     if (this.live) {
-      try {
-        await this.surface.edit(this.live.id, { body: shown, live: true });
+      const edit = await this.calls.editLive(this.live.id, { body: shown, live: true }, this.o.postOnRefusal);
+      if (edit === "lost") return;
+      if (edit === "edited") {
         this.live.shown = shown;
-        if (body) {
-          this.answered = true;
-          this.live.body = true;
-        }
+        this.live.body ||= Boolean(body);
+        this.answered ||= Boolean(body);
         return;
-      } catch (error) {
-        // A lost frame is harmless (the seal rewrites the message); a lost seal is not.
-        this.o.logger.debug(`${this.o.channel}: live edit failed`, { error: String(error) });
-        if (!this.o.postOnRefusal || !this.surface.refused(error)) return;
-        // The refused message keeps what it shows; the frame continues in a new one.
-        this.live = null;
       }
+      // Refused: the message keeps what it shows; the frame continues in a new one.
+      this.live = null;
     }
     const id = await this.post({ body: shown, live: true });
     if (id !== null) this.live = { id, shown, body: Boolean(body) };
     if (id !== null && body) this.answered = true;
   }
 
-  // ── seals ────────────────────────────────────────────────────────────────────────────────────
-
-  /** The sealed presentation of canonical source: the chip, then tables as the platform shows them. */
+  /** The sealed presentation of canonical source (live-seal.ts); the chip goes with real text. */
   private present(source: string): string {
-    const withChip = source.trim() ? this.chip + source : "";
-    if (withChip) this.chip = "";
-    return renderTables(withChip, {
-      policy: this.capabilities.tableMode,
-      nativeTables: this.capabilities.nativeTables,
-      fits: this.surface.tableFits,
-    });
+    if (source.trim()) [source, this.chip] = [this.chip + source, ""];
+    return presented(this.surface, source.trim() ? source : "");
   }
 
   /** A length-sealed chunk: it finalizes the live message; the tail moves to a new one. */
@@ -350,7 +338,7 @@ export class LiveRenderer<W> extends Renderer {
    */
   private async sealSegment(final?: { stopReason: string; error?: string; cut?: boolean }): Promise<void> {
     const chunks = this.splitter.finish();
-    this.splitter = new StreamingSplitter(this.surface.sourceCap);
+    this.splitter = liveSplitter(this.surface.sourceCap, 0, this.o.presentFirst);
     const last = chunks.pop() ?? "";
     for (const chunk of chunks) await this.sealChunk(chunk);
     const { body, choices } = splitOptionsTrailer(last, { hidePartial: false });
@@ -361,6 +349,8 @@ export class LiveRenderer<W> extends Renderer {
     // A held answer the end withholds sends nothing at all (no notice, no status line).
     if (final && this.o.heldAnswer?.(extracted.text, extracted.files.length) === false) return;
     const { text, files: found } = extracted;
+    // A surface that uploads with the message (no `send`): the files ride the seal's last one.
+    const attached = files && !files.send && found.length ? found : undefined;
     // One context-usage read per turn, at its end.
     const usage =
       final && !this.quiet
@@ -370,12 +360,13 @@ export class LiveRenderer<W> extends Renderer {
       presented: this.present(text),
       choices: capped.choices,
       files: found.length,
+      attach: attached !== undefined,
       answered: this.answered,
       quiet: this.quiet,
       liveOpen: this.live !== null || this.stream.open,
       end: final && { ...final, elapsedMs: this.o.now() - this.startedAt, contextUsagePct: usage },
     });
-    if (plan.kind === "deliver") await this.deliver(plan.pieces, plan.footer, plan.widgets);
+    if (plan.kind === "deliver") await this.deliver(plan.pieces, plan.footer, plan.widgets, attached);
     else if (plan.footer) await this.placeStatus(plan.footer);
     await this.stream.end();
     await this.sendFiles(found);
@@ -384,25 +375,26 @@ export class LiveRenderer<W> extends Renderer {
   }
 
   private async sendFiles(found: readonly unknown[]): Promise<void> {
-    if (!found.length || !this.surface.files) return;
+    if (!found.length || !this.surface.files?.send) return;
     const { landed, lost } = await this.surface.files.send(found);
     if (landed) this.answered = true;
     if (lost) this.deliveryFailed = true;
   }
 
   /** Deliver sealed bodies: the first reuses the live message; the footer and widgets go on the last. */
-  private async deliver(pieces: string[], footer: string, widgets: W | undefined): Promise<void> {
+  private async deliver(pieces: string[], footer: string, widgets?: W, attached?: readonly unknown[]) {
     for (const [i, piece] of pieces.entries()) {
       const isLast = i === pieces.length - 1;
-      const message = {
+      const message: LiveMessage<W> = {
         body: isLast && footer ? this.stream.form.join(piece, footer) : piece,
         widgets: isLast ? widgets : undefined,
+        ...(isLast && attached ? { files: { items: attached, footer } } : {}),
       };
       const live = i === 0 ? this.live : null;
       const id = await this.stream.send(message, (m) =>
         live ? this.calls.editOrPost(live.id, m) : this.post(m),
       );
-      if (piece) this.answered = true;
+      if (piece || message.files) this.answered = true;
       // A streamed seal is no message to edit the status line onto later.
       if (id !== null && !this.stream.on)
         this.lastSealed = { id, body: message.body, widgets: message.widgets };

@@ -5,6 +5,7 @@
  * nothing to show but the status line puts it where the turn ends. Layer: messaging.
  */
 import { splitOptionsTrailer } from "../text/options.js";
+import { renderTables } from "../text/tables/index.js";
 import type { LiveSurface } from "./live-surface.js";
 import { noAnswerNotice, turnStatusLine } from "./render-kit.js";
 
@@ -23,6 +24,8 @@ export interface SealInput {
   presented: string;
   choices: readonly string[];
   files: number;
+  /** The files ride this seal's last message (a surface that uploads with it): there is one, text or not. */
+  attach?: boolean | undefined;
   /** Answer text already reached the chat in this turn. */
   answered: boolean;
   /** A turn that shows no status line or notice (a muted or unprompted one). */
@@ -61,9 +64,9 @@ export function sealPlan<W>(surface: LiveSurface<W>, s: SealInput): SealPlan<W> 
   const widgets = s.choices.length && !surface.optionsApart ? surface.options(s.choices) : undefined;
   if (pieces.length === 0) {
     // No text: the end's status line lands on the live message, or on its own after a prompt.
-    // Mid-turn the live message is kept for the continuation.
+    // Mid-turn the live message is kept for the continuation; files riding it need a message.
     if (widgets) pieces.push(surface.plain("Choose one:"));
-    else if (footer && s.liveOpen) pieces.push("");
+    else if ((footer && s.liveOpen) || (s.attach && s.files)) pieces.push("");
     else return { kind: "status", footer };
   }
   return { kind: "deliver", pieces, footer, widgets };
@@ -87,4 +90,13 @@ export function liveFrame<W>(
   const footer = footerText ? surface.quiet(footerText) : "";
   const body = source ? (surface.fit(source, footer, true)[0] ?? "") : "";
   return { body, shown: surface.join(body, footer) };
+}
+
+/** Canonical source as sealed: tables as the platform shows them (within its fit, when it has one). */
+export function presented<W>(surface: LiveSurface<W>, source: string): string {
+  return renderTables(source, {
+    policy: surface.capabilities.tableMode,
+    nativeTables: surface.capabilities.nativeTables,
+    fits: surface.tableFits,
+  });
 }

@@ -28,6 +28,11 @@ export interface LiveMessage<W> {
   quiet?: boolean;
   /** A live frame (still streaming): a platform that marks a message finished leaves this one open. */
   live?: boolean;
+  /**
+   * The files this message carries (a LiveFiles without `send`), uploaded with it; `footer` is what
+   * ends its body (the status line), so what a failed upload restores as text goes above it.
+   */
+  files?: { items: readonly unknown[]; footer: string } | undefined;
 }
 
 /** What a prompt asks about: the tool's title and purpose ("" for none), clipped and display-safe. */
@@ -45,9 +50,10 @@ export interface LiveFiles {
   extract(source: string): Promise<{ text: string; files: readonly unknown[] }>;
   /**
    * Send them after the text (a failure says so in the chat itself): whether anything landed, and
-   * whether something was lost (not even the failure's note landed).
+   * whether something was lost (not even the failure's note landed). Absent: they ride the seal's
+   * last message instead (LiveMessage.files), a platform that uploads a message's files with it.
    */
-  send(files: readonly unknown[]): Promise<{ landed: boolean; lost: boolean }>;
+  send?(files: readonly unknown[]): Promise<{ landed: boolean; lost: boolean }>;
 }
 
 export interface LiveSurface<W> {
