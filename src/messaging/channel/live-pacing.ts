@@ -128,6 +128,8 @@ export class LivePacing {
     if (!this.o.openAtOnce || this.stopped || this.opened) return false;
     this.opened = this.o.openAtOnce === "turn";
     this.cancelFrame();
+    // The throttle counts from this frame now, not from when its platform call ends.
+    this.framed();
     void this.o.frame();
     return true;
   }
