@@ -35,6 +35,8 @@ export interface LivePacingOptions {
   stallMarks?: boolean | undefined;
   /** A platform that caps edits: false once no live frame is left, and none is scheduled then. */
   framesLeft?: (() => boolean) | undefined;
+  /** The first frame goes out as the turn starts (its status is seen at once), not at the first event. */
+  frameAtStart?: boolean | undefined;
   /** Runs one live frame (queued by the caller behind its other platform calls). */
   frame: () => void;
   typing?: LiveTyping | undefined;
@@ -111,6 +113,11 @@ export class LivePacing {
       this.editTimer = null;
       this.o.frame();
     }, wait);
+  }
+
+  /** The turn's first frame, at the throttle's slot, when it goes out as the turn starts (`frameAtStart`). */
+  first(): void {
+    if (this.o.frameAtStart) this.schedule();
   }
 
   /** A frame that opens a live message: run at once when `openAtOnce` (true), else left to schedule(). */

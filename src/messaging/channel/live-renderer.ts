@@ -107,7 +107,7 @@ export class LiveRenderer<W> extends Renderer {
   override async onTurnStart(): Promise<void> {
     this.decor.started();
     this.pacing.start();
-    if (!this.quiet) this.pacing.open();
+    if (!this.quiet && !this.pacing.open()) this.pacing.first();
   }
 
   async onTextChunk(text: string): Promise<void> {
@@ -264,7 +264,8 @@ export class LiveRenderer<W> extends Renderer {
     this.scheduleEdit();
   }
 
-  private scheduleEdit(): void {
+  /** A frame at the throttle's next slot (protected: a surface whose live message must be renewed on time). */
+  protected scheduleEdit(): void {
     if (!this.finished) this.pacing.schedule();
   }
 
@@ -286,7 +287,7 @@ export class LiveRenderer<W> extends Renderer {
     const { body, shown } = liveFrame(this.surface, this.splitter.tail, this.chip, footer);
     if (!shown) return;
     this.pacing.framed();
-    if (shown === this.live?.shown) return;
+    if (shown === this.live?.shown && !this.surface.expiring?.()) return;
     if (this.live) {
       try {
         await this.surface.edit(this.live.id, { body: shown, live: true });

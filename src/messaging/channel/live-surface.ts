@@ -105,6 +105,11 @@ export interface LiveSurface<W> {
   reactions?: LiveReactions | undefined;
   /** The reasoning preview (redacted, clipped plain text) as this platform's body. */
   thinking?(preview: string): string;
+  /**
+   * The live message must be written now even unchanged: the platform closes it soon (a stream
+   * with a lifetime), and the surface seals it and continues in a new one. Absent: never.
+   */
+  expiring?(): boolean;
 }
 
 /** An approval prompt as the surface shows it: its head (kept for the outcome), body and widgets. */
