@@ -1,11 +1,11 @@
 // `npm start [-- COMMAND ARGS…]`: compile if the sources changed (scripts/build.mjs), then run
 // `parley`. With no command it runs `parley start`; `npm start -- doctor` runs `parley doctor`
-// (npm appends the arguments after `--` to the script, so a fixed `start` in the script would
-// have turned that into `parley start doctor`).
+// and `npm start -- status` runs `parley status` (npm appends the arguments after `--` to the
+// script, so a fixed `start` in the script would have turned that into `parley start doctor`).
 import { fileURLToPath } from "node:url";
 import { buildIfStale } from "./build.mjs";
 
-const COMMANDS = new Set(["start", "doctor", "service", "help", "--help", "-h", "--version", "-v"]);
+const COMMANDS = new Set(["start", "doctor", "status", "service", "help", "--help", "-h", "--version", "-v"]);
 
 /** The argv `parley` gets: a leading command is kept, otherwise `start` goes first. */
 export function parleyArgs(args) {

@@ -44,6 +44,21 @@ export type DiscordApiResult<T> =
   | { ok: true; data: T }
   | { ok: false; kind: "permanent" | "transient" | "refused"; status: number; message: string };
 
+/** A call Discord did not take, for a caller whose contract is to throw (the client itself classifies). */
+export class DiscordCallError extends Error {
+  constructor(
+    what: string,
+    readonly status: number,
+  ) {
+    super(`discord ${what} failed (${status})`);
+    this.name = "DiscordCallError";
+  }
+}
+
+export function ensureOk(what: string, res: DiscordApiResult<unknown>): void {
+  if (!res.ok) throw new DiscordCallError(what, res.status);
+}
+
 export interface UploadFile {
   name: string;
   data: Uint8Array;

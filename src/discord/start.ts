@@ -123,6 +123,8 @@ export async function start(
     },
     onState: (state) => {
       if (state.error) ctx.logger.warn(`discord: ${state.error}`);
+      if (state.connected) ctx.status?.connected();
+      else ctx.status?.disconnected(state.error ?? "gateway connection closed");
     },
   });
   const transport = new DiscordTransport({
@@ -184,6 +186,7 @@ export async function start(
     },
   });
   events = new DiscordEvents(transport, client, surface, hub, resume, ctx);
+  ctx.status?.connecting();
   await client.connect();
   // What a restart left unanswered, before new messages find their turns taken.
   await hub.resume();

@@ -34,6 +34,8 @@ export interface FeishuConnectionOptions {
   /** First pause before restarting a client that gave up, doubled each time up to `restartMaxMs`. */
   restartFirstMs?: number;
   restartMaxMs?: number;
+  /** Told when the long connection is ready or back (true) and when it is lost or gave up (false). */
+  onState?: (connected: boolean, reason?: string) => void;
 }
 
 export type ConnectionState = "idle" | "connecting" | "connected" | "reconnecting" | "failed";
@@ -101,11 +103,16 @@ export class FeishuConnection {
       onReady: () => {
         this.restarts = 0;
         o.logger.info("feishu: long connection ready");
+        o.onState?.(true);
       },
-      onReconnecting: () => o.logger.warn("feishu: long connection lost; reconnecting"),
+      onReconnecting: () => {
+        o.logger.warn("feishu: long connection lost; reconnecting");
+        o.onState?.(false, "long connection lost; reconnecting");
+      },
       onReconnected: () => {
         this.restarts = 0;
         o.logger.info("feishu: long connection back");
+        o.onState?.(true);
       },
       onError: (error) => this.gaveUp(error),
     });
@@ -130,6 +137,7 @@ export class FeishuConnection {
 
   private gaveUp(error: Error): void {
     if (this.closed) return;
+    this.o.onState?.(false, "long connection gave up; restarting");
     const first = this.o.restartFirstMs ?? 5_000;
     const wait = Math.min(this.o.restartMaxMs ?? 5 * 60_000, first * 2 ** this.restarts);
     this.restarts += 1;

@@ -128,8 +128,11 @@ export async function start(
     clock,
     onMessage: (event) => intake.onEvent(event),
     drops: ctx.drops,
+    onState: (connected, reason) =>
+      connected ? ctx.status?.connected() : ctx.status?.disconnected(reason ?? "long connection lost"),
     ...overrides.connection,
   });
+  ctx.status?.connecting();
   connection.start();
   logger.info(`feishu: connecting to ${domain.label}`);
   return {

@@ -1,7 +1,8 @@
 /**
- * The `parley` command: start | channel-server | agent-tools | doctor | transcripts purge | service |
- * --version | --help.
- * Exit codes: 0 ok, 1 unhealthy (doctor), a startup or purge failure, 2 usage or configuration error.
+ * The `parley` command: start | channel-server | agent-tools | doctor | status | transcripts purge |
+ * service | --version | --help.
+ * Exit codes: 0 ok, 1 unhealthy (doctor, status), a startup or purge failure, 2 usage or
+ * configuration error, 3 not running (status).
  */
 
 import { resolve } from "node:path";
@@ -11,12 +12,13 @@ import { runAgentToolsBridge } from "../mcp/agent-bridge.js";
 import { runChannelServer } from "../mcp/channel-server.js";
 import { ParleyError } from "../messaging/base/errors.js";
 import type { ChannelEntry, GrantControl } from "../messaging/channel/contract.js";
-import { loadConfig, parseAgentCommand } from "./config.js";
+import { loadConfig, loadEnv, parleyHome, parseAgentCommand } from "./config.js";
 import { writeDiagnostics } from "./diagnostics.js";
 import { doctor } from "./doctor.js";
 import { Gateway } from "./gateway.js";
 import { acquireHomeLock } from "./home-lock.js";
 import { createLogger, logScrubber } from "./logging.js";
+import { statusCommand } from "./ops/status-cli.js";
 import { CHANNELS } from "./registry.js";
 import { serviceCommand } from "./service-cli.js";
 import { purgeScope, purgeTranscripts } from "./transcripts-cli.js";
@@ -28,6 +30,7 @@ Usage:
   parley start [--config FILE] [--host H] [--port N] [--agent "COMMAND ARGS…"] [--allow-remote]
   parley channel-server [--config FILE] [--host H] [--port N] [--allow-remote]
   parley doctor [--config FILE] [--export FILE]
+  parley status [--json]
   parley transcripts purge (--session KEY | --before DATE | --all)
   parley service (install | uninstall | status) [--print]
 ${channelUsage()}  parley --version
@@ -45,6 +48,11 @@ doctor   Run the agent's ACP handshake (initialize, session/new, close) and repo
          schema, size, integrity, messages not yet answered). Never prints a secret.
          --export FILE also writes a diagnostics bundle for a bug report (versions, this report,
          the config, an audit summary, the last 1,000 log lines), every secret removed.
+status   Ask the running gateway of this data home (over its owner-only socket in
+         $PARLEY_HOME/run/) for its channels and their state, conversations working or
+         waiting for approval, the agent pool and the messages not yet answered. Exits 0
+         running and healthy, 1 degraded (a channel down, the store not answering), 3 not
+         running. --json prints one JSON object for scripts. docs/operations.md.
 transcripts purge
          Delete conversation history: one session's (--session KEY, as /sessions lists it), lines
          older than a date (--before 2024-05-01), or all of it (--all). Stop parley first.
@@ -88,7 +96,15 @@ function channelHelp(): string {
     Object.entries(c.cli ?? {}).map(([name, cmd]) => `${c.name} ${name}\n         ${cmd.help}\n`),
   ).join("");
 }
-const COMMANDS = new Set(["start", "doctor", "transcripts", "channel-server", "agent-tools", "service"]);
+const COMMANDS = new Set([
+  "start",
+  "doctor",
+  "status",
+  "transcripts",
+  "channel-server",
+  "agent-tools",
+  "service",
+]);
 /** Commands that take a subcommand word after them. */
 const WITH_SUBCOMMAND = new Set(["transcripts", "service"]);
 
@@ -128,6 +144,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   if (command === "agent-tools") return runAgentToolsBridge({ env: io.env, ...stdio, err: io.err });
   // Needs only the data home: a broken config must not stop an uninstall.
   if (command === "service") return serviceCommand(positionals.slice(1), values.print === true, io);
+  // Needs only the data home too: it asks the running gateway, whose configuration is its own.
+  if (command === "status") return statusCommand(parleyHome(loadEnv(io.env)), values.json === true, io);
   let loaded: ReturnType<typeof loadConfig>;
   try {
     loaded = loadConfig({
@@ -300,6 +318,7 @@ function parse(argv: string[]) {
       all: { type: "boolean" },
       export: { type: "string" },
       print: { type: "boolean" },
+      json: { type: "boolean" },
       version: { type: "boolean", short: "v" },
       help: { type: "boolean", short: "h" },
     },

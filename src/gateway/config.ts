@@ -95,6 +95,22 @@ const clusterSchema = z.strictObject({
     .optional(),
 });
 
+/** Telling the channel owners when something goes wrong (docs/operations.md, "Owner alerts"). */
+const alertsSchema = z.strictObject({
+  enabled: z.boolean().default(true),
+  /**
+   * A channel down this long is reported. 5 minutes: a platform's brief hiccup or a reconnect
+   * (seconds) says nothing, an outage that keeps messages from arriving is heard of in time.
+   */
+  channelDownMinutes: z
+    .number()
+    .min(0.1)
+    .max(24 * 60)
+    .default(5),
+  /** This many failed turns in a row (the agent erred, not a /stop) are reported; one is a bad turn, three a broken agent. */
+  agentFailures: z.number().int().min(1).max(1000).default(3),
+});
+
 /** A name an agent or a person types: a target, a configured schedule. */
 const configName = z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/i, "a name: letters, digits, - and _");
 
@@ -161,6 +177,7 @@ const coreShape = {
   schedules: schedulesSchema,
   agentTools: agentToolsSchema.prefault({}),
   channelServer: channelServerSchema.prefault({}),
+  alerts: alertsSchema.prefault({}),
   /** A conversation idle this many minutes starts a fresh session with its next message (0: never). */
   idleResetMinutes: z.number().min(0).default(0),
   /** A conversation starts a fresh session with its first message after this local hour (null: never). */
@@ -173,8 +190,8 @@ const coreSchema = z.strictObject(coreShape);
  * trusted configuration ($PARLEY_HOME/config.json, an explicit --config, the command line), never
  * from a parley.config.json in the working directory: that directory is the agent's default
  * working folder, so one approved file write (or an untrusted repository) could otherwise turn
- * approvals off or send a bot token to a server of its choosing (or, with `audit` and
- * `transcripts`, switch off the audit file an operator ships, or erase the history).
+ * approvals off or send a bot token to a server of its choosing (or, with `audit`, `transcripts`
+ * and `alerts`, switch off the audit file an operator ships, erase the history, or silence alerts).
  */
 export const CORE_SECURITY_KEYS: readonly string[] = [
   "agent",
@@ -189,6 +206,8 @@ export const CORE_SECURITY_KEYS: readonly string[] = [
   "schedules",
   "agentTools",
   "channelServer",
+  // Whether the operator hears of an outage: a working-directory file must not silence it.
+  "alerts",
 ];
 
 export type CoreConfig = z.infer<typeof coreSchema>;
@@ -197,6 +216,7 @@ export interface ParleyConfig extends CoreConfig {
   channels: Readonly<Record<string, ChannelSettings>>;
 }
 export type AgentConfig = z.infer<typeof agentSchema>;
+export type AlertSettings = z.infer<typeof alertsSchema>;
 
 export function parleyHome(env: Env): string {
   return resolve(env.PARLEY_HOME || join(homedir(), ".parley"));

@@ -8,6 +8,7 @@ import { mkdir } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { AgentTools } from "../mcp/agent-tools.js";
 import { AutoApproveGrant } from "../messaging/approval/grant.js";
+import type { Clock } from "../messaging/base/clock.js";
 import { realClock } from "../messaging/base/clock.js";
 import { ParleyError } from "../messaging/base/errors.js";
 import type { Logger } from "../messaging/base/logger.js";
@@ -31,7 +32,6 @@ import type { AuditSink } from "../messaging/security/audit.js";
 import { JsonlAuditSink, TeeAuditSink } from "../messaging/security/audit.js";
 import { DenialWindowAuditSink } from "../messaging/security/audit-window.js";
 import { agentTitleGenerator } from "../messaging/session/auto-title.js";
-import { DEFAULT_CONTEXT_THRESHOLDS } from "../messaging/session/context-thresholds.js";
 import { ConversationHistory } from "../messaging/session/history.js";
 import { SessionManager } from "../messaging/session/session-manager.js";
 import { StoreAuditSink } from "../messaging/store/audit-sink.js";
@@ -39,16 +39,19 @@ import type { ParleyStore } from "../messaging/store/port.js";
 import { applyRetention, DEFAULT_RETENTION } from "../messaging/store/retention.js";
 import type { PipelineProvider } from "../messaging/turn/pipeline.js";
 import { AcpProvider } from "../providers/acp.js";
-import { AGENT_POOL_DEFAULTS, AgentPool } from "../providers/agent-pool.js";
-import { demoAgentCommand } from "../providers/demo-command.js";
+import { AgentPool } from "../providers/agent-pool.js";
 import { openStore } from "../store/index.js";
+import { agentBaseEnv, resolveAgent } from "./agent-setup.js";
 import { type ClusterMember, joinCluster, SCHEDULER_LEASE, SINGLE_CONNECTIONS } from "./cluster.js";
-import type { AgentConfig, ParleyConfig } from "./config.js";
+import type { ParleyConfig } from "./config.js";
 import type { HomeLock } from "./home-lock.js";
 import { acquireHomeLock } from "./home-lock.js";
 import { octal, secureHome } from "./home-permissions.js";
+import { GatewayOps } from "./ops/ops.js";
+import type { OpsSnapshot } from "./ops/snapshot.js";
 import { CHANNELS } from "./registry.js";
 import { configuredJobs } from "./schedules-config.js";
+import { parleyVersion } from "./version.js";
 
 /** What a channel-server host gets from the gateway to build its sink on. */
 export interface HostDeps {
@@ -92,62 +95,20 @@ export interface GatewayOptions {
    * the script it runs.
    */
   bridge?: { command: string; args: string[] };
+  /** The operations side's time (owner alerts, status times; docs/operations.md): default real time. */
+  clock?: Clock;
 }
+
+/** Where they always were: doctor and tests import them from here. */
+export { agentBaseEnv, resolveAgent };
 
 export interface ChannelFailure {
   name: string;
   error: string;
 }
 
-/** The agent to run: the configured one, else the bundled demo agent (with the pool defaults). */
-export function resolveAgent(config: ParleyConfig): AgentConfig & { command: string } {
-  const pool = {
-    ...AGENT_POOL_DEFAULTS,
-    contextSoftPct: DEFAULT_CONTEXT_THRESHOLDS.softPct,
-    contextHardPct: DEFAULT_CONTEXT_THRESHOLDS.hardPct,
-    args: [],
-    env: {},
-    ...config.agent,
-  };
-  if (config.agent?.command) return { ...pool, command: config.agent.command };
-  const demo = demoAgentCommand();
-  return { ...pool, command: demo.command, args: demo.args, env: {} };
-}
-
-/**
- * Prefixes of parley's own settings and channel secrets, scrubbed as well as each entry's declared
- * names: a secret a channel reads but forgot to declare must not reach the agent either.
- */
-const CHANNEL_SECRET_PREFIXES = [
-  "TELEGRAM_",
-  "DISCORD_",
-  "SLACK_",
-  "WEBEX_",
-  "WECOM_",
-  "TEAMS_",
-  "MSTEAMS_",
-  "FEISHU_",
-  "LARK_",
-  "WHATSAPP_",
-  "IMESSAGE_",
-  "PARLEY_",
-];
-
-/** The environment an agent starts from: parley's, minus every channel's declared secrets. */
-export function agentBaseEnv(env: Env, channels: readonly ChannelEntry[] = CHANNELS): Record<string, string> {
-  const declared = new Set(channels.flatMap((c) => c.secretEnv));
-  const out: Record<string, string> = {};
-  for (const [name, value] of Object.entries(env)) {
-    const upper = name.toUpperCase();
-    if (value === undefined || declared.has(name) || CHANNEL_SECRET_PREFIXES.some((p) => upper.startsWith(p)))
-      continue;
-    out[name] = value;
-  }
-  return out;
-}
-
 /** What every started channel shares: the context without its own name and settings. */
-type SharedContext = Omit<ChannelContext, "name" | "settings" | "drops">;
+type SharedContext = Omit<ChannelContext, "name" | "settings" | "drops" | "status">;
 
 const defaultsOf = (config: ParleyConfig): SharedContext["defaults"] => ({
   approvalMode: config.approvalMode,
@@ -161,7 +122,7 @@ function sharedContext(
   o: GatewayOptions,
   store: ParleyStore,
   audit: AuditSinks,
-  parts: Pick<SharedContext, "sessions" | "pipeline" | "grant" | "egress" | "schedules">,
+  parts: Pick<SharedContext, "sessions" | "pipeline" | "grant" | "egress" | "schedules" | "routes">,
 ): SharedContext {
   return {
     ...parts,
@@ -193,6 +154,8 @@ interface AuditSinks {
   file: JsonlAuditSink | undefined;
   /** Inbound frames each channel did not turn into a message: counted, audited, kept for doctor. */
   drops: InboundDropLedger;
+  /** Health, metrics, owner alerts and the status socket (ops/ops.ts); the metrics read `sink`. */
+  ops: GatewayOps;
 }
 
 export class Gateway {
@@ -222,6 +185,11 @@ export class Gateway {
   /** The egress every channel's transport is registered with (messages nobody asked for right now). */
   get egress(): Egress {
     return this.parts.egress;
+  }
+
+  /** What /readyz and `parley status` report: channels, conversations, the agent pool, the backlog. */
+  status(): Promise<OpsSnapshot> {
+    return this.audit.ops.snapshot();
   }
 
   static async start(o: GatewayOptions): Promise<Gateway> {
@@ -282,7 +250,15 @@ export class Gateway {
       realClock,
     );
     const drops = new InboundDropLedger({ audit: window, logger: o.logger, store: store.inboundDrops });
-    const audit: AuditSinks = { sink: window, window, store: storeAudit, file, drops };
+    const ops = new GatewayOps({
+      home: o.home,
+      metricsToken: o.env.PARLEY_METRICS_TOKEN,
+      alerts: o.config.alerts,
+      clock: o.clock ?? realClock,
+      logger: o.logger,
+      version: parleyVersion(),
+    });
+    const audit: AuditSinks = { sink: ops.tapAudit(window), window, store: storeAudit, file, drops, ops };
     const history = new ConversationHistory({
       transcripts: store.transcripts,
       flags: store.sessions,
@@ -388,7 +364,8 @@ export class Gateway {
       logger: o.logger,
       store: store.sessions,
       history,
-      postTurn: [mirrorStep({ store: store.sessions, egress, logger: o.logger })],
+      postTurn: [mirrorStep({ store: store.sessions, egress, logger: o.logger }), ops.postTurn],
+      onFirstText: ops.onFirstText,
     };
     let stopping = () => false;
     const scheduler = new Scheduler({
@@ -409,7 +386,14 @@ export class Gateway {
       }),
     });
     const shared: SharedContext = {
-      ...sharedContext(o, store, audit, { sessions, pipeline, grant, egress, schedules: scheduler }),
+      ...sharedContext(o, store, audit, {
+        sessions,
+        pipeline,
+        grant,
+        egress,
+        schedules: scheduler,
+        routes: ops.routes,
+      }),
       defaults: {
         ...defaultsOf(o.config),
         contextThresholds: { softPct: agent.contextSoftPct, hardPct: agent.contextHardPct },
@@ -425,6 +409,15 @@ export class Gateway {
       grant instanceof AutoApproveGrant ? grant : undefined,
     );
     if (cluster && shared.durable) shared.durable = { ...shared.durable, ownership: cluster };
+    ops.attach({
+      audit: audit.sink,
+      egress,
+      store,
+      sessions,
+      pool,
+      failures: () => gatewayRef?.failures ?? [],
+      uncleanStopOf: lock.tookOverFrom,
+    });
     const gateway = new Gateway(shared, o, audit, store, lock, {
       pool,
       egress,
@@ -485,6 +478,7 @@ export class Gateway {
         grant: m.grant,
         egress: m.egress,
         schedules: scheduler,
+        routes: audit.ops.routes,
       }),
       sink: m.host.sink,
     };
@@ -495,6 +489,15 @@ export class Gateway {
       agentTools: undefined,
       host: m.host,
       cluster: undefined,
+    });
+    audit.ops.attach({
+      audit: audit.sink,
+      egress: m.egress,
+      store,
+      sessions,
+      pool: undefined,
+      failures: () => gateway.failures,
+      uncleanStopOf: lock.tookOverFrom,
     });
     await gateway.boot(m.channels);
     await m.host.started?.();
@@ -518,6 +521,7 @@ export class Gateway {
       // Jobs added, run or cancelled on any gateway reach every other within a tick (and the leader runs them).
       this.parts.cluster.onTick(() => this.parts.scheduler.refresh());
     } else await this.parts.scheduler.start(configured);
+    await this.audit.ops.started();
   }
 
   private scheduleRetention(): void {
@@ -578,13 +582,16 @@ export class Gateway {
         name: entry.name,
         settings,
         drops: this.audit.drops.forChannel(entry.name),
+        status: this.audit.ops.statusFor(entry.name),
       });
       this.running.push(running);
+      this.audit.ops.channelStarted(entry.name);
       if (running.transport) this.parts.egress.register(running.transport);
       logger.info(`${entry.name}: started`);
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       this.failures.push({ name: entry.name, error: message });
+      this.audit.ops.channelGone(entry.name);
       logger.error(`${entry.name}: failed to start: ${message} (see ${entry.docs})`);
     }
   }
@@ -596,6 +603,7 @@ export class Gateway {
     const index = this.running.findIndex((c) => c.name === name);
     if (index < 0) return;
     const [channel] = this.running.splice(index, 1);
+    this.audit.ops.channelGone(name);
     try {
       await channel?.stop();
       this.shared.logger.info(`${name}: stopped (its connection moved to another gateway)`);
@@ -608,6 +616,8 @@ export class Gateway {
   shutdown(): Promise<void> {
     const logger = this.shared.logger;
     this.stopping ??= (async () => {
+      // First: a channel stopping on purpose is no outage to alert anyone of.
+      await this.audit.ops.close();
       this.parts.scheduler.halt();
       await this.parts.host?.stop?.();
       for (const channel of [...this.running].reverse()) {

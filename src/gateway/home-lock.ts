@@ -12,6 +12,8 @@ export const HOME_LOCK_FILE = "parley.lock";
 
 export interface HomeLock {
   readonly path: string;
+  /** The pid of a dead owner whose lock this one took over: that run did not stop cleanly. */
+  readonly tookOverFrom?: number;
   /** Remove the lock if it is still ours. Idempotent. */
   release(): Promise<void>;
 }
@@ -63,12 +65,14 @@ export async function acquireHomeLock(home: string, options: HomeLockOptions = {
   const path = join(home, HOME_LOCK_FILE);
   const pid = options.pid ?? process.pid;
   const isAlive = options.isAlive ?? processIsAlive;
+  let tookOverFrom: number | undefined;
   // Two rounds: the second follows a stale takeover (or a lock that vanished while we looked).
   for (let round = 0; round < 2; round += 1) {
     if (await tryCreate(path, pid)) {
       let released = false;
       return {
         path,
+        ...(tookOverFrom !== undefined ? { tookOverFrom } : {}),
         async release() {
           if (released) return;
           released = true;
@@ -89,7 +93,11 @@ export async function acquireHomeLock(home: string, options: HomeLockOptions = {
     // if it still names that owner; two processes taking over one crashed owner's lock in the same
     // instant is the window this leaves (each then re-runs the exclusive create).
     if ((await ownerOf(path)) !== owner) continue;
-    if (owner !== undefined) options.onStale?.(owner);
+    // Our own pid from a previous life is a restart under the same pid: still an unclean stop.
+    if (owner !== undefined) {
+      options.onStale?.(owner);
+      tookOverFrom = owner;
+    }
     await rm(path, { force: true });
   }
   throw new ParleyError("REFUSED", `could not take the lock ${path}; is another parley starting?`);

@@ -125,6 +125,9 @@ export async function start(
     logger,
     onNotification: (method, params) => feed.onNotification(method, params),
     drops: ctx.drops,
+    // The imsg child is iMessage's connection: running is connected, an exit is down until restarted.
+    onState: (running, reason) =>
+      running ? ctx.status?.connected() : ctx.status?.disconnected(reason ?? "imsg stopped"),
     onStarted: async (status, restarted) => {
       presence.setStatus(status);
       if (restarted) logger.info("imessage: imsg restarted");
@@ -135,6 +138,7 @@ export async function start(
     ...(overrides.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: overrides.requestTimeoutMs }),
   });
   client = started;
+  ctx.status?.connecting();
   try {
     const status = await started.start();
     logger.info(`imessage: imsg ${status.version} (${s.cliPath}) on ${platform.os}`);

@@ -1,19 +1,24 @@
 /**
- * The live message of a segment, in Slack's two ways of showing text while it is written:
- * - StreamMessage: native streaming. chat.startStream on the first content, chat.appendStream for
- *   more, chat.stopStream to seal it. Appended text is final, so only what the splitter has
- *   committed to this message AND what redaction can no longer change (FinalAppendGate, judged on
- *   the rendered concatenation) is appended; the seal appends the rest of the chunk.
- * - EditMessage: one message posted once and edited by chat.update (throttled by the renderer).
+ * Slack's live message, in its two ways of showing text while it is written:
+ * - StreamMessage (the kit's LiveStreamMessage): native streaming. chat.startStream on the first
+ *   content, chat.appendStream for more, chat.stopStream to seal it. Appended text is final, so the
+ *   kit hands it only settled text, and only what redaction can no longer change (FinalAppendGate,
+ *   judged on the presented concatenation) is appended; the seal appends the rest.
+ * - EditMessage: one message posted once (as the turn's next part) and edited by chat.update.
  * Either way the live message BECOMES the sealed chunk: there is never a preview plus a copy.
  * Every message is created through the turn's parts (the delivery ledger).
  */
 import type { Logger } from "../messaging/base/logger.js";
 import type { TurnParts } from "../messaging/channel/delivery.js";
+import type { LiveStream, LiveStreamMessage, LiveTask } from "../messaging/channel/live-stream.js";
 import { FinalAppendGate } from "../messaging/security/append-gate.js";
 import type { AuditSink } from "../messaging/security/audit.js";
+import { oneLine } from "../messaging/text/clip.js";
+import { splitMarkdownSafe } from "../messaging/text/split.js";
+import { StreamingSplitter } from "../messaging/text/streaming-splitter.js";
 import type { Block } from "./blocks.js";
-import { defangSlack, fitCap, mrkdwnSafe } from "./format.js";
+import { defangSlack, fitCap, mrkdwnSafe, plainSafe, SEGMENT_LIMIT } from "./format.js";
+import { present } from "./segment.js";
 import type { SlackApi } from "./transport.js";
 
 /** Where a live message goes, and the turn it belongs to. */
@@ -28,15 +33,15 @@ export interface LiveTarget {
   audit: AuditSink;
 }
 
-/** A tool call shown as a task in the stream's timeline. */
-export interface TaskUpdate {
-  id: string;
-  title: string;
-  status: "pending" | "in_progress" | "complete" | "error";
-}
+/** Slack's widgets: [OPTIONS:] buttons, a prompt's buttons, or a decided prompt (none). */
+export type SlackWidgets = { kind: "options" | "prompt"; buttons: Block } | { kind: "decided" };
 
-function taskChunk(t: TaskUpdate): Record<string, unknown> {
-  return { type: "task_update", id: t.id, title: t.title, status: t.status };
+const TASK_STATUS = { in_progress: "in_progress", completed: "complete", failed: "error" } as const;
+
+/** A tool call as a task in the stream's timeline: its title display-safe, one line. */
+function taskChunk(t: LiveTask): Record<string, unknown> {
+  const title = oneLine(plainSafe(t.title), 200) || "Working";
+  return { type: "task_update", id: t.id, title, status: TASK_STATUS[t.status] };
 }
 
 /** Create a message as the turn's next part; its ts, or "" when it did not land. */
@@ -53,56 +58,89 @@ export async function createPart(
   return ts ?? "";
 }
 
-export class StreamMessage {
+/**
+ * Native streaming for the kit. A sealed stream reads as Markdown presented for Slack (tables
+ * flattened, link targets shown), its status line plain under a blank line; the splitter already
+ * capped each chunk. `onRefused`: Slack would not stream at all (later turns edit instead).
+ */
+export function slackStream(t: LiveTarget, onRefused?: () => void): LiveStream<SlackWidgets> {
+  return {
+    form: {
+      // Split as presented: a flattened table can outgrow the chunk the kit cut from the source.
+      fit: (source) => splitMarkdownSafe(present(source), SEGMENT_LIMIT).map(trimEnd).filter(Boolean),
+      join: (body, footer) => (body && footer ? `${body}\n\n${footer}` : body || footer),
+      quiet: (text) => text,
+      plain: (text) => text,
+      // A stream carries its buttons under its text.
+      optionsApart: false,
+    },
+    open: () => new StreamMessage(t, onRefused),
+  };
+}
+
+const trimEnd = (text: string) => text.replace(/\s+$/u, "");
+
+export class StreamMessage implements LiveStreamMessage<SlackWidgets> {
   ts: string | null = null;
+  /** The presented lines, split as the seal splits them: only what the first message keeps streams. */
+  private readonly splitter = new StreamingSplitter(SEGMENT_LIMIT);
+  private fed = "";
+  /** The first message, once the presented text outgrew it. */
+  private first: string | undefined;
   private readonly gate = new FinalAppendGate();
-  /** Source units of `lead + chunk` already judged by the gate. */
-  private consumed = 0;
+  /** The presented text the gate has judged (a prefix of everything this message will show). */
+  private judged = "";
   /** The defanged form of everything appended (what Slack shows). */
   private shown = "";
-  /** Streaming was refused by Slack at the start: the caller falls back to editing. */
-  unavailable = false;
+  /** Slack refused streaming at the start: the kit falls back to editing. */
+  refused = false;
 
-  /** `lead`: text that opens the message before the chunk (a steer chip). */
   constructor(
     private readonly t: LiveTarget,
-    private readonly lead: string,
+    private readonly onRefused?: () => void,
   ) {}
 
-  get started(): boolean {
-    return this.ts !== null;
-  }
-
-  /** Append what may be shown of `committed` (this message's committed source) and task updates. */
-  async progress(committed: string, tasks: readonly TaskUpdate[]): Promise<boolean> {
-    const source = committed ? this.lead + committed : "";
-    const step = this.gate.next(source.slice(this.consumed), { lineComplete: true });
-    this.consumed += step.consumed;
-    const text = this.defangDelta(step.append);
-    const chunks = [...(text ? [{ type: "markdown_text", text }] : []), ...tasks.map(taskChunk)];
+  /** Append what may be shown of `text` (this message's settled source so far) and task updates. */
+  async append(text: string, tasks: readonly LiveTask[]): Promise<boolean> {
+    const source = present(text);
+    // Presentation only grows over settled lines; a text it would rewrite waits for the seal.
+    if (this.first === undefined && source.startsWith(this.fed)) {
+      this.first = this.splitter.append(source.slice(this.fed.length))[0];
+      this.fed = source;
+    }
+    const settled = this.first ?? this.splitter.committed;
+    const delta = settled.startsWith(this.judged) ? settled.slice(this.judged.length) : "";
+    const step = this.gate.next(delta, { lineComplete: true });
+    this.judged += delta.slice(0, step.consumed);
+    const shown = this.defangDelta(step.append);
+    const chunks = [...(shown ? [{ type: "markdown_text", text: shown }] : []), ...tasks.map(taskChunk)];
     if (chunks.length === 0) return true;
-    if (this.ts === null) return this.start(chunks, text);
+    if (this.ts === null) return this.start(chunks, shown);
     const res = await this.t.api.appendStream({ channel: this.t.channel, ts: this.ts, chunks });
     if (!res.ok) this.t.logger.debug("slack append failed", { error: res.error });
     return res.ok;
   }
 
   /**
-   * Seal this message as `chunk` (its source) plus `tail` (notes, footer), with `blocks` under it.
-   * The ts, or "" when nothing landed. A stream Slack would not stop is posted whole instead.
+   * Seal this message as `body` (presented, its status line joined) with `widgets` under it. The
+   * ts, or null when nothing landed. A stream Slack would not stop is posted whole instead.
    */
-  async seal(chunk: string, tail: string, blocks: Block[], tasks: readonly TaskUpdate[]): Promise<string> {
-    const whole = this.lead + chunk + tail;
-    const end = this.gate.finish(whole.slice(this.consumed));
+  async seal(
+    body: string,
+    widgets: SlackWidgets | undefined,
+    tasks: readonly LiveTask[],
+  ): Promise<string | null> {
+    const blocks = widgets?.kind === "options" ? [widgets.buttons] : [];
+    const end = this.gate.finish(body.slice(this.judged.length));
     if (end.breach)
       this.t.audit.log("slack_renderer.append", "failed", { reason: "redaction_reached_shown_text" });
-    this.consumed = whole.length;
+    this.judged = body;
     const text = this.defangDelta(end.append);
     if (this.ts === null) {
       const chunks = [...(text ? [{ type: "markdown_text", text }] : []), ...tasks.map(taskChunk)];
-      if (chunks.length === 0 && blocks.length === 0) return "";
+      if (chunks.length === 0 && blocks.length === 0) return null;
       if (chunks.length === 0) chunks.push({ type: "markdown_text", text: " " });
-      if (!(await this.start(chunks, text))) return "";
+      if (!(await this.start(chunks, text))) return null;
       // Everything is already in the started stream: a failed stop must not post it twice.
       return this.stop("", blocks, [], "");
     }
@@ -120,8 +158,10 @@ export class StreamMessage {
         chunks,
       });
       if (!res.ok) {
-        // Refused outright (an app without streaming, an old workspace): the caller edits instead.
-        this.unavailable = true;
+        // Refused outright (an app without streaming, an old workspace): the kit edits instead.
+        this.refused = true;
+        this.t.logger.warn("slack: streaming refused; editing messages instead", { error: res.error });
+        this.onRefused?.();
         return "";
       }
       return res.data.ts;
@@ -134,9 +174,9 @@ export class StreamMessage {
   private async stop(
     text: string,
     blocks: Block[],
-    tasks: readonly TaskUpdate[],
+    tasks: readonly LiveTask[],
     fallback: string,
-  ): Promise<string> {
+  ): Promise<string | null> {
     const ts = this.ts ?? "";
     const chunks = [...(text ? [{ type: "markdown_text", text }] : []), ...tasks.map(taskChunk)];
     const res = await this.t.api.stopStream({
@@ -155,7 +195,7 @@ export class StreamMessage {
         thread_ts: this.t.threadTs,
         text: part,
       });
-      if (!posted.ok) return "";
+      if (!posted.ok) return null;
     }
     return ts;
   }
@@ -173,8 +213,6 @@ export class StreamMessage {
 export class EditMessage {
   ts: string | null = null;
   private shown = "";
-  /** The message shows answer text (not only the status line). */
-  hasText = false;
 
   constructor(private readonly t: LiveTarget) {}
 

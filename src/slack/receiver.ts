@@ -57,6 +57,8 @@ export interface SlackReceiverOptions {
   own: { botId: string; botUserId: string };
   clock: Clock;
   reconnect?: Omit<ReconnectGuardOptions, "clock">;
+  /** Socket Mode: told when the socket connects and when it drops (http mode has no connection). */
+  onState?: (connected: boolean) => void;
 }
 
 type Processor = Pick<App, "processEvent">;
@@ -222,10 +224,12 @@ export class SlackReceiver implements Receiver {
     client.on("connected", () => {
       this.connected = true;
       this.guard.opened();
+      this.o.onState?.(true);
     });
     client.on("disconnected", () => {
       this.connected = false;
       if (this.stopping || !this.started) return;
+      this.o.onState?.(false);
       this.dialLater();
     });
   }

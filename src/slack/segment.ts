@@ -10,7 +10,8 @@
  * trailing run of pipe lines (a table is flattened whole, or a header could be fed without the
  * rows it labels). Pure: no I/O, no clock.
  */
-import { hideLocalRefs, protectedRefSpans } from "../messaging/files/outbound-files.js";
+import { settledCut } from "../messaging/channel/live-stream.js";
+import { hideLocalRefs } from "../messaging/files/outbound-files.js";
 import { iterFenceLines } from "../messaging/text/fences.js";
 import { flattenPipeTables } from "../messaging/text/markup.js";
 import { splitOptionsTrailer } from "../messaging/text/options.js";
@@ -130,25 +131,8 @@ export class SlackSegment {
     return chunks;
   }
 
+  /** Never behind what was already fed. */
   private settledCut(): number {
-    const s = this.source;
-    let cut = s.lastIndexOf("\n") + 1;
-    cut = Math.min(cut, splitOptionsTrailer(s, { hidePartial: true }).body.length);
-    for (const [start] of protectedRefSpans(s)) cut = Math.min(cut, start);
-    cut = Math.min(cut, this.trailingPipeRun(s.slice(0, cut)));
-    // Back to a line start: only whole lines are fed.
-    cut = s.lastIndexOf("\n", cut - 1) + 1;
-    return Math.max(cut, this.fed);
-  }
-
-  /** Where a trailing run of pipe-bearing lines starts in `s` (which ends at a line break). */
-  private trailingPipeRun(s: string): number {
-    let start = s.length;
-    while (start > 0) {
-      const prev = s.lastIndexOf("\n", start - 2) + 1;
-      if (!s.slice(prev, start).includes("|")) break;
-      start = prev;
-    }
-    return start;
+    return Math.max(settledCut(this.source), this.fed);
   }
 }

@@ -129,6 +129,8 @@ export async function start(
     own: { botId: me.botId, botUserId: me.botUserId },
     clock: ctx.clock,
     ...(overrides.reconnect ? { reconnect: overrides.reconnect } : {}),
+    onState: (connected) =>
+      connected ? ctx.status?.connected() : ctx.status?.disconnected("socket mode connection closed"),
   });
   const app = new App({
     token,
@@ -145,6 +147,7 @@ export async function start(
 
   // What a restart left unanswered, before new messages find their turns taken.
   await hub.resume();
+  if (s.mode === "socket") ctx.status?.connecting();
   await receiver.start();
   const where = s.mode === "http" ? ` (Events API on ${s.listen})` : " (Socket Mode)";
   ctx.announce(

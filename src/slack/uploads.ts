@@ -7,11 +7,14 @@
  * restricted-session ceiling. Every refusal keeps its markup visible, adds a note naming why, and is
  * audited with reason codes and counts only, never the LLM-authored destination.
  */
+import type { LiveFiles } from "../messaging/channel/live-surface.js";
 import type { OutboundFilePolicy } from "../messaging/channel/surface.js";
-import { extractLocalRefs, protectedRefSpans } from "../messaging/files/outbound-files.js";
+import { extractLocalRefs, hideLocalRefs, protectedRefSpans } from "../messaging/files/outbound-files.js";
 import type { AuditSink } from "../messaging/security/audit.js";
 import { oneLine } from "../messaging/text/clip.js";
 import { plainSafe } from "./format.js";
+import type { LiveTarget } from "./live.js";
+import { postMarkdown } from "./live.js";
 
 /** Per message: files examined, and the bytes read for them (the memory bound). */
 export const SLACK_MAX_FILES_PER_MESSAGE = 10;
@@ -83,5 +86,44 @@ export async function extractForSeal(
       markup: plainSafe(whole.slice(f.ref.start, f.ref.end)),
     })),
     notes,
+  };
+}
+
+/**
+ * Local images uploaded after the text. A reference Slack may not have (a shared channel thread,
+ * a refused file) keeps its markup, with a note under the text saying why.
+ */
+export function slackFiles(t: LiveTarget, uploads: OutboundFilePolicy | undefined): LiveFiles {
+  return {
+    hide: hideLocalRefs,
+    extract: async (source) => {
+      const ups = await extractForSeal("", source, uploads, t.audit);
+      const notes = ups.notes.join("\n");
+      return {
+        text: notes ? `${ups.remainder.replace(/\s+$/u, "")}\n\n${notes}` : ups.remainder,
+        files: ups.files,
+      };
+    },
+    send: async (found) => {
+      let landed = false;
+      let lost = false;
+      for (const f of found as readonly SealFile[]) {
+        const res = await t.api.uploadFile({
+          channel: t.channel,
+          threadTs: t.threadTs,
+          filename: f.filename,
+          title: f.title,
+          bytes: f.bytes,
+        });
+        if (res.ok) {
+          landed = true;
+          continue;
+        }
+        // The text still says what the image was: its markup (display-safe) and why it is missing.
+        lost = true;
+        if (await postMarkdown(t, `${f.markup}\n⚠️ the image upload failed`)) landed = true;
+      }
+      return { landed, lost };
+    },
   };
 }

@@ -3,8 +3,8 @@
  * SUBSET of it (bold, italic, strike, inline and fenced code, blockquotes, links; no headings, no
  * tables, no images) plus some inline HTML. So the display form is built here, once: headings
  * become bold lines, `<` outside code is escaped (no tag the model wrote renders, so no HTML can
- * hide or assemble anything), tables were already turned into grids or cards by the segment
- * buffer. That form is what redactForDisplay grades, at the one seal, and what the caps bound:
+ * hide or assemble anything), tables were already turned into grids or cards at the kit's
+ * seal. That form is what redactForDisplay grades, at the one seal, and what the caps bound:
  * 16,000 code points and a UTF-8 byte bound per message, fence-balanced when cut.
  */
 import { redactForDisplay } from "../messaging/security/display-safety.js";
@@ -70,14 +70,28 @@ export function teamsSafe(text: string): string {
   return neutralizeHtml(redactForDisplay(teamsMarkdown(text)).text);
 }
 
+/** Whether one message is within both of Teams' caps. */
+export function fitsTeams(text: string): boolean {
+  return codePointLength(text) <= TEAMS_MAX_CHARS && utf8Length(text) <= TEAMS_MAX_TEXT_BYTES;
+}
+
+/** A table's grid that one message holds whole: a longer one would be cut away from its header. */
+export function gridFitsTeams(grid: string): boolean {
+  return codePointLength(grid) <= TEAMS_SEGMENT_LIMIT && utf8Length(grid) <= TEAMS_MAX_TEXT_BYTES;
+}
+
 /**
  * A safe text split to Teams' caps: fence-balanced by code points, then by UTF-8 bytes (a message
- * of wide characters reaches the byte bound first). Each piece is sent as its own activity.
+ * of wide characters reaches the byte bound first). Each piece is sent as its own activity. With a
+ * `footer` to go under the last piece (even an empty one), room is kept for it and its separator.
  */
-export function fitTeams(text: string): string[] {
-  if (codePointLength(text) <= TEAMS_MAX_CHARS && utf8Length(text) <= TEAMS_MAX_TEXT_BYTES) return [text];
-  return splitMarkdownSafe(text, TEAMS_MAX_CHARS).flatMap((piece) =>
-    utf8Length(piece) <= TEAMS_MAX_TEXT_BYTES ? [piece] : splitMarkdownBytes(piece, TEAMS_MAX_TEXT_BYTES),
+export function fitTeams(text: string, footer?: string): string[] {
+  const room = footer === undefined ? "" : `\n\n${footer}`;
+  const maxChars = TEAMS_MAX_CHARS - codePointLength(room);
+  const maxBytes = TEAMS_MAX_TEXT_BYTES - utf8Length(room);
+  if (codePointLength(text) <= maxChars && utf8Length(text) <= maxBytes) return [text];
+  return splitMarkdownSafe(text, maxChars).flatMap((piece) =>
+    utf8Length(piece) <= maxBytes ? [piece] : splitMarkdownBytes(piece, maxBytes),
   );
 }
 
@@ -88,13 +102,4 @@ export function fitTeams(text: string): string[] {
 export function quietLine(text: string): string {
   const line = redactForDisplay(oneLine(text, 500)).text;
   return line ? `_${neutralizeHtml(line.replace(/([_*`\\])/g, "\\$1"))}_` : "";
-}
-
-/** Append a line when the message stays within both caps; one that does not fit is left out. */
-export function withLine(content: string, line: string): string {
-  if (!line) return content;
-  const joined = content ? `${content}\n\n${line}` : line;
-  return codePointLength(joined) <= TEAMS_MAX_CHARS && utf8Length(joined) <= TEAMS_MAX_TEXT_BYTES
-    ? joined
-    : content;
 }

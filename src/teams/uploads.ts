@@ -10,11 +10,16 @@
  * so its refusal line names the path instead: no picture disappears in silence, and refusal lines
  * are never dropped for length (the caller splits them like any text).
  */
+import type { Logger } from "../messaging/base/logger.js";
+import type { LiveFiles } from "../messaging/channel/live-surface.js";
 import type { OutboundFilePolicy } from "../messaging/channel/surface.js";
 import type { OutboundFile } from "../messaging/files/outbound-files.js";
-import { extractLocalRefs } from "../messaging/files/outbound-files.js";
+import { extractLocalRefs, hideLocalRefs } from "../messaging/files/outbound-files.js";
 import type { AuditSink } from "../messaging/security/audit.js";
 import { oneLine } from "../messaging/text/clip.js";
+import type { OutboundActivity } from "./client.js";
+import { fitTeams, teamsSafe } from "./format.js";
+import { attachmentsActivity, textActivity } from "./outbox.js";
 
 export const TEAMS_MAX_INLINE_IMAGE_BYTES = 1024 * 1024;
 export const TEAMS_MAX_INLINE_IMAGES = 4;
@@ -29,7 +34,6 @@ export interface SealImages {
 }
 
 export async function extractImages(
-  fedText: string,
   remainder: string,
   policy: OutboundFilePolicy,
   audit: AuditSink,
@@ -37,8 +41,7 @@ export async function extractImages(
   const none = { remainder, images: [], notes: [] };
   // An ordinary answer never touches the filesystem.
   if (!remainder.includes("![") || !policy.allowed()) return none;
-  const whole = fedText + remainder;
-  const result = await extractLocalRefs(whole, {
+  const result = await extractLocalRefs(remainder, {
     root: await policy.root(),
     limits: {
       maxFiles: TEAMS_MAX_INLINE_IMAGES,
@@ -67,11 +70,7 @@ export async function extractImages(
     refused: result.rejections.length + unsupported.length,
     reasons: reasons.join(","),
   });
-  // The cut touches only text at or after the earliest reference, which was never fed.
-  let keep = 0;
-  const limit = Math.min(fedText.length, result.rewrittenText.length);
-  while (keep < limit && fedText.charCodeAt(keep) === result.rewrittenText.charCodeAt(keep)) keep++;
-  return { remainder: result.rewrittenText.slice(keep), images, notes };
+  return { remainder: result.rewrittenText, images, notes };
 }
 
 /** One picture as the activity attachment Teams renders inline. */
@@ -87,4 +86,51 @@ export function inlineImage(file: OutboundFile): { contentType: string; contentU
 /** The refusal line of a picture whose post failed (its markup is already gone from the text). */
 export function undeliveredNote(file: OutboundFile): string {
   return `⚠️ image not delivered: ${oneLine(file.path, 300)}`;
+}
+
+/**
+ * Local pictures as the LiveRenderer's outbound files: cut from the sealed text (refusal lines
+ * joined to it BEFORE the seal's redaction, so a destination they quote is scanned too), then one
+ * activity each after the text. `send` posts one activity as the turn's next part.
+ */
+export function teamsImages(
+  policy: OutboundFilePolicy,
+  audit: AuditSink,
+  logger: Logger,
+  send: (activity: OutboundActivity) => Promise<string | null>,
+): LiveFiles {
+  const landed = async (activity: OutboundActivity): Promise<boolean> => {
+    try {
+      return Boolean(await send(activity));
+    } catch (error) {
+      logger.warn("teams: a picture or its note did not land", { error: String(error) });
+      return false;
+    }
+  };
+  return {
+    hide: hideLocalRefs,
+    extract: async (source) => {
+      const { remainder, images, notes } = await extractImages(source, policy, audit);
+      return { text: [remainder, ...notes].filter((s) => s.trim() !== "").join("\n\n"), files: images };
+    },
+    send: async (found) => {
+      let any = false;
+      const failed: string[] = [];
+      for (const image of found as readonly OutboundFile[]) {
+        if (await landed(attachmentsActivity([inlineImage(image)]))) any = true;
+        else failed.push(undeliveredNote(image));
+      }
+      if (!failed.length) return { landed: any, lost: false };
+      audit.log("teams_renderer.upload_files", "failed", {
+        refused: failed.length,
+        reasons: "teams_inline_undelivered",
+      });
+      // No picture disappears in silence: the failed ones are named in a line of their own.
+      let lost = false;
+      for (const piece of fitTeams(teamsSafe(failed.join("\n"))))
+        if (await landed(textActivity(piece))) any = true;
+        else lost = true;
+      return { landed: any, lost };
+    },
+  };
 }

@@ -83,6 +83,7 @@ export async function start(
     drops: ctx.drops,
     ops,
     allowedUserIds: new Set(s.allowedUserIds),
+    owner: ownerOf(s),
     forum: { allowForum: s.allowForum, allowedForumChatIds: new Set(s.allowedForumChatIds) },
     logger,
     // Files users send are downloaded from the same Bot API server the calls go to.
@@ -152,9 +153,18 @@ export async function start(
     timeoutSeconds: s.pollTimeoutSeconds,
     clock,
     logger,
-    onState: (connected, reason) =>
-      connected ? logger.info("telegram: connected") : logger.warn("telegram: not connected", { reason }),
+    onState: (connected, reason) => {
+      if (connected) {
+        logger.info("telegram: connected");
+        ctx.status?.connected();
+      } else {
+        logger.warn("telegram: not connected", { reason });
+        ctx.status?.disconnected(reason ?? "not connected");
+      }
+    },
   });
+  // Not connected until the first poll answers (an unreachable Telegram does not stop the start).
+  ctx.status?.connecting();
   await poller.start();
   return {
     name: "telegram",

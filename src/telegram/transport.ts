@@ -60,6 +60,8 @@ export interface TelegramTransportOptions extends TransportOptions {
   /** Absent: an unconfigured transport (authorizes nobody, sends nothing). */
   ops?: TelegramOps;
   allowedUserIds?: ReadonlySet<string>;
+  /** The channel's owner (settings.ts ownerOf): where another channel's notice reaches the operator. */
+  owner?: string | undefined;
   forum?: ForumPolicy;
   logger?: Logger;
   /** How files users send are downloaded (the token and apiRoot); absent = every file refused. */
@@ -80,6 +82,7 @@ export class TelegramTransport extends MessagingTransport<TgUpdate> {
   override readonly capabilities = TELEGRAM_CAPABILITIES;
   readonly ops: TelegramOps | undefined;
   private readonly allowed: ReadonlySet<string>;
+  private readonly owner: string | undefined;
   private readonly forum: ForumPolicy;
   private readonly log: Logger;
   private readonly files: TelegramFileOptions | undefined;
@@ -91,6 +94,7 @@ export class TelegramTransport extends MessagingTransport<TgUpdate> {
     this.ops = options.ops;
     // Frozen copies: a decision must not change under a concurrent config edit.
     this.allowed = new Set(options.allowedUserIds ?? []);
+    this.owner = options.owner;
     this.forum = {
       allowForum: options.forum?.allowForum ?? false,
       allowedForumChatIds: new Set(options.forum?.allowedForumChatIds ?? []),
@@ -187,6 +191,11 @@ export class TelegramTransport extends MessagingTransport<TgUpdate> {
     // A private chat id IS the user id; a Topic goes through the same gate inbound does.
     if (threadId === undefined) return this.allowed.has(conversationId);
     return this.chatGate("supergroup", conversationId, threadId) === "allowed_forum";
+  }
+
+  /** The owner's private chat (its id IS the user id); the egress still re-checks maySendTo. */
+  override ownerTarget(): ResolvedTarget | null {
+    return this.owner !== undefined && this.allowed.has(this.owner) ? { conversationId: this.owner } : null;
   }
 
   override configuredTargets(): ConfiguredChannelTarget[] {

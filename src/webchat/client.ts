@@ -4,7 +4,8 @@
  * page gets for it, so the token can leave the address bar and its history); a wrong token gets 401
  * and never a WebSocket. A socket must come from the page's own origin (or a configured one), sockets
  * are capped per conversation and in total, and each socket's frames are rate-limited. Every refusal
- * is reported for the audit.
+ * is reported for the audit. The gateway's own routes (health, metrics) are answered first and
+ * guard themselves.
  */
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, Server, ServerResponse } from "node:http";
@@ -13,6 +14,7 @@ import type { Duplex } from "node:stream";
 import type { WebSocket } from "ws";
 import { WebSocketServer } from "ws";
 import type { Logger } from "../messaging/base/logger.js";
+import type { HttpRoutes } from "../messaging/channel/ops-port.js";
 import type { WebChatLimits } from "./limits.js";
 import { DEFAULT_WEBCHAT_LIMITS } from "./limits.js";
 import type { ClientFrame, FrameRefusal, ServerFrame } from "./protocol.js";
@@ -47,6 +49,8 @@ export interface WebChatServerOptions {
   onRefused?: (reason: string, detail: Record<string, string | number>) => void;
   /** Time for the frame rate limit (default Date.now). */
   now?: () => number;
+  /** The gateway's routes (health, metrics), answered before the token check; they guard themselves. */
+  routes?: HttpRoutes;
 }
 
 /** The cookie a page authenticated by its address gets, so the token can leave the address bar. */
@@ -122,6 +126,7 @@ export class WebChatServer {
   }
 
   private onRequest(req: IncomingMessage, res: ServerResponse): void {
+    if (this.o.routes?.(req, res)) return;
     const url = this.url(req);
     const headers = {
       "cache-control": "no-store",

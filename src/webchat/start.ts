@@ -110,6 +110,7 @@ export async function start(
     onBadFrame: (conn, refusal) => frames.handleBadFrame(conn, refusal),
     limits: ctx.settings,
     now: () => ctx.clock.now(),
+    ...(ctx.routes ? { routes: ctx.routes } : {}),
     // A refused upgrade, request or frame is an inbound drop: counted for doctor as well as audited.
     onRefused: (reason, { conversation, ...detail }) =>
       ctx.drops.record({
@@ -130,6 +131,8 @@ export async function start(
   pruning = ctx.clock.setTimeout(prune, Math.min(idleMs, 60_000));
   transport.admit(OWNER_PRINCIPAL, (conversationId, frame) => server.broadcast(conversationId, frame));
   const actualPort = await server.start();
+  // Listening is the web chat's connection: pages reach it from here on.
+  ctx.status?.connected();
   const shownHost = host.includes(":") ? `[${host}]` : host;
   ctx.announce(`parley web chat: http://${shownHost}:${actualPort}/?token=${token}`);
   return {

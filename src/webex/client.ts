@@ -81,6 +81,8 @@ export interface WebexClientOptions {
   /** A connection that lived shorter than this counts as unhealthy: the backoff grows. */
   minHealthyMs?: number;
   requestTimeoutMs?: number;
+  /** Told when the device socket opens (true) and when it closes unasked (false). */
+  onState?: (connected: boolean) => void;
 }
 
 /** Retry-After is seconds; a missing or silly value waits one second, a huge one is capped. */
@@ -326,6 +328,7 @@ export class WebexClient {
       ws.once("error", reject);
     });
     this.guard.opened();
+    this.o.onState?.(true);
     // A socket error is followed by its close, which reconnects; logged so it is never silent.
     ws.on("error", (error) => this.o.logger.warn("webex: device socket error", { error: String(error) }));
     ws.on("message", (data) => this.onMessage(String(data)));
@@ -333,6 +336,7 @@ export class WebexClient {
       if (this.ws === ws) this.ws = null;
       if (this.closing) return;
       this.guard.closed();
+      this.o.onState?.(false);
       this.scheduleReconnect();
     });
   }

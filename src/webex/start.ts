@@ -65,6 +65,8 @@ export async function start(
     onFrame: (frame) => intake?.handleFrame(frame),
     // No id to ack: counted and audited, so a stream of them shows in doctor.
     onUnreadable: (shape) => ctx.drops.record({ reason: "unparseable", shape }),
+    onState: (connected) =>
+      connected ? ctx.status?.connected() : ctx.status?.disconnected("device socket closed; reconnecting"),
   });
   const transport = new WebexTransport({
     audit: ctx.audit,
@@ -100,6 +102,7 @@ export async function start(
   intake = new WebexIntake(client, transport, surface, hub, offers, files, ctx);
   // What a restart left unanswered, before new activities find their turns taken.
   await hub.resume();
+  ctx.status?.connecting();
   await client.connect().catch(async (error: unknown) => {
     await egress.close();
     throw error;

@@ -62,7 +62,7 @@ export function wecomLiveSurface(o: WeComSurfaceOptions): LiveSurface<WeComWidge
     quiet: (text) => `_${safe(text)}_`,
     promptHead: (title, purpose) => prompts.head(title, purpose),
     promptBody: (head, hint) => prompts.body(head, hint),
-    decided: (head, outcome) => prompts.decided(head, outcome),
+    decided: (_head, outcome, title) => prompts.decided(title, outcome),
     fit: (source, footer = "", live = false) => {
       if (live) {
         const text = stream.preview(source);

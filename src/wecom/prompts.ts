@@ -12,8 +12,6 @@ export class WeComPrompts {
   private readonly shown = new Set<string>();
   /** Prompt bodies built and not yet shown: how a post is told to be a prompt. */
   private readonly pending = new Set<string>();
-  /** A prompt's head -> the tool's title, which its decision line names. */
-  private readonly titles = new Map<string, string>();
   private n = 0;
 
   constructor(
@@ -22,9 +20,7 @@ export class WeComPrompts {
   ) {}
 
   head(title: string, purpose: string): string {
-    const head = `🔐 **Permission needed:** ${title}${purpose ? `\n${purpose}` : ""}`;
-    this.titles.set(head, title);
-    return head;
+    return `🔐 **Permission needed:** ${title}${purpose ? `\n${purpose}` : ""}`;
   }
 
   body(head: string, hint: string): string {
@@ -33,8 +29,9 @@ export class WeComPrompts {
     return body;
   }
 
-  decided(head: string, outcome: string): string {
-    return this.present(`🔐 ${this.titles.get(head) ?? head}: ${outcome}`);
+  /** The decision line, naming the tool it settles (`title` display-safe, as the head shows it). */
+  decided(title: string, outcome: string): string {
+    return this.present(`🔐 ${title}: ${outcome}`);
   }
 
   /** The choices a typed reply offers. */

@@ -69,6 +69,10 @@ export async function start(
     ...overrides.client,
     onCallback: (frame) => intake?.onCallback(frame),
     onHealth: (h) => {
+      // The same verdict is the channel's connection state (health, metrics, alerts).
+      if (h.state === "healthy") ctx.status?.connected();
+      else if (h.state === "connecting") ctx.status?.connecting();
+      else ctx.status?.disconnected(h.reason);
       // doctor's "last verdict"; losing it costs a report, never the connection.
       try {
         writeHealth(ctx.home, h);
@@ -112,7 +116,8 @@ export async function start(
   });
   intake = new WeComIntake(transport, hub, logger, ctx.drops);
   // The connection opens first (callbacks wait), so what a restart left unfinished can be answered,
-  // and comes before anything newer.
+  // and comes before anything newer. Not connected until subscribed.
+  ctx.status?.connecting();
   client.start();
   await hub.resume();
   intake.start();

@@ -164,8 +164,12 @@ export async function start(
     ...(overrides.backoff ? { backoff: overrides.backoff } : {}),
     onHealth: (h) => {
       if (!h.healthy) logger.warn(`weixin: unhealthy: ${h.reason}`);
+      if (h.healthy) ctx.status?.connected();
+      else ctx.status?.disconnected(h.reason);
     },
   });
+  // Not connected until a poll answers.
+  ctx.status?.connecting();
   poller.start();
   logger.info(`weixin: polling ${origin}`);
   return {

@@ -110,6 +110,7 @@ export async function start(
     ...(overrides.backoff ? { backoff: overrides.backoff } : {}),
     ...(overrides.random ? { random: overrides.random } : {}),
     onOpen: (sock, first) => {
+      ctx.status?.connected();
       // The account as the socket reports it (its linked identity may be new).
       if (sock.user?.id) operator = operatorOf({ id: sock.user.id, lid: sock.user.lid ?? operator.lid });
       // Scheduled, never awaited: the round trips must not hold up the connection's own work.
@@ -117,7 +118,9 @@ export async function start(
       if (admission.dmPolicy === "allowlist")
         void identities.warm(admission.allowFrom, (pn) => sock.signalRepository.lidMapping.getLIDForPN(pn));
     },
+    onClose: (reason) => ctx.status?.disconnected(`connection closed (${reason.code ?? "no code"})`),
     onFatal: (ending, record) => {
+      ctx.status?.disconnected(`stopped: ${ending}`);
       ctx.audit.log("whatsapp.connection", "failed", { reason: ending, code: record.code });
       void stopChannel();
       void tellOwner(`⚠️ WhatsApp stopped: ${endingText(ending, record.version)}`);
@@ -217,6 +220,7 @@ export async function start(
   };
   // Before the first connect: what a restart left unanswered comes before anything newer.
   await hub.resume();
+  ctx.status?.connecting();
   connection.start();
   return {
     name: "whatsapp",

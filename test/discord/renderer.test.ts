@@ -46,7 +46,7 @@ async function setup(o: Partial<DiscordRendererOptions> = {}) {
 
 /** Let the renderer's queued REST calls reach the fake. */
 async function drain(renderer: DiscordRenderer): Promise<void> {
-  await (renderer as unknown as { ops: Promise<void> }).ops;
+  await (renderer as unknown as { queue: { idle(): Promise<void> } }).queue.idle();
 }
 
 describe("discord renderer", () => {

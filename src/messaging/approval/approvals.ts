@@ -40,6 +40,7 @@ export const RECEIPT_EXPIRED = "That approval was already answered or has timed 
 export const DEFAULT_APPROVAL_TIMEOUT_MS = 5 * 60_000;
 
 interface Entry {
+  sessionKey: string;
   nonce: string;
   settle: (verdict: ApprovalVerdict) => void;
   handle: unknown;
@@ -93,6 +94,7 @@ export class PendingApprovals {
       settle = resolve;
     });
     const entry: Entry = {
+      sessionKey,
       nonce,
       openedSeq: ++this.seq,
       handle: undefined,
@@ -169,6 +171,13 @@ export class PendingApprovals {
   /** Whether this exact prompt is still open under this session (no audit: a lookup, not a press). */
   isOpen(sessionKey: string, requestId: string): boolean {
     return this.entries.has(PendingApprovals.key(sessionKey, requestId));
+  }
+
+  /** How many sessions have a prompt open (a count for health and `parley status`). */
+  openSessions(): number {
+    const sessions = new Set<string>();
+    for (const entry of this.entries.values()) sessions.add(entry.sessionKey);
+    return sessions.size;
   }
 
   hasOpen(sessionKey: string): boolean {

@@ -23,6 +23,7 @@ import type { PipelineProvider, TurnPipelineDeps } from "../turn/pipeline.js";
 import type { Egress } from "./egress.js";
 import type { InboundDrops } from "./inbound-drops.js";
 import type { JournalPolicy } from "./journal.js";
+import type { ChannelStatus, HttpRoutes } from "./ops-port.js";
 import type { MessagingTransport } from "./transport.js";
 import type { TurnSink } from "./turn-sink.js";
 
@@ -201,6 +202,16 @@ export interface ChannelContext<S extends ChannelSettings = ChannelSettings> {
    * agent turn. Absent: gateway mode.
    */
   sink?: TurnSink;
+  /**
+   * Where the channel reports its connection (up, down with a reason) and its hub's counts, for
+   * health, metrics, owner alerts and `parley status` (ops-port.ts). Absent: nobody is told.
+   */
+  status?: ChannelStatus;
+  /**
+   * Routes the gateway serves on the channel's HTTP server ahead of its own (the web chat's: health
+   * and metrics). Only a channel that runs the gateway's HTTP server mounts them.
+   */
+  routes?: HttpRoutes;
 }
 
 export interface RunningChannel {

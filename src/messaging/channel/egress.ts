@@ -33,7 +33,8 @@ export type EgressPurpose = "agent" | "mirror" | "schedule" | "host" | "notice";
  * stored link (a mirror binding, a scheduled job's conversation) on behalf of `sessionKey`, whose
  * key names the principal re-checked. `target`: an operator-configured destination by its name.
  * `owner`: the operator, on the first other running channel that knows where they are (a channel
- * telling the operator it went down cannot tell them on itself).
+ * telling the operator it went down cannot tell them on itself); with `on`, only on that channel
+ * (an alert goes to the owner of every other connected channel, one send each).
  */
 export type EgressDestination =
   | { kind: "session"; sessionKey: string }
@@ -45,7 +46,7 @@ export type EgressDestination =
       principal?: string;
     }
   | { kind: "target"; name: string }
-  | { kind: "owner"; except: string };
+  | { kind: "owner"; except: string; on?: string };
 
 export type EgressRefusal =
   | "empty"
@@ -299,7 +300,8 @@ export class Egress {
     }
     if (destination.kind === "owner") {
       for (const [channel, transport] of this.transports) {
-        if (channel === destination.except) continue;
+        if (channel === destination.except || (destination.on !== undefined && channel !== destination.on))
+          continue;
         const resolved = transport.ownerTarget();
         if (!resolved) continue;
         const link: ChannelLink = { channelType: channel, conversationId: resolved.conversationId };

@@ -57,7 +57,7 @@ export interface HubOptions<A, P> {
   surface: ChannelSurface<A, P>;
   commands: CommandKit;
   /** The channel context: what its turns use (turn-runner.ts), and the store, egress, schedules, agent host. */
-  ctx: TurnContext & Pick<ChannelContext, "durable" | "egress" | "schedules" | "sink" | "drops">;
+  ctx: TurnContext & Pick<ChannelContext, "durable" | "egress" | "schedules" | "sink" | "drops" | "status">;
   /** Whether this sender is the channel's configured owner (/yolo, listings). */
   isOwner(userId: string): boolean;
   /** The channel's own mid-turn mode; the gateway-wide one otherwise. */
@@ -280,6 +280,11 @@ export class ConversationHub<A, P = undefined> {
       advance: (address) => this.advance(address),
       hostAnswers: this.sink?.hasCommand.bind(this.sink),
       track,
+    });
+    // Counts for health, metrics and `parley status`: read when asked, never pushed per message.
+    c.status?.hub({
+      queued: () => this.router.queued(),
+      awaitingApproval: () => this.approvals.registry.openSessions(),
     });
   }
 

@@ -35,10 +35,12 @@ export interface LivePacingOptions {
   stallMarks?: boolean | undefined;
   /** A platform that caps edits: false once no live frame is left, and none is scheduled then. */
   framesLeft?: (() => boolean) | undefined;
+  /** Every frame runs at once and the event that asked for it waits for it (throttle 0: tests, goldens). */
+  inlineFrames?: boolean | undefined;
   /** The first frame goes out as the turn starts (its status is seen at once), not at the first event. */
   frameAtStart?: boolean | undefined;
-  /** Runs one live frame (queued by the caller behind its other platform calls). */
-  frame: () => void;
+  /** Runs one live frame (queued by the caller behind its other platform calls); resolves once it ran. */
+  frame: () => Promise<void> | void;
   typing?: LiveTyping | undefined;
 }
 
@@ -102,22 +104,23 @@ export class LivePacing {
     }
   }
 
-  /** A frame at the throttle's next slot (one pending at a time). */
-  schedule(): void {
+  /** A frame at the throttle's next slot (one pending at a time); inline, the frame itself. */
+  schedule(): Promise<void> | undefined {
     if (this.editTimer !== null || this.stopped || this.o.framesLeft?.() === false) return;
+    if (this.o.inlineFrames) return Promise.resolve(this.o.frame());
     const first = this.fresh ? (this.o.firstFrameMs ?? 0) : 0;
     this.fresh = false;
     const wait = Math.max(first, this.lastFrameAt + this.gapMs - this.o.now());
     this.gapMs *= this.o.throttleGrowth ?? 1;
     this.editTimer = this.o.timers.setTimeout(() => {
       this.editTimer = null;
-      this.o.frame();
+      void this.o.frame();
     }, wait);
   }
 
-  /** The turn's first frame, at the throttle's slot, when it goes out as the turn starts (`frameAtStart`). */
-  first(): void {
-    if (this.o.frameAtStart) this.schedule();
+  /** The turn's first frame, when it goes out as the turn starts (`frameAtStart`). */
+  first(): Promise<void> | undefined {
+    return this.o.frameAtStart ? this.schedule() : undefined;
   }
 
   /** A frame that opens a live message: run at once when `openAtOnce` (true), else left to schedule(). */
@@ -125,7 +128,9 @@ export class LivePacing {
     if (!this.o.openAtOnce || this.stopped || this.opened) return false;
     this.opened = this.o.openAtOnce === "turn";
     this.cancelFrame();
-    this.o.frame();
+    // The throttle counts from this frame now, not from when its platform call ends.
+    this.framed();
+    void this.o.frame();
     return true;
   }
 

@@ -10,17 +10,17 @@
  */
 
 import { applyOptionsCap, splitOptionsTrailer } from "../text/options.js";
-import { StreamingSplitter } from "../text/streaming-splitter.js";
-import { renderTables } from "../text/tables/index.js";
 import type { AgentStatus, PromptOption, ToolChange, TurnEnding } from "../turn/renderer.js";
 import { Renderer } from "../turn/renderer.js";
-import { LiveCalls } from "./live-calls.js";
+import { LiveCalls, postOptionsApart } from "./live-calls.js";
 import { LiveDecor } from "./live-decor.js";
 import { LivePacing, type LivePacingOptions } from "./live-pacing.js";
-import { liveFrame, sealPlan } from "./live-seal.js";
+import { liveFrame, presented, sealPlan } from "./live-seal.js";
+import { type LiveSplitter, liveSplitter } from "./live-segments.js";
 import { LiveStatus, ReasoningPreview, ToolParagraphs } from "./live-status.js";
-import type { LiveMessage, LiveSurface } from "./live-surface.js";
-import { promptMessage } from "./live-surface.js";
+import { LiveStreamPath } from "./live-stream.js";
+import type { LiveMessage, LiveSurface, PromptAbout } from "./live-surface.js";
+import { decidedMessages, promptMessage } from "./live-surface.js";
 import {
   approvalOutcomeLabel,
   contextUsageAtEnd,
@@ -43,12 +43,14 @@ export interface LiveRendererOptions<W> extends Omit<LivePacingOptions, "frame" 
   showThinking?: boolean;
   /** The session's context figure, read once as the turn ends (else the last compaction's). */
   contextUsage?: (() => number | undefined | Promise<number | undefined>) | undefined;
+  /** Tables presented as the text streams, before the splitter cuts it (live-segments.ts). */
+  presentFirst?: boolean | undefined;
 }
 
 export class LiveRenderer<W> extends Renderer {
   private readonly surface: LiveSurface<W>;
   private readonly pacing: LivePacing;
-  private splitter: StreamingSplitter;
+  private splitter: LiveSplitter;
   /** `body`: it shows answer text (not only its footer), so it cannot be taken for a prompt. */
   private live: { id: string; shown: string; body: boolean } | null = null;
   /** The quote chip waiting for the first real text of the post-steer segment. */
@@ -62,7 +64,8 @@ export class LiveRenderer<W> extends Renderer {
   /** Sealed chunks queued but not yet sent: a live frame then would show the wrong tail. */
   private pendingSeals = 0;
   private finished = false;
-  /** The turn reached its end (onDone), as opposed to being closed before it. */
+  /** The turn began (onTurnStart) / reached its end (onDone), as opposed to being closed before it. */
+  private begun = false;
   private ended = false;
   private readonly noted: string[] = [];
   /** The last message a seal delivered (where the end's status line goes when nothing follows). */
@@ -72,15 +75,16 @@ export class LiveRenderer<W> extends Renderer {
   private readonly decor: LiveDecor;
   /** The reasoning (only when shown), posted once ahead of the first message. */
   private readonly reasoning: ReasoningPreview;
-  private frameQueued = false;
+  private frameQueued: Promise<void> | null = null;
   /** requestId -> the prompt's message, so the outcome can be written onto the prompt itself. */
-  private readonly prompts = new Map<string, { id: string; head: string }>();
+  private readonly prompts = new Map<string, { id: string; head: string; about: PromptAbout }>();
+  private readonly stream: LiveStreamPath<W>;
 
   constructor(private readonly o: LiveRendererOptions<W>) {
     super(o.surface.capabilities);
     this.surface = o.surface;
     this.pacing = new LivePacing({ ...o, typing: o.surface.typing, frame: () => this.queueFrame() });
-    this.splitter = new StreamingSplitter(o.surface.sourceCap);
+    this.splitter = liveSplitter(o.surface.sourceCap, 0, o.presentFirst);
     this.status = new LiveStatus(o.surface.commands.stop);
     this.startedAt = o.now();
     this.calls = new LiveCalls(o.surface, o.channel, o.logger, () => {
@@ -93,6 +97,7 @@ export class LiveRenderer<W> extends Renderer {
     };
     this.reasoning = new ReasoningPreview(Boolean(o.showThinking && o.surface.thinking));
     this.decor = new LiveDecor(o.surface.reactions, clock, o.logger);
+    this.stream = new LiveStreamPath(o.surface, this.calls, this.reasoning);
     this.queue = new SerialQueue((error) => {
       this.deliveryFailed = true;
       o.logger.error(`${o.channel}: render step failed`, { error: String(error) });
@@ -105,9 +110,10 @@ export class LiveRenderer<W> extends Renderer {
   }
 
   override async onTurnStart(): Promise<void> {
+    this.begun = true;
     this.decor.started();
     this.pacing.start();
-    if (!this.quiet && !this.pacing.open()) this.pacing.first();
+    if (!this.quiet && !this.pacing.open()) await this.pacing.first();
   }
 
   async onTextChunk(text: string): Promise<void> {
@@ -123,24 +129,26 @@ export class LiveRenderer<W> extends Renderer {
       });
     }
     // Text opening a message (none shown yet, or a seal just closed it) may go out at once.
-    if ((this.live?.body && !sealed.length) || !this.pacing.open()) this.scheduleEdit();
+    if ((this.live?.body && !sealed.length) || !this.pacing.open()) await this.scheduleEdit();
   }
 
   async onThinking(text: string): Promise<void> {
     this.reasoning.add(text);
     this.decor.thinking();
-    this.moved(() => this.status.thinking());
+    await this.moved(() => this.status.thinking());
   }
 
-  async onToolCall(toolCallId: string, title: string, toolKind?: string): Promise<void> {
+  async onToolCall(toolCallId: string, title: string, toolKind?: string, _purpose?: string): Promise<void> {
     this.decor.toolCalled(title, toolKind);
     this.paragraphs.toolCalled();
-    this.moved(() => this.status.tool(toolCallId, title));
+    this.stream.toolCalled(toolCallId, title);
+    await this.moved(() => this.status.tool(toolCallId, title));
   }
 
   async onToolUpdate(toolCallId: string, change: ToolChange): Promise<void> {
     this.decor.toolChanged(change);
-    this.moved(() => this.status.toolChanged(toolCallId, change));
+    this.stream.toolChanged(toolCallId, change);
+    await this.moved(() => this.status.toolChanged(toolCallId, change));
   }
 
   async onAgentStatus(status: AgentStatus): Promise<void> {
@@ -154,7 +162,7 @@ export class LiveRenderer<W> extends Renderer {
     }
     // Waiting in line or a silent agent is not progress: the stall marks keep counting.
     this.status.agent(status);
-    this.scheduleEdit();
+    await this.scheduleEdit();
   }
 
   async onPromptChoice(
@@ -172,13 +180,14 @@ export class LiveRenderer<W> extends Renderer {
     await this.enqueue(async () => {
       // The answer so far stays above the prompt; what the decision releases continues below it.
       await this.sealSegment();
-      const { head, body, widgets } = promptMessage(this.surface, options, requestId, context);
+      const { head, about, body, widgets } = promptMessage(this.surface, options, requestId, context);
       // A live message with only its footer becomes the prompt; the continuation opens below it.
       const id = (await this.takeFooterOnlyLive({ body, widgets })) ?? (await this.post({ body, widgets }));
-      if (id !== null) this.prompts.set(requestId, { id, head });
+      if (id !== null) this.prompts.set(requestId, { id, head, about });
       landed = id !== null;
       // The end's status line belongs below the prompt, never on the answer above it.
       this.lastSealed = null;
+      await this.stream.status("");
     });
     return landed;
   }
@@ -186,25 +195,24 @@ export class LiveRenderer<W> extends Renderer {
   /** Write the outcome onto the prompt and drop its widgets, so a decided prompt never looks live. */
   override async markApproval(requestId: string, outcome: string): Promise<void> {
     this.decor.resume();
+    // The turn goes on below the prompt (set now: whatever the agent does meanwhile overrides it).
+    this.status.thinking();
     // Looked up on the queue: a press can arrive before the prompt's own send has returned.
     await this.enqueue(async () => {
       const prompt = this.prompts.get(requestId);
       if (!prompt) return;
       this.prompts.delete(requestId);
-      const body = this.surface.decided(prompt.head, outcome);
+      const decided = decidedMessages(this.surface, prompt, outcome);
       try {
-        await this.surface.edit(prompt.id, { body, widgets: this.surface.noWidgets });
+        await this.surface.edit(prompt.id, decided.edit);
       } catch (error) {
         this.o.logger.warn(`${this.o.channel}: could not mark the approval prompt`, { error: String(error) });
         // The outcome must be readable somewhere: below, when the prompt itself refused it.
-        if (this.o.postOnRefusal && this.surface.refused(error)) await this.post({ body });
+        if (this.o.postOnRefusal && this.surface.refused(error)) await this.post(decided.post);
       }
     });
-    // The turn goes on below the prompt: its next frame opens a new message there.
-    if (!this.finished && !this.quiet) {
-      this.status.thinking();
-      this.scheduleEdit();
-    }
+    // Its next frame opens a new message there.
+    if (!this.finished && !this.quiet) await this.scheduleEdit();
   }
 
   async onCompaction(contextUsagePct: number | undefined, receipt: string): Promise<void> {
@@ -216,13 +224,13 @@ export class LiveRenderer<W> extends Renderer {
       );
   }
 
-  override async onSteerConsumed(summary: string): Promise<void> {
+  override async onSteerConsumed(summary: string, _steerId?: string): Promise<void> {
     this.pacing.progress();
     this.pacing.cancelFrame();
     await this.enqueue(() => this.sealSegment());
     this.chip = steerChip(this.noted.shift() ?? summary);
     // The chip rides the first chunk of the continuation: the splitter keeps room for it.
-    this.splitter = new StreamingSplitter(this.surface.sourceCap, { reserve: Array.from(this.chip).length });
+    this.splitter = liveSplitter(this.surface.sourceCap, Array.from(this.chip).length, this.o.presentFirst);
   }
 
   async onDone(stopReason: string, ending: TurnEnding = {}): Promise<void> {
@@ -243,89 +251,85 @@ export class LiveRenderer<W> extends Renderer {
       void this.markApproval(requestId, approvalOutcomeLabel("abandoned"));
     // A turn cut before its end is sealed as it stands: what it said stays, its live footer goes,
     // and the end says it stopped (or failed); one that produced nothing says so. A held answer
-    // was never promised, so a cut one sends nothing.
-    if (!this.ended && !this.o.heldAnswer)
-      await this.enqueue(() => this.sealSegment({ stopReason: reason ? "error" : "cancelled" }));
+    // was never promised, so a cut one sends nothing; one that never began (nothing readable to
+    // ask, told elsewhere) has no turn to seal unless it failed.
+    if (!this.ended && !this.o.heldAnswer && (this.begun || reason))
+      await this.enqueue(() => this.sealSegment({ stopReason: reason ? "error" : "cancelled", cut: true }));
     // A turn cut before its end marks the user's message as failed.
     if (reason && !this.ended) this.decor.finish(true);
+    // Nothing queued outlives the close: an abandoned prompt's outcome lands before it returns.
+    await this.queue.idle();
     await this.decor.close();
   }
-
-  // ── the queue and the pace ───────────────────────────────────────────────────────────────────
 
   private enqueue(op: () => Promise<void>): Promise<void> {
     return this.queue.run(op);
   }
 
   /** The agent moved: the status line follows it in the next live frame. */
-  private moved(update: () => void): void {
+  private moved(update: () => void): Promise<void> | undefined {
     this.pacing.progress();
     update();
-    this.scheduleEdit();
+    return this.scheduleEdit();
   }
 
   /** A frame at the throttle's next slot (protected: a surface whose live message must be renewed on time). */
-  protected scheduleEdit(): void {
-    if (!this.finished) this.pacing.schedule();
+  protected scheduleEdit(): Promise<void> | undefined {
+    return this.finished ? undefined : this.pacing.schedule();
   }
 
   /** One frame waiting in the queue is enough: it renders the buffer as it is when it runs. */
-  private queueFrame(): void {
-    if (this.frameQueued) return;
-    this.frameQueued = true;
-    void this.enqueue(async () => {
-      this.frameQueued = false;
+  private queueFrame(): Promise<void> {
+    this.frameQueued ??= this.enqueue(async () => {
+      this.frameQueued = null;
       await this.flushLive();
     });
+    return this.frameQueued;
   }
 
-  // ── live frames ──────────────────────────────────────────────────────────────────────────────
-
   private async flushLive(): Promise<void> {
-    if (this.finished || this.pendingSeals > 0 || this.o.heldAnswer) return;
+    if (this.finished || this.pendingSeals > 0 || this.o.heldAnswer || this.splitter.held) return;
     const footer = [this.status.line, this.pacing.stallMark()].filter(Boolean).join(" ");
+    const streamed = await this.stream.frame(this.splitter.tail, this.splitter.committed, this.chip);
+    if (streamed === null) await this.editFrame(footer);
+    else this.pacing.framed();
+    if (streamed) this.answered = true;
+    await this.stream.status(footer);
+  }
+
+  private async editFrame(footer: string): Promise<void> {
     const { body, shown } = liveFrame(this.surface, this.splitter.tail, this.chip, footer);
     if (!shown) return;
     this.pacing.framed();
     if (shown === this.live?.shown && !this.surface.expiring?.()) return;
+    // A live message showing only its footer becomes the reasoning (once): the answer opens below it.
+    if (body && (await this.calls.reasoningOver(this.live, this.reasoning))) this.live = null;
     if (this.live) {
-      try {
-        await this.surface.edit(this.live.id, { body: shown, live: true });
+      const edit = await this.calls.editLive(this.live.id, { body: shown, live: true }, this.o.postOnRefusal);
+      if (edit === "lost") return;
+      if (edit === "edited") {
         this.live.shown = shown;
-        if (body) {
-          this.answered = true;
-          this.live.body = true;
-        }
+        this.live.body ||= Boolean(body);
+        this.answered ||= Boolean(body);
         return;
-      } catch (error) {
-        // A lost frame is harmless (the seal rewrites the message); a lost seal is not.
-        this.o.logger.debug(`${this.o.channel}: live edit failed`, { error: String(error) });
-        if (!this.o.postOnRefusal || !this.surface.refused(error)) return;
-        // The refused message keeps what it shows; the frame continues in a new one.
-        this.live = null;
       }
+      // Refused: the message keeps what it shows; the frame continues in a new one.
+      this.live = null;
     }
     const id = await this.post({ body: shown, live: true });
     if (id !== null) this.live = { id, shown, body: Boolean(body) };
     if (id !== null && body) this.answered = true;
   }
 
-  // ── seals ────────────────────────────────────────────────────────────────────────────────────
-
-  /** The sealed presentation of canonical source: the chip, then tables as the platform shows them. */
+  /** The sealed presentation of canonical source (live-seal.ts); the chip goes with real text. */
   private present(source: string): string {
-    const withChip = source.trim() ? this.chip + source : "";
-    if (withChip) this.chip = "";
-    return renderTables(withChip, {
-      policy: this.capabilities.tableMode,
-      nativeTables: this.capabilities.nativeTables,
-      fits: this.surface.tableFits,
-    });
+    if (source.trim()) [source, this.chip] = [this.chip + source, ""];
+    return presented(this.surface, source.trim() ? source : "");
   }
 
   /** A length-sealed chunk: it finalizes the live message; the tail moves to a new one. */
   private async sealChunk(source: string): Promise<void> {
-    await this.deliver(this.surface.fit(this.present(source)), "", undefined);
+    await this.deliver(this.stream.form.fit(this.present(source)), "", undefined);
   }
 
   /**
@@ -333,9 +337,9 @@ export class LiveRenderer<W> extends Renderer {
    * options as widgets. The end carries the turn-status line, and a turn that produced no answer
    * ends with the kit's notice (and the failure's reason) instead of nothing.
    */
-  private async sealSegment(final?: { stopReason: string; error?: string }): Promise<void> {
+  private async sealSegment(final?: { stopReason: string; error?: string; cut?: boolean }): Promise<void> {
     const chunks = this.splitter.finish();
-    this.splitter = new StreamingSplitter(this.surface.sourceCap);
+    this.splitter = liveSplitter(this.surface.sourceCap, 0, this.o.presentFirst);
     const last = chunks.pop() ?? "";
     for (const chunk of chunks) await this.sealChunk(chunk);
     const { body, choices } = splitOptionsTrailer(last, { hidePartial: false });
@@ -346,44 +350,55 @@ export class LiveRenderer<W> extends Renderer {
     // A held answer the end withholds sends nothing at all (no notice, no status line).
     if (final && this.o.heldAnswer?.(extracted.text, extracted.files.length) === false) return;
     const { text, files: found } = extracted;
+    // A surface that uploads with the message (no `send`): the files ride the seal's last one.
+    const attached = files && !files.send && found.length ? found : undefined;
     // One context-usage read per turn, at its end.
     const usage =
       final && !this.quiet
         ? await contextUsageAtEnd(this.o.contextUsage, this.contextUsagePct, this.o.logger)
         : undefined;
-    const plan = sealPlan(this.surface, {
+    const plan = sealPlan(this.stream.form, {
       presented: this.present(text),
       choices: capped.choices,
       files: found.length,
+      attach: attached !== undefined,
       answered: this.answered,
       quiet: this.quiet,
-      liveOpen: this.live !== null,
+      liveOpen: this.live !== null || this.stream.open,
       end: final && { ...final, elapsedMs: this.o.now() - this.startedAt, contextUsagePct: usage },
     });
-    if (plan.kind === "deliver") await this.deliver(plan.pieces, plan.footer, plan.widgets);
+    if (plan.kind === "deliver") await this.deliver(plan.pieces, plan.footer, plan.widgets, attached);
     else if (plan.footer) await this.placeStatus(plan.footer);
+    await this.stream.end();
     await this.sendFiles(found);
+    await postOptionsApart(this.stream.form, capped.choices, (message) => this.post(message));
+    if (final) await this.stream.status("");
   }
 
   private async sendFiles(found: readonly unknown[]): Promise<void> {
-    if (!found.length || !this.surface.files) return;
+    if (!found.length || !this.surface.files?.send) return;
     const { landed, lost } = await this.surface.files.send(found);
     if (landed) this.answered = true;
     if (lost) this.deliveryFailed = true;
   }
 
   /** Deliver sealed bodies: the first reuses the live message; the footer and widgets go on the last. */
-  private async deliver(pieces: string[], footer: string, widgets: W | undefined): Promise<void> {
+  private async deliver(pieces: string[], footer: string, widgets?: W, attached?: readonly unknown[]) {
     for (const [i, piece] of pieces.entries()) {
       const isLast = i === pieces.length - 1;
-      const message = {
-        body: isLast && footer ? this.surface.join(piece, footer) : piece,
+      const message: LiveMessage<W> = {
+        body: isLast && footer ? this.stream.form.join(piece, footer) : piece,
         widgets: isLast ? widgets : undefined,
+        ...(isLast && attached ? { files: { items: attached, footer } } : {}),
       };
-      const id =
-        i === 0 && this.live ? await this.calls.editOrPost(this.live.id, message) : await this.post(message);
-      if (piece) this.answered = true;
-      if (id !== null) this.lastSealed = { id, body: message.body, widgets: message.widgets };
+      const live = i === 0 ? this.live : null;
+      const id = await this.stream.send(message, (m) =>
+        live ? this.calls.editOrPost(live.id, m) : this.post(m),
+      );
+      if (piece || message.files) this.answered = true;
+      // A streamed seal is no message to edit the status line onto later.
+      if (id !== null && !this.stream.on)
+        this.lastSealed = { id, body: message.body, widgets: message.widgets };
     }
     this.live = null;
   }
@@ -393,6 +408,7 @@ export class LiveRenderer<W> extends Renderer {
    * ends in one place), or comes on its own when there is none or it would not fit.
    */
   private async placeStatus(footer: string): Promise<void> {
+    if (await this.stream.sealAlone(footer)) return;
     const last = this.lastSealed;
     const body = last ? this.surface.join(last.body, footer) : "";
     const message = { body, widgets: last?.widgets };
@@ -409,19 +425,8 @@ export class LiveRenderer<W> extends Renderer {
 
   /** Post one message, the reasoning (when shown) once ahead of the turn's first. */
   private async post(message: LiveMessage<W>): Promise<string | null> {
-    await this.postThinking();
+    await this.calls.reasoning(this.reasoning.take());
     return this.calls.post(message);
-  }
-
-  private async postThinking(): Promise<void> {
-    const preview = this.reasoning.take();
-    if (preview === null || !this.surface.thinking) return;
-    try {
-      if ((await this.surface.post({ body: this.surface.thinking(preview), quiet: true })) === null)
-        this.o.logger.debug(`${this.o.channel}: the reasoning message did not land`);
-    } catch (error) {
-      this.o.logger.debug(`${this.o.channel}: the reasoning message failed`, { error: String(error) });
-    }
   }
 
   /**

@@ -5,6 +5,7 @@
  * nothing to show but the status line puts it where the turn ends. Layer: messaging.
  */
 import { splitOptionsTrailer } from "../text/options.js";
+import { renderTables } from "../text/tables/index.js";
 import type { LiveSurface } from "./live-surface.js";
 import { noAnswerNotice, turnStatusLine } from "./render-kit.js";
 
@@ -14,6 +15,8 @@ export interface SealEnd {
   error?: string | undefined;
   elapsedMs: number;
   contextUsagePct?: number | undefined;
+  /** Closed before its end (no DONE): a notice for nothing said carries no status line of its own. */
+  cut?: boolean | undefined;
 }
 
 export interface SealInput {
@@ -21,6 +24,8 @@ export interface SealInput {
   presented: string;
   choices: readonly string[];
   files: number;
+  /** The files ride this seal's last message (a surface that uploads with it): there is one, text or not. */
+  attach?: boolean | undefined;
   /** Answer text already reached the chat in this turn. */
   answered: boolean;
   /** A turn that shows no status line or notice (a muted or unprompted one). */
@@ -39,7 +44,7 @@ export function sealPlan<W>(surface: LiveSurface<W>, s: SealInput): SealPlan<W> 
   const { end } = s;
   const silent = end !== undefined && !s.answered && !s.presented.trim() && !s.choices.length && !s.files;
   const status =
-    end && !s.quiet
+    end && !s.quiet && !(end.cut && silent)
       ? turnStatusLine(end.stopReason, {
           elapsedMs: end.elapsedMs,
           ...(end.contextUsagePct === undefined ? {} : { contextUsagePct: end.contextUsagePct }),
@@ -55,12 +60,13 @@ export function sealPlan<W>(surface: LiveSurface<W>, s: SealInput): SealPlan<W> 
     pieces = surface.fit(
       surface.plain(noAnswerNotice(end.stopReason === "error", surface.commands.new, end.error)),
     );
-  const widgets = s.choices.length ? surface.options(s.choices) : undefined;
+  // Options apart come after the text and its files (postOptionsApart), never on the text.
+  const widgets = s.choices.length && !surface.optionsApart ? surface.options(s.choices) : undefined;
   if (pieces.length === 0) {
     // No text: the end's status line lands on the live message, or on its own after a prompt.
-    // Mid-turn the live message is kept for the continuation.
+    // Mid-turn the live message is kept for the continuation; files riding it need a message.
     if (widgets) pieces.push(surface.plain("Choose one:"));
-    else if (footer && s.liveOpen) pieces.push("");
+    else if ((footer && s.liveOpen) || (s.attach && s.files)) pieces.push("");
     else return { kind: "status", footer };
   }
   return { kind: "deliver", pieces, footer, widgets };
@@ -84,4 +90,13 @@ export function liveFrame<W>(
   const footer = footerText ? surface.quiet(footerText) : "";
   const body = source ? (surface.fit(source, footer, true)[0] ?? "") : "";
   return { body, shown: surface.join(body, footer) };
+}
+
+/** Canonical source as sealed: tables as the platform shows them (within its fit, when it has one). */
+export function presented<W>(surface: LiveSurface<W>, source: string): string {
+  return renderTables(source, {
+    policy: surface.capabilities.tableMode,
+    nativeTables: surface.capabilities.nativeTables,
+    fits: surface.tableFits,
+  });
 }

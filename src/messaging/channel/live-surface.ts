@@ -12,6 +12,7 @@ import type { PromptOption } from "../turn/renderer.js";
 import type { TransportCapabilities } from "./capabilities.js";
 import type { LiveReactions } from "./live-decor.js";
 import type { LiveTyping } from "./live-pacing.js";
+import type { LiveStream } from "./live-stream.js";
 import { typedReplyHint } from "./render-kit.js";
 
 /** Longest tool title (and purpose) a prompt repeats, in code points. */
@@ -27,6 +28,18 @@ export interface LiveMessage<W> {
   quiet?: boolean;
   /** A live frame (still streaming): a platform that marks a message finished leaves this one open. */
   live?: boolean;
+  /**
+   * The files this message carries (a LiveFiles without `send`), uploaded with it; `footer` is what
+   * ends its body (the status line), so what a failed upload restores as text goes above it.
+   */
+  files?: { items: readonly unknown[]; footer: string } | undefined;
+}
+
+/** What a prompt asks about: the tool's title and purpose ("" for none), clipped and display-safe. */
+export interface PromptAbout {
+  title: string;
+  /** "" when the agent gave none. */
+  purpose: string;
 }
 
 /** The files a sealed segment names, as one platform sends them. */
@@ -37,9 +50,10 @@ export interface LiveFiles {
   extract(source: string): Promise<{ text: string; files: readonly unknown[] }>;
   /**
    * Send them after the text (a failure says so in the chat itself): whether anything landed, and
-   * whether something was lost (not even the failure's note landed).
+   * whether something was lost (not even the failure's note landed). Absent: they ride the seal's
+   * last message instead (LiveMessage.files), a platform that uploads a message's files with it.
    */
-  send(files: readonly unknown[]): Promise<{ landed: boolean; lost: boolean }>;
+  send?(files: readonly unknown[]): Promise<{ landed: boolean; lost: boolean }>;
 }
 
 export interface LiveSurface<W> {
@@ -52,8 +66,11 @@ export interface LiveSurface<W> {
   plain(text: string): string;
   /** The quiet line (live status, turn status) in this platform's markup. */
   quiet(text: string): string;
-  /** A decided prompt: its head with the outcome written under it. */
-  decided(head: string, outcome: string): string;
+  /**
+   * A decided prompt: its head with the outcome written under it (its widgets then cleared); or,
+   * for a surface whose prompt is one whole message (a card, see `approval`), that message decided.
+   */
+  decided(head: string, outcome: string, title: string, purpose: string): string | LiveMessage<W>;
   /** A prompt's head: the tool's title (and purpose, when given), both plain and display-safe. */
   promptHead(title: string, purpose: string): string;
   /** A prompt's whole body: its head and the typed-reply hint. */
@@ -86,14 +103,21 @@ export interface LiveSurface<W> {
   /** [OPTIONS:] choices as this platform's widgets. */
   options(choices: readonly string[]): W;
   /**
+   * [OPTIONS:] go in a message of their own after the text and its files (its body empty), for a
+   * platform whose message cannot carry text and widgets both. Absent: on the last sealed message.
+   */
+  readonly optionsApart?: boolean;
+  /**
    * An approval prompt's widgets (none when it cannot carry them) and the choices they show;
-   * `title` is the tool's, as the head shows it (a card that names the tool itself).
+   * `title` is the tool's, as the head shows it (a card that names the tool itself), and `purpose`
+   * (or "") too, for widgets that carry the whole prompt (a card, which is then the message).
    */
   approval(
     requestId: string,
     nonce: string,
     options: readonly PromptOption[],
     title: string,
+    purpose: string,
   ): { widgets: W | undefined; shown: readonly Pick<PromptOption, "verdict">[] };
   /** The widgets of a decided prompt (an empty set, so nothing on it looks pressable). */
   readonly noWidgets: W;
@@ -105,6 +129,10 @@ export interface LiveSurface<W> {
   reactions?: LiveReactions | undefined;
   /** The reasoning preview (redacted, clipped plain text) as this platform's body. */
   thinking?(preview: string): string;
+  /** A native stream for the live message (absent: the live message is edited; never on a resumed turn). */
+  stream?: LiveStream<W> | undefined;
+  /** The platform's own status line (a thread's "is thinking…"): each frame's footer, "" to clear it. */
+  status?(line: string): Promise<void>;
   /**
    * The live message must be written now even unchanged: the platform closes it soon (a stream
    * with a lifetime), and the surface seals it and continues in a new one. Absent: never.
@@ -118,13 +146,28 @@ export function promptMessage<W>(
   options: readonly PromptOption[],
   requestId: string,
   context: { toolTitle: string; toolPurpose: string; nonce: string },
-): { head: string; body: string; widgets: W | undefined } {
+): { head: string; about: PromptAbout; body: string; widgets: W | undefined } {
   const safe = (text: string, max: number) => displaySafeFor(oneLine(text, max), surface.capabilities);
-  const title = safe(context.toolTitle || "a tool", MAX_TITLE_CHARS);
-  const head = surface.promptHead(
-    title,
-    context.toolPurpose ? safe(context.toolPurpose, MAX_PURPOSE_CHARS) : "",
-  );
-  const { widgets, shown } = surface.approval(requestId, context.nonce, options, title);
-  return { head, body: surface.promptBody(head, typedReplyHint(shown, widgets !== undefined)), widgets };
+  const about = {
+    title: safe(context.toolTitle || "a tool", MAX_TITLE_CHARS),
+    purpose: context.toolPurpose ? safe(context.toolPurpose, MAX_PURPOSE_CHARS) : "",
+  };
+  const head = surface.promptHead(about.title, about.purpose);
+  const { widgets, shown } = surface.approval(requestId, context.nonce, options, about.title, about.purpose);
+  const body = surface.promptBody(head, typedReplyHint(shown, widgets !== undefined));
+  return { head, about, body, widgets };
+}
+
+/**
+ * A decided prompt as the edit that writes its outcome onto it (nothing pressable left), and the
+ * message posted instead should the prompt refuse that edit.
+ */
+export function decidedMessages<W>(
+  surface: LiveSurface<W>,
+  prompt: { head: string; about: PromptAbout },
+  outcome: string,
+): { edit: LiveMessage<W>; post: LiveMessage<W> } {
+  const decided = surface.decided(prompt.head, outcome, prompt.about.title, prompt.about.purpose);
+  if (typeof decided !== "string") return { edit: decided, post: decided };
+  return { edit: { body: decided, widgets: surface.noWidgets }, post: { body: decided } };
 }

@@ -56,6 +56,13 @@ export class MidTurnRouter<P = unknown> implements QueueControl {
 
   constructor(private readonly o: MidTurnOptions<P>) {}
 
+  /** Messages held behind running turns, over every session (a count for health and metrics). */
+  queued(): number {
+    let n = 0;
+    for (const q of this.receipts.values()) n += q.size;
+    return n;
+  }
+
   receiptQueue(sessionKey: string): ReceiptQueue<P> {
     let q = this.receipts.get(sessionKey);
     if (!q) {

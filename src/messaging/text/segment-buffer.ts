@@ -10,8 +10,8 @@
  * (complete or still arriving), the earliest local image reference and everything after it (so
  * extraction at the semantic seal sees it whole, in its whole-text fence context, and a length cut
  * can never strand half a link), and a still-growing trailing table (no rotation may strand
- * headerless raw rows, and no live frame shows half a table). Pure: no I/O, no clock. Shared by
- * the channels that stream by editing (Discord, Teams).
+ * headerless raw rows, and no live frame shows half a table). Pure: no I/O, no clock. Behind
+ * the LiveRenderer's `presentFirst` splitter (channel/live-segments.ts; Discord turns it on).
  */
 
 import { hideLocalRefs, protectedRefSpans } from "../files/outbound-files.js";
@@ -25,8 +25,12 @@ export class SegmentBuffer {
   private fed = 0;
   private splitter: StreamingSplitter;
 
-  constructor(private readonly limit: number) {
-    this.splitter = new StreamingSplitter(limit);
+  /** `reserve`: room held back from every chunk for what the caller puts in front (a steer chip). */
+  constructor(
+    private readonly limit: number,
+    private readonly reserve = 0,
+  ) {
+    this.splitter = new StreamingSplitter(limit, { reserve });
   }
 
   append(text: string): void {
@@ -48,6 +52,16 @@ export class SegmentBuffer {
     return this.source.slice(this.fed);
   }
 
+  /** The message being filled, raw: the splitter's tail and what is not fed yet. */
+  get open(): string {
+    return this.splitter.tail + this.remainder;
+  }
+
+  /** A recognized table is still growing at the end: a live frame holds rather than show half of it. */
+  get tableGrowing(): boolean {
+    return this.pendingTableStart(this.source) < this.source.length;
+  }
+
   isEmpty(): boolean {
     return this.source.trim() === "";
   }
@@ -67,7 +81,7 @@ export class SegmentBuffer {
    * local image markup hidden. Null while a recognized table is still growing (the frame holds).
    */
   livePreview(): string | null {
-    if (this.pendingTableStart(this.source) < this.source.length) return null;
+    if (this.tableGrowing) return null;
     const rest = hideLocalRefs(splitOptionsTrailer(this.remainder, { hidePartial: true }).body);
     return this.splitter.tail + rest;
   }
@@ -81,7 +95,7 @@ export class SegmentBuffer {
     const chunks = [...this.splitter.append(delta ?? remainder), ...this.splitter.finish()];
     this.source = "";
     this.fed = 0;
-    this.splitter = new StreamingSplitter(this.limit);
+    this.splitter = new StreamingSplitter(this.limit, { reserve: this.reserve });
     return chunks;
   }
 

@@ -91,6 +91,8 @@ export interface TurnDriverOptions {
    * person that a prompt which could not be shown was denied.
    */
   notify?: (text: string) => Promise<unknown>;
+  /** Told once per run, when the first answer text goes to the renderer (time to first token). */
+  onFirstText?: () => void;
 }
 
 const DEFAULT_DECIDER_TIMEOUT_MS = 6 * 60_000;
@@ -311,6 +313,7 @@ export class TurnDriver {
   /** Undefined when there is nothing to emit (the redactor held the whole chunk back). */
   private emitText(text: string): Promise<void> | undefined {
     if (!text) return undefined;
+    if (this.accumulated === "") this.firstText();
     this.accumulated += text;
     return this.emit({ kind: TEXT_CHUNK, text });
   }
@@ -392,6 +395,15 @@ export class TurnDriver {
     const { verdict, reason } = await this.askDecider(p.decider, event, title, known?.purpose ?? "");
     audit(verdict === "deny" ? "denied" : "approved", reason, verdict === "approve_always");
     return verdict;
+  }
+
+  /** A metrics hook's failure is logged, never raised into the turn. */
+  private firstText(): void {
+    try {
+      this.o.onFirstText?.();
+    } catch (error) {
+      this.log.warn("first-text hook failed", { session: this.o.sessionKey, error: String(error) });
+    }
   }
 
   private observe(fn: (observer: TurnObserver) => void): void {

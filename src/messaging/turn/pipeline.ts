@@ -68,6 +68,8 @@ export interface TurnResult {
   error?: unknown;
   elapsedMs: number;
   contextUsagePct: number | undefined;
+  /** Part of what the renderer had to show did not land (a failed post or edit). */
+  deliveryFailed?: boolean;
   /** The conversation the turn was shown in (a mirror elsewhere is delivered after it). */
   renderedAt?: ChannelLink;
 }
@@ -95,6 +97,11 @@ export interface TurnPipelineDeps {
   history?: ConversationHistory;
   /** Parent of each turn's private attachment temp dir (default: os.tmpdir()). */
   ingestTmpRoot?: string;
+  /**
+   * Told when a turn's first answer text reaches the renderer, with the time since the turn began
+   * (the gateway's time-to-first-token metric). Its failure never reaches the turn.
+   */
+  onFirstText?: (channelType: string, elapsedMs: number) => void;
 }
 
 export interface TurnRequest {
@@ -200,6 +207,9 @@ export async function runTurnPipeline(deps: TurnPipelineDeps, turn: TurnRequest)
       ...(record ? { observer: record } : {}),
       // Muted: nothing is written back, the line about an unshown prompt included.
       ...(turn.notify && !muted ? { notify: turn.notify } : {}),
+      ...(deps.onFirstText
+        ? { onFirstText: () => deps.onFirstText?.(turn.channelType, clock.now() - started) }
+        : {}),
     });
     const run = async (prompt: string | PromptContent[]): Promise<void> => {
       stage = "prompted";
@@ -268,6 +278,8 @@ export async function runTurnPipeline(deps: TurnPipelineDeps, turn: TurnRequest)
     } catch (error) {
       log.error("renderer close failed", { session: turn.sessionKey, error: String(error) });
     }
+    // After the close: its last edits can fail too.
+    if (renderer.deliveryFailed) result.deliveryFailed = true;
     result.elapsedMs = clock.now() - started;
     try {
       const kept = turn.recordAnswer?.(result) !== false;

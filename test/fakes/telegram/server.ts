@@ -194,6 +194,28 @@ export class FakeTelegram {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
+  /**
+   * Telegram goes away: the listener closes and every connection drops, while the records and the
+   * queued updates stay. `resume` listens on the same port again.
+   */
+  async pause(): Promise<void> {
+    for (const wake of this.pollWaiters) wake();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  /** Telegram is back, on the address the client already knows. */
+  async resume(): Promise<void> {
+    const port = Number(new URL(this.apiRoot).port);
+    await new Promise<void>((resolve, reject) => {
+      this.server.once("error", reject);
+      this.server.listen(port, "127.0.0.1", () => {
+        this.server.off("error", reject);
+        resolve();
+      });
+    });
+  }
+
   // ── test-side controls ─────────────────────────────────────────────────────────────────────
 
   /** Queue a raw update; returns its update_id. */
