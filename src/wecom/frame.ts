@@ -14,8 +14,11 @@
  */
 import { clip } from "../messaging/text/clip.js";
 import { closeOpenFence, type FenceState, nextFence } from "../messaging/text/fences.js";
+import { displaySafeFor } from "../messaging/text/options.js";
 import { truncateUtf8 } from "../messaging/text/split.js";
+import { renderTables } from "../messaging/text/tables/index.js";
 import { WECOM_MAX_REPLY_BYTES, WECOM_MAX_REPLY_CHARS } from "./limits.js";
+import { WECOM_CAPABILITIES } from "./transport.js";
 
 export interface FrameParts {
   /** Joined reasoning, already display-safe. */
@@ -24,6 +27,15 @@ export interface FrameParts {
   body: string;
   /** The live status line (italic) or the end's status line. */
   footer?: string;
+}
+
+/** A slice as sent: tables stay canonical (table mode off), then the display-form redaction. */
+export function presentSlice(slice: string): string {
+  const caps = WECOM_CAPABILITIES;
+  return displaySafeFor(
+    renderTables(slice, { policy: caps.tableMode, nativeTables: caps.nativeTables }),
+    caps,
+  );
 }
 
 const cps = (s: string) => Array.from(s).length;
@@ -44,12 +56,17 @@ function newest(text: string, n: number): string {
   return `…${chars.slice(chars.length - (n - 1)).join("")}`;
 }
 
+/** Whether `text` fits one frame: both caps. */
+export function fitsFrame(text: string): boolean {
+  return cps(text) <= WECOM_MAX_REPLY_CHARS && bytes(text) <= WECOM_MAX_REPLY_BYTES;
+}
+
 /** One frame's content within both caps (see the module doc for what gives way first). */
 export function composeFrame(p: FrameParts): string {
   const lead = p.lead ?? "";
   let footer = p.footer ?? "";
   const thinkText = p.think ? closeOpenFence(p.think) : "";
-  const fits = (s: string) => cps(s) <= WECOM_MAX_REPLY_CHARS && bytes(s) <= WECOM_MAX_REPLY_BYTES;
+  const fits = fitsFrame;
   if (!fits(assemble("", lead, p.body, footer))) footer = "";
   let out = assemble("", lead, p.body, footer);
   if (thinkText) {

@@ -272,7 +272,8 @@ export class LiveRenderer<W> extends Renderer {
     return this.scheduleEdit();
   }
 
-  private scheduleEdit(): Promise<void> | undefined {
+  /** A frame at the throttle's next slot (protected: a surface whose live message must be renewed on time). */
+  protected scheduleEdit(): Promise<void> | undefined {
     return this.finished ? undefined : this.pacing.schedule();
   }
 
@@ -300,7 +301,7 @@ export class LiveRenderer<W> extends Renderer {
     const { body, shown } = liveFrame(this.surface, this.splitter.tail, this.chip, footer);
     if (!shown) return;
     this.pacing.framed();
-    if (shown === this.live?.shown) return;
+    if (shown === this.live?.shown && !this.surface.expiring?.()) return;
     // A live message showing only its footer becomes the reasoning (once): the answer opens below it.
     if (body && (await this.calls.reasoningOver(this.live, this.reasoning))) this.live = null;
     if (this.live) {

@@ -133,6 +133,11 @@ export interface LiveSurface<W> {
   stream?: LiveStream<W> | undefined;
   /** The platform's own status line (a thread's "is thinking…"): each frame's footer, "" to clear it. */
   status?(line: string): Promise<void>;
+  /**
+   * The live message must be written now even unchanged: the platform closes it soon (a stream
+   * with a lifetime), and the surface seals it and continues in a new one. Absent: never.
+   */
+  expiring?(): boolean;
 }
 
 /** An approval prompt as the surface shows it: its head (kept for the outcome), body and widgets. */
