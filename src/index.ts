@@ -71,6 +71,7 @@ export type {
   InboundAttachment,
   InboundMessage,
   ReceiveOutcome,
+  SendOptions,
   TransportOptions,
 } from "./messaging/channel/transport.js";
 export { inboundMessage, MessagingTransport } from "./messaging/channel/transport.js";

@@ -10,7 +10,7 @@ import type {
   ResolvedTarget,
   TransportOptions,
 } from "../messaging/channel/transport.js";
-import { inboundMessage, MessagingTransport } from "../messaging/channel/transport.js";
+import { inboundMessage, MessagingTransport, type SendOptions } from "../messaging/channel/transport.js";
 import { redactForDisplay } from "../messaging/security/display-safety.js";
 import type { TranscriptLine } from "../messaging/store/port.js";
 import { oneLine } from "../messaging/text/clip.js";
@@ -176,9 +176,16 @@ export class WebChatTransport extends MessagingTransport<WebChatEnvelope> {
     return latest ? { conversationId: latest[0] } : null;
   }
 
-  async sendMessage(conversationId: string, content: string): Promise<string> {
+  async sendMessage(
+    conversationId: string,
+    content: string,
+    _threadId?: string,
+    options: SendOptions = {},
+  ): Promise<string> {
     if (!this.logs.has(conversationId)) return "";
-    return this.post(conversationId, { role: "assistant", text: content, final: true });
+    // parley's own notice is a system bubble: the page never shows it as the agent speaking.
+    const role = options.notice ? "system" : "assistant";
+    return this.post(conversationId, { role, text: content, final: true });
   }
 
   /** Display-form redaction, then markdown-it with raw HTML off: the one render path of every bubble. */

@@ -222,7 +222,8 @@ export class Egress {
     for (const part of parts) {
       let id: string;
       try {
-        const create = () => transport.sendMessage(link.conversationId, part, link.threadId);
+        const notice = { notice: purpose === "notice" };
+        const create = () => transport.sendMessage(link.conversationId, part, link.threadId, notice);
         id =
           request.parts && caps.returnsMessageId
             ? ((await request.parts.post(part, { create, replace: async () => false })) ?? "")

@@ -68,6 +68,12 @@ export interface TransportOptions {
   drops: InboundDrops;
 }
 
+/** How a message sent outside a turn is meant. */
+export interface SendOptions {
+  /** parley's own notice (an owner alert), not the agent's words: shown as a notice where the platform can. */
+  notice?: boolean;
+}
+
 export abstract class MessagingTransport<Raw = unknown> {
   abstract readonly channelType: string;
   readonly capabilities: TransportCapabilities = DEFAULT_CAPABILITIES;
@@ -80,7 +86,12 @@ export abstract class MessagingTransport<Raw = unknown> {
   }
 
   /** Send on nobody's request (a proactive send); the platform message id ("" = refused, unless returnsMessageId is false). */
-  abstract sendMessage(conversationId: string, content: string, threadId?: string): Promise<string>;
+  abstract sendMessage(
+    conversationId: string,
+    content: string,
+    threadId?: string,
+    options?: SendOptions,
+  ): Promise<string>;
 
   /**
    * Upload files (already read once through the outbound-file gates) on nobody's request; the
