@@ -31,6 +31,8 @@ describe("the watch", () => {
     const texts = Array.from({ length: 120 }, (_, i) => `msg-${i}-end`);
     await folder.command({ op: "burst", from: GUEST, texts });
     await waitFor(() => promptsOf(c).join("\n").includes("msg-119-end"), "the last message", 20_000);
+    // parley's own answers are rows of chat.db too: the watch has caught up only once the last is sent.
+    await waitFor(async () => (await c.parley.intake.unfinished()).length === 0, "every answer sent", 20_000);
     await caughtUp(c, folder);
     const prompts = promptsOf(c);
     for (const t of texts) expect(count(prompts, new RegExp(`\\b${t}\\b`, "g")), t).toBe(1);

@@ -102,10 +102,12 @@ describe("weixin ids and drops end to end", () => {
 
 describe("a getupdates answer whose msgs is not a list", () => {
   it("is counted with its reason, and the poll goes on: the next message is answered", async () => {
-    const c = await lab.channel({ turns: () => [[text("still here"), done]] });
-    await lab.fake.waitFor(() => lab.fake.callsTo("getupdates").length >= 1, 5000, "the first poll");
+    // Both malformed answers are queued before the first poll: a poll already held open would take
+    // the message first, and the count would race the answer.
     lab.fake.injectMalformedUpdates({ 0: { message_id: 1 } });
     lab.fake.injectMalformedUpdates("not a list");
+    const c = await lab.channel({ turns: () => [[text("still here"), done]] });
+    await lab.fake.waitFor(() => lab.fake.callsTo("getupdates").length >= 3, 5000, "both malformed answers taken");
     lab.fake.push(OWNER, "are you there?");
     await lab.fake.waitFor(() => lab.fake.sent.length >= 1, 5000, "the answer after the malformed batches");
     expect(lab.fake.visible().join("\n")).toContain("still here");
