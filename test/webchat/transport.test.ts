@@ -89,7 +89,9 @@ describe("WebChatTransport rendering", () => {
 
   it("parley's own notice is a system bubble, a proactive send otherwise the agent's", async () => {
     const { t } = admitted();
-    const alert = await t.sendMessage("c1", "⚠️ parley restarted after an unclean stop", undefined, { notice: true });
+    const alert = await t.sendMessage("c1", "⚠️ parley restarted after an unclean stop", undefined, {
+      notice: true,
+    });
     const said = await t.sendMessage("c1", "the report is ready");
     const roles = new Map(t.bubbles("c1").map((b) => [b.id, b.role]));
     expect([roles.get(alert), roles.get(said)]).toEqual(["system", "assistant"]);

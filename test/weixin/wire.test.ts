@@ -107,7 +107,11 @@ describe("a getupdates answer whose msgs is not a list", () => {
     lab.fake.injectMalformedUpdates({ 0: { message_id: 1 } });
     lab.fake.injectMalformedUpdates("not a list");
     const c = await lab.channel({ turns: () => [[text("still here"), done]] });
-    await lab.fake.waitFor(() => lab.fake.callsTo("getupdates").length >= 3, 5000, "both malformed answers taken");
+    await lab.fake.waitFor(
+      () => lab.fake.callsTo("getupdates").length >= 3,
+      5000,
+      "both malformed answers taken",
+    );
     lab.fake.push(OWNER, "are you there?");
     await lab.fake.waitFor(() => lab.fake.sent.length >= 1, 5000, "the answer after the malformed batches");
     expect(lab.fake.visible().join("\n")).toContain("still here");
