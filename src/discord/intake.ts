@@ -114,19 +114,9 @@ export class DiscordEvents {
         await replyTo(CHANNEL_COMMAND_REFUSAL);
         return;
       }
-      const parsed = this.hub.commands.parse(message.text);
-      if (parsed?.kind !== "command") {
-        await replyTo("I don't know that command.");
-        return;
-      }
-      if (parsed.spec.override) {
-        await replyTo(
-          parsed.arg
-            ? "Send that as a message (`!queue <message>`), not from the menu."
-            : this.hub.commands.usage(parsed.spec),
-        );
-        return;
-      }
+      const choice = this.hub.menuChoice(message.text, "from the menu");
+      if ("reply" in choice) return void (await replyTo(choice.reply));
+      const { parsed } = choice;
       const { turn } = await this.hub.handle({
         address,
         userId: message.userId,

@@ -178,20 +178,10 @@ export class SlackEvents {
     const thread = this.surface.latestThread(command.channel_id, command.user_id);
     const address: SlackAddress = { ...this.addressOf(message), ...(thread ? { threadTs: thread } : {}) };
     const sub = command.text.trim();
-    const parsed = this.hub.commands.parse(`!${sub || "help"}`);
     const replyTo = (text: string) => this.surface.ephemeral(address, text);
-    if (parsed?.kind !== "command") {
-      await replyTo(`I don't know that command.\n\n${this.hub.commands.help()}`);
-      return;
-    }
-    if (parsed.spec.override) {
-      await replyTo(
-        parsed.arg
-          ? "Send that as a message (`!queue <message>`), not as a slash command."
-          : this.hub.commands.usage(parsed.spec),
-      );
-      return;
-    }
+    const choice = this.hub.menuChoice(`!${sub || "help"}`, "as a slash command");
+    if ("reply" in choice) return void (await replyTo(choice.reply));
+    const { parsed } = choice;
     const { turn } = await this.hub.handle({
       address,
       userId: message.userId,

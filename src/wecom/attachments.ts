@@ -9,8 +9,8 @@
  */
 import type { Timers } from "../messaging/base/clock.js";
 import type { InboundAttachment } from "../messaging/channel/transport.js";
-import { boundedDownload } from "../messaging/files/bounded-download.js";
 import type { Attachment, IngestLimits } from "../messaging/files/ingest.js";
+import { sealedMediaSource } from "../messaging/files/sealed-media.js";
 import type { AuditSink } from "../messaging/security/audit.js";
 import { WECOM_MAX_CIPHERTEXT_BYTES, WECOM_MAX_PLAINTEXT_BYTES } from "./limits.js";
 import { decodeMediaKey, decryptMedia, MediaError } from "./media.js";
@@ -96,43 +96,23 @@ export function distinctNames(refs: readonly InboundAttachment[]): InboundAttach
 
 /** The byte source for one file: admitted, downloaded, decrypted; read at most once, by the turn. */
 export function mediaSource(file: InboundAttachment, o: MediaSourceOptions): Attachment {
-  const refuse = (reason: string, message: string): never => {
-    o.audit.log("wecom.media", "refused", { reason, file: file.name });
-    throw new Error(message);
-  };
-  return {
-    name: file.name,
-    ...(file.mimeType ? { mimeType: file.mimeType } : {}),
-    ...(file.size !== undefined ? { size: file.size } : {}),
-    async *read(signal: AbortSignal) {
-      let ref: MediaRef;
-      try {
-        ref = JSON.parse(file.ref) as MediaRef;
-      } catch {
-        return refuse("bad_ref", "the file's reference is unreadable");
-      }
+  return sealedMediaSource(file, {
+    operation: "wecom.media",
+    audit: o.audit,
+    open(ref) {
       const url = typeof ref.url === "string" ? o.origins.admit(ref.url) : null;
       // Never fetched: the address is not on an origin WeCom serves media from.
-      if (!url) return refuse("media_host", "the file's address is not on an admitted WeCom media host");
-      let key: Buffer;
-      try {
-        key = decodeMediaKey(String(ref.aeskey ?? ""));
-      } catch (error) {
-        return refuse(error instanceof MediaError ? error.reason : "bad_key", (error as Error).message);
-      }
-      const cipher = boundedDownload(() => url, signal, {
-        maxBytes: WECOM_MAX_CIPHERTEXT_BYTES,
-        serverName: "WeCom's media server",
-        timers: o.timers,
-        ...(o.timeoutMs ? { timeoutMs: o.timeoutMs } : {}),
-        ...(o.fetch ? { fetch: o.fetch } : {}),
-      });
-      try {
-        yield* decryptMedia(cipher, key);
-      } catch (error) {
-        if (error instanceof MediaError) return refuse(error.reason, error.message);
-        throw error;
-      }
+      if (!url)
+        throw new MediaError("media_host", "the file's address is not on an admitted WeCom media host");
+      return { url, key: decodeMediaKey(String(ref.aeskey ?? "")) };
     },
-  };
+    decrypt: decryptMedia,
+    download: {
+      maxBytes: WECOM_MAX_CIPHERTEXT_BYTES,
+      serverName: "WeCom's media server",
+      timers: o.timers,
+      ...(o.timeoutMs ? { timeoutMs: o.timeoutMs } : {}),
+      ...(o.fetch ? { fetch: o.fetch } : {}),
+    },
+  });
 }

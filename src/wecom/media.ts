@@ -11,34 +11,15 @@
  * wrong guess decrypts to plausible garbage instead of failing.
  */
 import { createDecipheriv } from "node:crypto";
+import { decodeSealKey, MediaError } from "../messaging/files/sealed-media.js";
 import { WECOM_PAD_BLOCK } from "./limits.js";
 
-export class MediaError extends Error {
-  constructor(
-    /** The classification an audit row and a refusal line carry. */
-    readonly reason: "bad_key" | "bad_length" | "bad_padding",
-    message: string,
-  ) {
-    super(message);
-    this.name = "MediaError";
-  }
-}
-
-const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
-const HEX64 = /^[0-9a-fA-F]{64}$/;
+export { MediaError };
 
 /** The object's 32-byte key from either encoding; MediaError("bad_key") when it is neither. */
 export function decodeMediaKey(aeskey: string): Buffer {
-  const text = aeskey.trim();
-  if (!BASE64.test(text)) throw new MediaError("bad_key", "the file's key is not base64");
-  const bytes = Buffer.from(text, "base64");
-  if (bytes.length === 32) return bytes;
-  // Defensive only: the SDK documents base64 of the raw key, but a hex-then-base64 key costs nothing to accept.
-  if (bytes.length === 64) {
-    const hex = bytes.toString("latin1");
-    if (HEX64.test(hex)) return Buffer.from(hex, "hex");
-  }
-  throw new MediaError("bad_key", "the file's key is not a 32-byte AES key");
+  // The SDK documents base64 of the raw key; hex-then-base64 is accepted defensively (it costs nothing).
+  return decodeSealKey(aeskey, 32, "the file");
 }
 
 /**

@@ -9,10 +9,9 @@
  */
 import type { Timers } from "../messaging/base/clock.js";
 import type { InboundAttachment } from "../messaging/channel/transport.js";
-import { boundedDownload } from "../messaging/files/bounded-download.js";
 import type { Attachment, IngestLimits } from "../messaging/files/ingest.js";
+import { sealedMediaSource } from "../messaging/files/sealed-media.js";
 import type { AuditSink } from "../messaging/security/audit.js";
-import type { MediaRef } from "./content.js";
 import { decodeMediaKey, decryptMedia, MediaError } from "./media.js";
 
 /** The largest object parley reads from the CDN (Tencent's own plugin bounds downloads at 100 MiB). */
@@ -43,42 +42,23 @@ export function downloadUrl(cdnUrl: string, param: string): URL {
 
 /** The byte source for one object: downloaded, decrypted; read at most once, by the turn. */
 export function mediaSource(file: InboundAttachment, o: MediaSourceOptions): Attachment {
-  const refuse = (reason: string, message: string): never => {
-    o.audit.log("weixin.media", "refused", { reason, file: file.name });
-    throw new Error(message);
-  };
-  return {
-    name: file.name,
-    ...(file.mimeType ? { mimeType: file.mimeType } : {}),
-    async *read(signal: AbortSignal) {
-      let ref: MediaRef;
-      try {
-        ref = JSON.parse(file.ref) as MediaRef;
-      } catch {
-        return refuse("bad_ref", "the media reference is unreadable");
-      }
-      if (typeof ref.param !== "string" || ref.param === "" || ref.param.length > 16_384)
-        return refuse("bad_ref", "the media reference is unusable");
-      let key: Buffer;
-      try {
-        key = decodeMediaKey(String(ref.key ?? ""));
-      } catch (error) {
-        return refuse(error instanceof MediaError ? error.reason : "bad_key", (error as Error).message);
-      }
-      const cipher = boundedDownload(() => downloadUrl(o.cdnUrl, ref.param), signal, {
-        // PKCS#7 always adds 1-16 bytes: a file at exactly the ceiling arrives one block larger.
-        maxBytes: (o.maxBytes ?? WEIXIN_MAX_MEDIA_BYTES) + 16,
-        serverName: "WeChat's media CDN",
-        timers: o.timers,
-        ...(o.timeoutMs ? { timeoutMs: o.timeoutMs } : {}),
-        ...(o.fetch ? { fetch: o.fetch } : {}),
-      });
-      try {
-        yield* decryptMedia(cipher, key);
-      } catch (error) {
-        if (error instanceof MediaError) return refuse(error.reason, error.message);
-        throw error;
-      }
+  return sealedMediaSource(file, {
+    operation: "weixin.media",
+    audit: o.audit,
+    open(ref) {
+      const param = ref.param;
+      if (typeof param !== "string" || param === "" || param.length > 16_384)
+        throw new MediaError("bad_ref", "the media reference is unusable");
+      return { url: downloadUrl(o.cdnUrl, param), key: decodeMediaKey(String(ref.key ?? "")) };
     },
-  };
+    decrypt: decryptMedia,
+    download: {
+      // PKCS#7 always adds 1-16 bytes: a file at exactly the ceiling arrives one block larger.
+      maxBytes: (o.maxBytes ?? WEIXIN_MAX_MEDIA_BYTES) + 16,
+      serverName: "WeChat's media CDN",
+      timers: o.timers,
+      ...(o.timeoutMs ? { timeoutMs: o.timeoutMs } : {}),
+      ...(o.fetch ? { fetch: o.fetch } : {}),
+    },
+  });
 }

@@ -9,32 +9,16 @@
  * strict hex check, because a wrong guess decrypts to plausible garbage instead of failing.
  */
 import { createDecipheriv } from "node:crypto";
+import { decodeSealKey, MediaError } from "../messaging/files/sealed-media.js";
 
-export class MediaError extends Error {
-  constructor(
-    readonly reason: "bad_key" | "bad_length" | "bad_padding",
-    message: string,
-  ) {
-    super(message);
-    this.name = "MediaError";
-  }
-}
+export { MediaError };
 
-const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
 const HEX32 = /^[0-9a-fA-F]{32}$/;
 const BLOCK = 16;
 
 /** The object's 16-byte key from either encoding; MediaError otherwise. */
 export function decodeMediaKey(aesKey: string): Buffer {
-  const text = aesKey.trim();
-  if (!BASE64.test(text)) throw new MediaError("bad_key", "the media key is not base64");
-  const bytes = Buffer.from(text, "base64");
-  if (bytes.length === BLOCK) return bytes;
-  if (bytes.length === 32) {
-    const hex = bytes.toString("latin1");
-    if (HEX32.test(hex)) return Buffer.from(hex, "hex");
-  }
-  throw new MediaError("bad_key", "the media key is not a 16-byte AES key");
+  return decodeSealKey(aesKey, BLOCK, "the media");
 }
 
 /**

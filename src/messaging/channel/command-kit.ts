@@ -168,3 +168,24 @@ export function commandTable(
     return { ...base, ...overrides[name] };
   });
 }
+
+/** The answer to a command name no spec has: the help card, so a typo reads as one. */
+export function unknownCommandReply(kit: CommandKit, footer?: string): string {
+  return `I don't know that command.\n\n${kit.help(footer)}`;
+}
+
+/** A command picked from a platform's command menu: the parse to run, or the reply refusing it. */
+export type MenuChoice = { parsed: Extract<ParsedCommand, { kind: "command" }> } | { reply: string };
+
+/**
+ * `text` as a platform's menu sends it (a slash command, an application command); `from` says how
+ * the platform's users pick one ("from the menu"). A mid-turn directive needs a message with it, and a
+ * menu sends none: its usage, or where to write it instead.
+ */
+export function menuChoice(kit: CommandKit, text: string, from: string, footer?: string): MenuChoice {
+  const parsed = kit.parse(text);
+  if (parsed?.kind !== "command") return { reply: unknownCommandReply(kit, footer) };
+  if (!parsed.spec.override) return { parsed };
+  if (!parsed.arg) return { reply: kit.usage(parsed.spec) };
+  return { reply: `Send that as a message (${kit.spell(parsed.spec.name, parsed.spec.args)}), not ${from}.` };
+}

@@ -28,7 +28,8 @@ import type { SessionBinder } from "../session/resume.js";
 import type { JsonValue } from "../store/port.js";
 import type { Renderer } from "../turn/renderer.js";
 import type { CommandHandler, HubServices } from "./command-handlers.js";
-import type { CommandKit } from "./command-kit.js";
+import type { CommandKit, MenuChoice } from "./command-kit.js";
+import { menuChoice, unknownCommandReply } from "./command-kit.js";
 import { CommandPath } from "./command-path.js";
 import type { ChannelContext } from "./contract.js";
 import { ConversationKeys } from "./conversation-keys.js";
@@ -424,6 +425,11 @@ export class ConversationHub<A, P = undefined> {
     return { turn: handled.turn };
   }
 
+  /** A command picked from the platform's menu (`from`: how its users pick one): command-kit's menuChoice. */
+  menuChoice(text: string, from: string): MenuChoice {
+    return menuChoice(this.o.commands, text, from, this.o.helpFooter);
+  }
+
   /**
    * At start: run again what the journal holds unfinished for this channel (or tell its sender why
    * not: journal.ts). Resolves once all of it is routed; call it before intake opens, so a
@@ -483,7 +489,7 @@ export class ConversationHub<A, P = undefined> {
         await replyTo(
           this.o.surface,
           message,
-          `I don't know that command.\n\n${this.o.commands.help(this.o.helpFooter)}`,
+          unknownCommandReply(this.o.commands, this.o.helpFooter),
           await this.tickets.parts(message.tickets),
         );
         return NOTHING;
