@@ -9,6 +9,11 @@
  * payload a stale press could act on by itself.
  */
 
+import {
+  approvalButtonData,
+  parseApprovalButton,
+  parseIndexedButton,
+} from "../messaging/channel/button-data.js";
 import { oneLine } from "../messaging/text/clip.js";
 import type { ActionRow, Button } from "./payload.js";
 
@@ -42,7 +47,7 @@ export function optionRows(labels: readonly string[]): ActionRow[] {
 }
 
 export function approvalCustomId(requestId: string, nonce: string, approve: boolean): string {
-  return `a:${requestId}:${nonce}:${approve ? 1 : 0}`;
+  return approvalButtonData(requestId, nonce, approve ? "1" : "0");
 }
 
 /**
@@ -74,34 +79,22 @@ export function sessionRows(handle: string, labels: readonly string[]): ActionRo
   );
 }
 
-const INDEX = /^(0|[1-9]\d{0,2})$/;
 const SESSION_ID = /^s:([A-Za-z0-9_-]{8,64}):(0|[1-9]\d{0,2})$/;
 
-/**
- * Parse a pressed custom_id. The approval form is read right to left (verdict, then nonce), so a
- * request id containing ':' stays whole; a button minted before the nonce existed leaves part of the
- * id where the nonce belongs, and the nonce compare then fails closed.
- */
+/** Parse a pressed custom_id (button-data.ts's grammar, and Discord's session lists). */
 export function parseCustomId(customId: string): PressTarget | null {
-  if (customId.startsWith("opt:") && INDEX.test(customId.slice(4)))
-    return { kind: "option", index: Number(customId.slice(4)) };
-  if (customId.startsWith("m:") && INDEX.test(customId.slice(2)))
-    return { kind: "model", index: Number(customId.slice(2)) };
+  const option = parseIndexedButton(customId, "opt");
+  if (option !== null) return { kind: "option", index: option };
+  const model = parseIndexedButton(customId, "m");
+  if (model !== null) return { kind: "model", index: model };
   const session = SESSION_ID.exec(customId);
   if (session) return { kind: "session", handle: session[1] ?? "", index: Number(session[2]) };
-  if (!customId.startsWith("a:")) return null;
-  const rest = customId.slice(2);
-  const verdictAt = rest.lastIndexOf(":");
-  if (verdictAt < 0) return null;
-  const verdict = rest.slice(verdictAt + 1);
-  if (verdict !== "1" && verdict !== "0") return null;
-  const head = rest.slice(0, verdictAt);
-  const nonceAt = head.lastIndexOf(":");
-  if (nonceAt <= 0) return null;
+  const approval = parseApprovalButton(customId, ["1", "0"]);
+  if (!approval) return null;
   return {
     kind: "approval",
-    requestId: head.slice(0, nonceAt),
-    nonce: head.slice(nonceAt + 1),
-    approve: verdict === "1",
+    requestId: approval.requestId,
+    nonce: approval.nonce,
+    approve: approval.code === "1",
   };
 }

@@ -8,6 +8,12 @@
  * Slack keeps old messages pressable forever, so no action_id carries anything a stale press could
  * act on by itself: the approval nonce is checked by the hub, the others resolve against live state.
  */
+
+import {
+  approvalButtonData,
+  parseApprovalButton,
+  parseIndexedButton,
+} from "../messaging/channel/button-data.js";
 import { oneLine } from "../messaging/text/clip.js";
 import { escapeMrkdwn, plainSafe, SECTION_MAX } from "./format.js";
 
@@ -61,7 +67,7 @@ export function modelButtons(labels: readonly string[]): Block {
 }
 
 export function approvalActionId(requestId: string, nonce: string, verdict: "1" | "0" | "g"): string {
-  return `${PREFIX}a:${requestId}:${nonce}:${verdict}`;
+  return `${PREFIX}${approvalButtonData(requestId, nonce, verdict)}`;
 }
 
 /**
@@ -92,34 +98,23 @@ function clipSection(mrkdwn: string): string {
   return Array.from(mrkdwn).length <= SECTION_MAX ? mrkdwn : oneLine(mrkdwn, SECTION_MAX);
 }
 
-const INDEX = /^(0|[1-9]\d{0,2})$/;
-
-/**
- * Parse a pressed action_id. The approval form is read right to left (verdict, then nonce), so a
- * request id containing ':' stays whole; a button minted before the nonce existed leaves part of
- * the id where the nonce belongs, and the nonce compare then fails closed.
- */
+/** Parse a pressed action_id: parley's prefix, then button-data.ts's grammar. */
 export function parseActionId(actionId: string): PressTarget | null {
   if (!actionId.startsWith(PREFIX)) return null;
   const rest = actionId.slice(PREFIX.length);
-  if (rest.startsWith("opt:") && INDEX.test(rest.slice(4)))
-    return { kind: "option", index: Number(rest.slice(4)) };
-  if (rest.startsWith("m:") && INDEX.test(rest.slice(2)))
-    return { kind: "model", index: Number(rest.slice(2)) };
-  if (!rest.startsWith("a:")) return null;
-  const body = rest.slice(2);
-  const verdictAt = body.lastIndexOf(":");
-  const verdict = body.slice(verdictAt + 1);
-  if (verdictAt < 0 || (verdict !== "1" && verdict !== "0" && verdict !== "g")) return null;
-  const head = body.slice(0, verdictAt);
-  const nonceAt = head.lastIndexOf(":");
-  if (nonceAt <= 0) return null;
+  const option = parseIndexedButton(rest, "opt");
+  if (option !== null) return { kind: "option", index: option };
+  const model = parseIndexedButton(rest, "m");
+  if (model !== null) return { kind: "model", index: model };
+  const approval = parseApprovalButton(rest, ["1", "0", "g"]);
+  if (!approval) return null;
+  const { requestId, nonce, code } = approval;
   return {
     kind: "approval",
-    requestId: head.slice(0, nonceAt),
-    nonce: head.slice(nonceAt + 1),
-    verdict: verdict === "0" ? "deny" : "approve",
-    grant: verdict === "g",
+    requestId,
+    nonce,
+    verdict: code === "0" ? "deny" : "approve",
+    grant: code === "g",
   };
 }
 

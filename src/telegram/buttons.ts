@@ -17,6 +17,7 @@
  * so a stale press must miss rather than apply whatever the value was then.
  */
 import type { ApprovalVerdict } from "../messaging/approval/approvals.js";
+import { approvalButtonData, parseApprovalButton } from "../messaging/channel/button-data.js";
 import type { PromptOption } from "../messaging/turn/renderer.js";
 import { TELEGRAM_MAX_CALLBACK_BYTES } from "./limits.js";
 import type { TgInlineButton, TgInlineKeyboard } from "./wire.js";
@@ -39,7 +40,7 @@ const LABEL: Readonly<Record<ApprovalVerdict, string>> = {
 const ORDER: readonly ApprovalVerdict[] = ["approve", "approve_always", "deny"];
 
 export function approvalData(requestId: string, nonce: string, verdict: ApprovalVerdict): string {
-  return `a:${requestId}:${nonce}:${VERDICT_CODE[verdict]}`;
+  return approvalButtonData(requestId, nonce, VERDICT_CODE[verdict]);
 }
 
 const fits = (data: string) => Buffer.byteLength(data, "utf8") <= TELEGRAM_MAX_CALLBACK_BYTES;
@@ -73,16 +74,11 @@ export interface ApprovalPress {
   verdict: ApprovalVerdict;
 }
 
-/** Right-to-left parse; null for anything that is not an approval press. */
+/** Null for anything that is not an approval press (button-data.ts's grammar). */
 export function parseApprovalData(data: string): ApprovalPress | null {
-  if (!data.startsWith("a:")) return null;
-  const rest = data.slice(2);
-  const v = rest.lastIndexOf(":");
-  const n = v < 0 ? -1 : rest.lastIndexOf(":", v - 1);
-  if (n <= 0) return null;
-  const verdict = CODE_VERDICT[rest.slice(v + 1)];
-  if (!verdict) return null;
-  return { requestId: rest.slice(0, n), nonce: rest.slice(n + 1, v), verdict };
+  const press = parseApprovalButton(data, Object.keys(CODE_VERDICT));
+  const verdict = press ? CODE_VERDICT[press.code] : undefined;
+  return press && verdict ? { requestId: press.requestId, nonce: press.nonce, verdict } : null;
 }
 
 /** [OPTIONS:] choices as buttons, two per row (labels are already display-safe). */
