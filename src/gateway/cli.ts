@@ -15,7 +15,7 @@ import type { ChannelEntry, GrantControl } from "../messaging/channel/contract.j
 import { loadConfig, loadEnv, parleyHome, parseAgentCommand } from "./config.js";
 import { writeDiagnostics } from "./diagnostics.js";
 import { doctor } from "./doctor.js";
-import { Gateway } from "./gateway.js";
+import { fromLoaded, Gateway } from "./gateway.js";
 import { acquireHomeLock } from "./home-lock.js";
 import { createLogger, logScrubber } from "./logging.js";
 import { statusCommand } from "./ops/status-cli.js";
@@ -200,10 +200,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<number> {
   let gateway: Gateway;
   try {
     gateway = await Gateway.start({
-      config: loaded.config,
-      present: loaded.present,
-      env: loaded.env,
-      home: loaded.home,
+      ...fromLoaded(loaded),
       logger,
       announce: io.out,
       ...(io.grant ? { grant: io.grant } : {}),

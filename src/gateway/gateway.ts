@@ -43,7 +43,7 @@ import { AgentPool } from "../providers/agent-pool.js";
 import { openStore } from "../store/index.js";
 import { agentBaseEnv, resolveAgent } from "./agent-setup.js";
 import { type ClusterMember, joinCluster, SCHEDULER_LEASE, SINGLE_CONNECTIONS } from "./cluster.js";
-import type { ParleyConfig } from "./config.js";
+import type { LoadedConfig, ParleyConfig } from "./config.js";
 import type { HomeLock } from "./home-lock.js";
 import { acquireHomeLock } from "./home-lock.js";
 import { octal, secureHome } from "./home-permissions.js";
@@ -97,6 +97,13 @@ export interface GatewayOptions {
   bridge?: { command: string; args: string[] };
   /** The operations side's time (owner alerts, status times; docs/operations.md): default real time. */
   clock?: Clock;
+}
+
+/** What a loaded config gives Gateway.start (the logger, announce and the rest are the caller's). */
+export function fromLoaded(
+  loaded: LoadedConfig,
+): Pick<GatewayOptions, "config" | "present" | "env" | "home"> {
+  return { config: loaded.config, present: loaded.present, env: loaded.env, home: loaded.home };
 }
 
 /** Where they always were: doctor and tests import them from here. */

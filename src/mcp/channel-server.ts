@@ -14,7 +14,7 @@ import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprot
 import { z } from "zod";
 import type { LoadedConfig } from "../gateway/config.js";
 import type { HostDeps, HostMode } from "../gateway/gateway.js";
-import { Gateway } from "../gateway/gateway.js";
+import { fromLoaded, Gateway } from "../gateway/gateway.js";
 import { realClock } from "../messaging/base/clock.js";
 import type { Logger } from "../messaging/base/logger.js";
 import { describeEgress } from "../messaging/channel/egress.js";
@@ -185,10 +185,7 @@ export async function runChannelServer(loaded: LoadedConfig, io: ChannelServerIo
   let gateway: Gateway;
   try {
     gateway = await Gateway.start({
-      config: loaded.config,
-      present: loaded.present,
-      env: loaded.env,
-      home: loaded.home,
+      ...fromLoaded(loaded),
       logger: io.logger,
       announce: io.announce,
       host,
