@@ -6,6 +6,7 @@
  */
 import type { ChannelContext } from "../messaging/channel/contract.js";
 import type { ConversationHub } from "../messaging/channel/hub.js";
+import { unknownPress } from "../messaging/channel/inbound-drops.js";
 import type { InboundMessage } from "../messaging/channel/transport.js";
 import { discordSafe, fitPlatformCap } from "./format.js";
 import type { ActionRow, MessageBody } from "./payload.js";
@@ -134,12 +135,7 @@ export class DiscordEvents {
     const target = parseCustomId(customId);
     if (!target) {
       // Not a component parley drew (acknowledged already by the transport): nothing to settle.
-      this.ctx.drops.record({
-        reason: "unknown_press",
-        user: message.userId,
-        conversation: message.conversationId,
-        fields: { kind: "component" },
-      });
+      this.ctx.drops.record(unknownPress(message.userId, message.conversationId, "component"));
       return;
     }
     if (target.kind === "approval") {

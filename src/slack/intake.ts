@@ -10,6 +10,7 @@
  */
 import type { ChannelContext } from "../messaging/channel/contract.js";
 import type { ConversationHub } from "../messaging/channel/hub.js";
+import { unknownPress } from "../messaging/channel/inbound-drops.js";
 import type { IntakeTicket } from "../messaging/channel/journal.js";
 import type { InboundMessage } from "../messaging/channel/transport.js";
 import { buttonLabel, context, parseActionId } from "./blocks.js";
@@ -101,12 +102,7 @@ export class SlackEvents {
     const target = parseActionId(pressed?.action_id ?? "");
     if (!pressed || !target) {
       // Matched parley's prefix but names nothing parley draws: nothing to settle.
-      this.ctx.drops.record({
-        reason: "unknown_press",
-        user: message.userId,
-        conversation: message.conversationId,
-        fields: { kind: "block_actions" },
-      });
+      this.ctx.drops.record(unknownPress(message.userId, message.conversationId, "block_actions"));
       return;
     }
     if (target.kind === "approval") {

@@ -10,6 +10,7 @@
  */
 import type { ChannelContext } from "../messaging/channel/contract.js";
 import type { ConversationHub } from "../messaging/channel/hub.js";
+import { unknownPress } from "../messaging/channel/inbound-drops.js";
 import type { IncomingMessage } from "../messaging/channel/surface.js";
 import type { InboundMessage } from "../messaging/channel/transport.js";
 import { AlbumCollector } from "./albums.js";
@@ -190,12 +191,7 @@ export class TelegramUpdates {
     await t.answerCallback(q.id, label ?? undefined);
     if (label === null) {
       // Not a button parley drew on that message (or one it no longer shows): nothing to choose.
-      this.ctx.drops.record({
-        reason: "unknown_press",
-        user: String(q.from.id),
-        conversation: r.chatId,
-        fields: { kind: "callback" },
-      });
+      this.ctx.drops.record(unknownPress(String(q.from.id), r.chatId, "callback"));
       return;
     }
     await t

@@ -46,7 +46,7 @@ describe("owner alerts from a running gateway", () => {
     await page.connect(g.url);
     const failed = async () =>
       sampleValue(await scrape(g.base), "parley_turns_total", { channel: "webchat", outcome: "failed" });
-    const said = (needle: string) => page.shown("assistant").filter((b) => b.text.includes(needle));
+    const said = (needle: string) => page.shown("system").filter((b) => b.text.includes(needle));
     for (let i = 1; i <= 2; i += 1) {
       page.say(`please fail ${i}`, `f${i}`);
       await vi.waitFor(async () => expect(await failed()).toBe(i), { timeout: 20_000, interval: 100 });
@@ -124,6 +124,10 @@ describe("owner alerts from a running gateway", () => {
       );
     }
     await new Promise((r) => setTimeout(r, 300));
-    expect(page.shown("assistant").filter((b) => b.text.includes("parley:"))).toEqual([]);
+    // Neither as a notice nor in any other bubble.
+    const told = [...page.shown("system"), ...page.shown("assistant")].filter((b) =>
+      b.text.includes("parley:"),
+    );
+    expect(told).toEqual([]);
   }, 60_000);
 });

@@ -149,9 +149,9 @@ describe("health and metrics of a running gateway", () => {
 
   it("/readyz is 503 while Telegram is away, the owner hears of it after the configured minutes, and of its return once", async () => {
     const alerts = () =>
-      page.shown("assistant").filter((b) => b.text.includes("telegram has been disconnected"));
+      page.shown("system").filter((b) => b.text.includes("telegram has been disconnected"));
     const recoveries = () =>
-      page.shown("assistant").filter((b) => b.text.includes("telegram is connected again"));
+      page.shown("system").filter((b) => b.text.includes("telegram is connected again"));
     await fake.pause();
     await vi.waitFor(async () => expect((await get(gw.base, "/readyz")).status).toBe(503), {
       timeout: 20_000,

@@ -39,6 +39,11 @@ export interface InboundDrop {
 
 export type { InboundDropTotal };
 
+/** A press on a button parley did not draw, or no longer shows (`kind`: the platform's press form). */
+export function unknownPress(user: string, conversation: string, kind: string): InboundDrop {
+  return { reason: "unknown_press", user, conversation, fields: { kind } };
+}
+
 /** What a channel holds: its own name is already bound. */
 export interface InboundDrops {
   record(drop: InboundDrop): void;
